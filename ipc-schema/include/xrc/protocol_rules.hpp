@@ -1,0 +1,136 @@
+// Rules both ends of the wire agree on, as pure logic (no Vulkan, no Cap'n Proto) so that unit
+// tests cover them directly: negotiation, swapchain request validation, the per-image
+// acquire/wait/release state machine, and layer validation.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "xrc/result.hpp"
+
+namespace xrc {
+
+inline constexpr uint16_t kProtocolMajor = 1;
+inline constexpr uint16_t kProtocolMinor = 0;
+
+// Documented limits (docs/PROTOCOL.md).
+inline constexpr uint32_t kMaxLayersPerFrame = 16;
+inline constexpr uint32_t kMaxSwapchainsPerSession = 64;
+inline constexpr uint32_t kMaxArrayLayers = 16;
+inline constexpr uint32_t kMaxExtent = 8192;
+
+enum class SyncMode { host, binary };
+const char* syncModeName(SyncMode mode);
+
+using Uuid = std::array<uint8_t, 16>;
+std::string uuidToString(const Uuid& uuid);
+
+struct DeviceFacts {
+  Uuid deviceUuid{};
+  Uuid driverUuid{};
+  std::string name;
+  bool externalSemaphoreFd = false;
+};
+
+struct NegotiationInput {
+  uint16_t clientMajor = 0;
+  uint16_t clientMinor = 0;
+  DeviceFacts client;
+  DeviceFacts daemon;
+  // Daemon policy: force a mode (e.g. --sync-mode host on a GPU that could do binary).
+  std::optional<SyncMode> forcedMode;
+};
+
+// Major must match; device and driver UUIDs must match; binary only when both sides can.
+Result<SyncMode> negotiate(const NegotiationInput& in);
+
+// XrSwapchainUsageFlags bits (OpenXR 1.0), repeated here so the rules need no OpenXR header.
+namespace xr_usage {
+inline constexpr uint64_t colorAttachment = 0x1;
+inline constexpr uint64_t depthStencilAttachment = 0x2;
+inline constexpr uint64_t unorderedAccess = 0x4;
+inline constexpr uint64_t transferSrc = 0x8;
+inline constexpr uint64_t transferDst = 0x10;
+inline constexpr uint64_t sampled = 0x20;
+inline constexpr uint64_t mutableFormat = 0x40;
+inline constexpr uint64_t inputAttachment = 0x80;
+inline constexpr uint64_t all = 0xff;
+}  // namespace xr_usage
+
+struct SwapchainRequest {
+  uint64_t createFlags = 0;
+  uint64_t usageFlags = 0;
+  int64_t format = 0;
+  uint32_t sampleCount = 1;
+  uint32_t width = 0;
+  uint32_t height = 0;
+  uint32_t faceCount = 1;
+  uint32_t arraySize = 1;
+  uint32_t mipCount = 1;
+};
+
+struct SwapchainLimits {
+  uint32_t maxWidth = kMaxExtent;
+  uint32_t maxHeight = kMaxExtent;
+  uint32_t maxArrayLayers = kMaxArrayLayers;
+  std::vector<int64_t> formats;         // supported VkFormat values
+  std::vector<int64_t> depthFormats;    // the subset that are depth/stencil formats
+};
+
+Status validateSwapchainRequest(const SwapchainRequest& request, const SwapchainLimits& limits);
+
+// Per-swapchain image cycle. Images are acquired round-robin from 0; each image goes
+// free -> acquired -> waited -> copying -> free (the daemon frees it once the copy is submitted
+// or done, depending on the sync mode; the client once the release answer arrived).
+class ImageCycle {
+ public:
+  enum class State { free, acquired, waited, copying };
+
+  explicit ImageCycle(uint32_t imageCount);
+
+  uint32_t imageCount() const { return static_cast<uint32_t>(states_.size()); }
+  uint32_t nextAcquireIndex() const { return next_; }
+  State state(uint32_t index) const { return states_.at(index); }
+
+  Status acquire(uint32_t index);
+  Status wait(uint32_t index);
+  Status release(uint32_t index);
+  // copying -> free
+  Status copyDone(uint32_t index);
+
+ private:
+  Status checkIndex(uint32_t index, const char* call) const;
+
+  std::vector<State> states_;
+  std::vector<uint64_t> acquireOrder_;  // acquire sequence number per image (for FIFO rules)
+  uint64_t acquireCounter_ = 0;
+  uint32_t next_ = 0;
+};
+
+// --- layers ------------------------------------------------------------------------------------
+
+struct SubImageRef {
+  uint32_t swapchainId = 0;
+  int32_t x = 0, y = 0, width = 0, height = 0;
+  uint32_t arrayIndex = 0;
+};
+
+// What the layer validator needs to know about the swapchain a sub-image names.
+struct SwapchainFacts {
+  uint32_t width = 0;
+  uint32_t height = 0;
+  uint32_t arraySize = 1;
+  bool depth = false;
+  bool hasContent = false;  // released at least once
+};
+
+// `facts` is null when the id does not name a swapchain of this session.
+Status validateSubImage(const SubImageRef& ref, const SwapchainFacts* facts, bool wantDepth,
+                        const char* what);
+Status validateQuadExtent(float width, float height);
+Status validatePose(const std::vector<float>& orientation, const std::vector<float>& position);
+
+}  // namespace xrc

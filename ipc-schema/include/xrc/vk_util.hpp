@@ -1,0 +1,124 @@
+// Vulkan helpers shared by the daemon and the client library: result checking, RAII for
+// device-owned handles, format facts, and the exact shared-image create info.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "xrc/protocol_rules.hpp"
+#include "xrc/result.hpp"
+
+namespace xrc::vk {
+
+const char* resultName(VkResult result);
+
+inline Status check(VkResult result, const char* what) {
+  if (result == VK_SUCCESS) return {};
+  return makeError(ErrorCode::internal, "{} failed: {}", what, resultName(result));
+}
+
+// Owns one device-level Vulkan handle; Destroy is vkDestroyX/vkFreeMemory.
+template <typename Handle, void (*Destroy)(VkDevice, Handle, const VkAllocationCallbacks*)>
+class DeviceHandle {
+ public:
+  DeviceHandle() = default;
+  DeviceHandle(VkDevice device, Handle handle) : device_(device), handle_(handle) {}
+  DeviceHandle(DeviceHandle&& other) noexcept
+      : device_(other.device_), handle_(std::exchange(other.handle_, VK_NULL_HANDLE)) {}
+  DeviceHandle& operator=(DeviceHandle&& other) noexcept {
+    if (this != &other) {
+      reset();
+      device_ = other.device_;
+      handle_ = std::exchange(other.handle_, VK_NULL_HANDLE);
+    }
+    return *this;
+  }
+  DeviceHandle(const DeviceHandle&) = delete;
+  DeviceHandle& operator=(const DeviceHandle&) = delete;
+  ~DeviceHandle() { reset(); }
+
+  Handle get() const { return handle_; }
+  explicit operator bool() const { return handle_ != VK_NULL_HANDLE; }
+  void reset() {
+    if (handle_ != VK_NULL_HANDLE) Destroy(device_, handle_, nullptr);
+    handle_ = VK_NULL_HANDLE;
+  }
+
+ private:
+  VkDevice device_ = VK_NULL_HANDLE;
+  Handle handle_ = VK_NULL_HANDLE;
+};
+
+using Image = DeviceHandle<VkImage, vkDestroyImage>;
+using Buffer = DeviceHandle<VkBuffer, vkDestroyBuffer>;
+using Memory = DeviceHandle<VkDeviceMemory, vkFreeMemory>;
+using Semaphore = DeviceHandle<VkSemaphore, vkDestroySemaphore>;
+using Fence = DeviceHandle<VkFence, vkDestroyFence>;
+using CommandPool = DeviceHandle<VkCommandPool, vkDestroyCommandPool>;
+using QueryPool = DeviceHandle<VkQueryPool, vkDestroyQueryPool>;
+using ImageView = DeviceHandle<VkImageView, vkDestroyImageView>;
+
+// Owns a VkInstance / VkDevice (destroyed last by whoever holds them).
+class InstanceOwner {
+ public:
+  InstanceOwner() = default;
+  InstanceOwner(const InstanceOwner&) = delete;
+  InstanceOwner& operator=(const InstanceOwner&) = delete;
+  ~InstanceOwner() { reset(VK_NULL_HANDLE); }
+  VkInstance get() const { return instance_; }
+  void reset(VkInstance instance) {
+    if (instance_ != VK_NULL_HANDLE) vkDestroyInstance(instance_, nullptr);
+    instance_ = instance;
+  }
+
+ private:
+  VkInstance instance_ = VK_NULL_HANDLE;
+};
+
+class DeviceOwner {
+ public:
+  DeviceOwner() = default;
+  DeviceOwner(const DeviceOwner&) = delete;
+  DeviceOwner& operator=(const DeviceOwner&) = delete;
+  ~DeviceOwner() { reset(VK_NULL_HANDLE); }
+  VkDevice get() const { return device_; }
+  void reset(VkDevice device) {
+    if (device_ != VK_NULL_HANDLE) {
+      vkDeviceWaitIdle(device_);
+      vkDestroyDevice(device_, nullptr);
+    }
+    device_ = device;
+  }
+
+ private:
+  VkDevice device_ = VK_NULL_HANDLE;
+};
+
+bool isDepthFormat(VkFormat format);
+VkImageAspectFlags aspectMask(VkFormat format);
+// Bytes per texel for the formats the daemon offers (0 for others).
+uint32_t texelSize(VkFormat format);
+// Attachment layout an image of this format rests in while the app owns it.
+VkImageLayout attachmentLayout(VkFormat format);
+
+// The shared image's create info for a validated request. TRANSFER_SRC is always added: the
+// daemon copies out of the image.
+VkImageCreateInfo sharedImageCreateInfo(const SwapchainRequest& request);
+
+// Formats the daemon may offer, preferred first.
+const std::vector<VkFormat>& candidateSwapchainFormats();
+
+uint32_t findMemoryType(const VkPhysicalDeviceMemoryProperties& props, uint32_t typeBits,
+                        VkMemoryPropertyFlags wanted);
+
+// Device extensions both ends need for sharing images (and, optionally, semaphores).
+std::vector<const char*> requiredDeviceExtensions();
+const char* semaphoreFdExtension();
+
+bool deviceHasExtension(VkPhysicalDevice device, const char* name);
+DeviceFacts queryDeviceFacts(VkPhysicalDevice device);
+
+}  // namespace xrc::vk

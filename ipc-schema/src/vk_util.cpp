@@ -1,0 +1,179 @@
+#include "xrc/vk_util.hpp"
+
+#include <cstring>
+
+namespace xrc::vk {
+
+const char* resultName(VkResult result) {
+  switch (result) {
+#define XRC_CASE(x) \
+  case x:           \
+    return #x;
+    XRC_CASE(VK_SUCCESS)
+    XRC_CASE(VK_NOT_READY)
+    XRC_CASE(VK_TIMEOUT)
+    XRC_CASE(VK_EVENT_SET)
+    XRC_CASE(VK_EVENT_RESET)
+    XRC_CASE(VK_INCOMPLETE)
+    XRC_CASE(VK_ERROR_OUT_OF_HOST_MEMORY)
+    XRC_CASE(VK_ERROR_OUT_OF_DEVICE_MEMORY)
+    XRC_CASE(VK_ERROR_INITIALIZATION_FAILED)
+    XRC_CASE(VK_ERROR_DEVICE_LOST)
+    XRC_CASE(VK_ERROR_MEMORY_MAP_FAILED)
+    XRC_CASE(VK_ERROR_LAYER_NOT_PRESENT)
+    XRC_CASE(VK_ERROR_EXTENSION_NOT_PRESENT)
+    XRC_CASE(VK_ERROR_FEATURE_NOT_PRESENT)
+    XRC_CASE(VK_ERROR_INCOMPATIBLE_DRIVER)
+    XRC_CASE(VK_ERROR_TOO_MANY_OBJECTS)
+    XRC_CASE(VK_ERROR_FORMAT_NOT_SUPPORTED)
+    XRC_CASE(VK_ERROR_FRAGMENTED_POOL)
+    XRC_CASE(VK_ERROR_UNKNOWN)
+    XRC_CASE(VK_ERROR_OUT_OF_POOL_MEMORY)
+    XRC_CASE(VK_ERROR_INVALID_EXTERNAL_HANDLE)
+#undef XRC_CASE
+    default:
+      return "VkResult(other)";
+  }
+}
+
+bool isDepthFormat(VkFormat format) {
+  switch (format) {
+    case VK_FORMAT_D16_UNORM:
+    case VK_FORMAT_D32_SFLOAT:
+    case VK_FORMAT_D24_UNORM_S8_UINT:
+    case VK_FORMAT_D32_SFLOAT_S8_UINT:
+    case VK_FORMAT_X8_D24_UNORM_PACK32:
+      return true;
+    default:
+      return false;
+  }
+}
+
+VkImageAspectFlags aspectMask(VkFormat format) {
+  switch (format) {
+    case VK_FORMAT_D16_UNORM:
+    case VK_FORMAT_D32_SFLOAT:
+    case VK_FORMAT_X8_D24_UNORM_PACK32:
+      return VK_IMAGE_ASPECT_DEPTH_BIT;
+    case VK_FORMAT_D24_UNORM_S8_UINT:
+    case VK_FORMAT_D32_SFLOAT_S8_UINT:
+      return VK_IMAGE_ASPECT_DEPTH_BIT | VK_IMAGE_ASPECT_STENCIL_BIT;
+    default:
+      return VK_IMAGE_ASPECT_COLOR_BIT;
+  }
+}
+
+uint32_t texelSize(VkFormat format) {
+  switch (format) {
+    case VK_FORMAT_R8G8B8A8_UNORM:
+    case VK_FORMAT_R8G8B8A8_SRGB:
+    case VK_FORMAT_B8G8R8A8_UNORM:
+    case VK_FORMAT_B8G8R8A8_SRGB:
+    case VK_FORMAT_D32_SFLOAT:
+    case VK_FORMAT_A2B10G10R10_UNORM_PACK32:
+      return 4;
+    case VK_FORMAT_D16_UNORM:
+      return 2;
+    case VK_FORMAT_R16G16B16A16_SFLOAT:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+VkImageLayout attachmentLayout(VkFormat format) {
+  return isDepthFormat(format) ? VK_IMAGE_LAYOUT_DEPTH_STENCIL_ATTACHMENT_OPTIMAL
+                               : VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
+}
+
+VkImageCreateInfo sharedImageCreateInfo(const SwapchainRequest& r) {
+  VkImageUsageFlags usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+  if (r.usageFlags & xr_usage::colorAttachment) usage |= VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT;
+  if (r.usageFlags & xr_usage::depthStencilAttachment) {
+    usage |= VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT;
+  }
+  if (r.usageFlags & xr_usage::unorderedAccess) usage |= VK_IMAGE_USAGE_STORAGE_BIT;
+  if (r.usageFlags & xr_usage::transferDst) usage |= VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+  if (r.usageFlags & xr_usage::sampled) usage |= VK_IMAGE_USAGE_SAMPLED_BIT;
+  if (r.usageFlags & xr_usage::inputAttachment) usage |= VK_IMAGE_USAGE_INPUT_ATTACHMENT_BIT;
+
+  VkImageCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO;
+  info.flags = (r.usageFlags & xr_usage::mutableFormat) ? VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT : 0;
+  info.imageType = VK_IMAGE_TYPE_2D;
+  info.format = static_cast<VkFormat>(r.format);
+  info.extent = {r.width, r.height, 1};
+  info.mipLevels = r.mipCount;
+  info.arrayLayers = r.arraySize;
+  info.samples = static_cast<VkSampleCountFlagBits>(r.sampleCount);
+  info.tiling = VK_IMAGE_TILING_OPTIMAL;
+  info.usage = usage;
+  info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  info.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  return info;
+}
+
+const std::vector<VkFormat>& candidateSwapchainFormats() {
+  static const std::vector<VkFormat> formats = {
+      VK_FORMAT_R8G8B8A8_SRGB,       VK_FORMAT_B8G8R8A8_SRGB,  VK_FORMAT_R8G8B8A8_UNORM,
+      VK_FORMAT_B8G8R8A8_UNORM,      VK_FORMAT_R16G16B16A16_SFLOAT,
+      VK_FORMAT_D32_SFLOAT,          VK_FORMAT_D16_UNORM,      VK_FORMAT_D24_UNORM_S8_UINT,
+      VK_FORMAT_D32_SFLOAT_S8_UINT,
+  };
+  return formats;
+}
+
+uint32_t findMemoryType(const VkPhysicalDeviceMemoryProperties& props, uint32_t typeBits,
+                        VkMemoryPropertyFlags wanted) {
+  for (uint32_t i = 0; i < props.memoryTypeCount; ++i) {
+    if ((typeBits & (1u << i)) && (props.memoryTypes[i].propertyFlags & wanted) == wanted) return i;
+  }
+  return UINT32_MAX;
+}
+
+std::vector<const char*> requiredDeviceExtensions() {
+  return {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME};
+}
+
+const char* semaphoreFdExtension() { return VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME; }
+
+bool deviceHasExtension(VkPhysicalDevice device, const char* name) {
+  uint32_t count = 0;
+  vkEnumerateDeviceExtensionProperties(device, nullptr, &count, nullptr);
+  std::vector<VkExtensionProperties> props(count);
+  vkEnumerateDeviceExtensionProperties(device, nullptr, &count, props.data());
+  for (const auto& p : props) {
+    if (std::strcmp(p.extensionName, name) == 0) return true;
+  }
+  return false;
+}
+
+DeviceFacts queryDeviceFacts(VkPhysicalDevice device) {
+  VkPhysicalDeviceIDProperties id{};
+  id.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES;
+  VkPhysicalDeviceProperties2 props{};
+  props.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+  props.pNext = &id;
+  vkGetPhysicalDeviceProperties2(device, &props);
+
+  DeviceFacts facts;
+  std::memcpy(facts.deviceUuid.data(), id.deviceUUID, VK_UUID_SIZE);
+  std::memcpy(facts.driverUuid.data(), id.driverUUID, VK_UUID_SIZE);
+  facts.name = props.properties.deviceName;
+
+  // Binary semaphores must be exportable and importable as OPAQUE_FD.
+  if (deviceHasExtension(device, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME)) {
+    VkPhysicalDeviceExternalSemaphoreInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO;
+    info.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+    VkExternalSemaphoreProperties ext{};
+    ext.sType = VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES;
+    vkGetPhysicalDeviceExternalSemaphoreProperties(device, &info, &ext);
+    const VkExternalSemaphoreFeatureFlags both = VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT |
+                                                 VK_EXTERNAL_SEMAPHORE_FEATURE_IMPORTABLE_BIT;
+    facts.externalSemaphoreFd = (ext.externalSemaphoreFeatures & both) == both;
+  }
+  return facts;
+}
+
+}  // namespace xrc::vk

@@ -1,0 +1,116 @@
+#include "xrc/wire_convert.hpp"
+
+#include <fcntl.h>
+
+#include <cstring>
+
+namespace xrc {
+
+void toWire(const Error& error, wire::Error::Builder out) {
+  out.setCode(static_cast<wire::ErrorCode>(error.code));
+  out.setMessage(error.message);
+}
+
+Status fromWire(wire::Error::Reader error) {
+  if (error.getCode() == wire::ErrorCode::NONE) return {};
+  return Error{static_cast<ErrorCode>(error.getCode()), error.getMessage().cStr()};
+}
+
+wire::SyncMode toWire(SyncMode mode) {
+  return mode == SyncMode::binary ? wire::SyncMode::BINARY : wire::SyncMode::HOST;
+}
+SyncMode fromWire(wire::SyncMode mode) {
+  return mode == wire::SyncMode::BINARY ? SyncMode::binary : SyncMode::host;
+}
+
+void toWire(const DeviceFacts& facts, wire::DeviceIdentity::Builder out) {
+  out.setDeviceUuid(kj::arrayPtr(facts.deviceUuid.data(), facts.deviceUuid.size()));
+  out.setDriverUuid(kj::arrayPtr(facts.driverUuid.data(), facts.driverUuid.size()));
+  out.setDeviceName(facts.name);
+}
+
+Result<DeviceFacts> fromWire(wire::DeviceIdentity::Reader in) {
+  DeviceFacts facts;
+  if (in.getDeviceUuid().size() != 16 || in.getDriverUuid().size() != 16) {
+    return makeError(ErrorCode::invalidArgument, "device and driver UUIDs must be 16 bytes (got {} and {})",
+                     in.getDeviceUuid().size(), in.getDriverUuid().size());
+  }
+  std::memcpy(facts.deviceUuid.data(), in.getDeviceUuid().begin(), 16);
+  std::memcpy(facts.driverUuid.data(), in.getDriverUuid().begin(), 16);
+  facts.name = in.getDeviceName().cStr();
+  return facts;
+}
+
+void toWire(const SwapchainRequest& r, wire::SwapchainCreateInfo::Builder out) {
+  out.setCreateFlags(r.createFlags);
+  out.setUsageFlags(r.usageFlags);
+  out.setFormat(r.format);
+  out.setSampleCount(r.sampleCount);
+  out.setWidth(r.width);
+  out.setHeight(r.height);
+  out.setFaceCount(r.faceCount);
+  out.setArraySize(r.arraySize);
+  out.setMipCount(r.mipCount);
+}
+
+SwapchainRequest fromWire(wire::SwapchainCreateInfo::Reader in) {
+  SwapchainRequest r;
+  r.createFlags = in.getCreateFlags();
+  r.usageFlags = in.getUsageFlags();
+  r.format = in.getFormat();
+  r.sampleCount = in.getSampleCount();
+  r.width = in.getWidth();
+  r.height = in.getHeight();
+  r.faceCount = in.getFaceCount();
+  r.arraySize = in.getArraySize();
+  r.mipCount = in.getMipCount();
+  return r;
+}
+
+void toWire(const VkImageCreateInfo& info, wire::ImageCreateInfo::Builder out) {
+  out.setFlags(info.flags);
+  out.setImageType(info.imageType);
+  out.setFormat(info.format);
+  out.setWidth(info.extent.width);
+  out.setHeight(info.extent.height);
+  out.setDepth(info.extent.depth);
+  out.setMipLevels(info.mipLevels);
+  out.setArrayLayers(info.arrayLayers);
+  out.setSamples(info.samples);
+  out.setTiling(info.tiling);
+  out.setUsage(info.usage);
+  out.setSharingMode(info.sharingMode);
+}
+
+VkImageCreateInfo fromWire(wire::ImageCreateInfo::Reader in) {
+  VkImageCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO;
+  info.flags = in.getFlags();
+  info.imageType = static_cast<VkImageType>(in.getImageType());
+  info.format = static_cast<VkFormat>(in.getFormat());
+  info.extent = {in.getWidth(), in.getHeight(), in.getDepth()};
+  info.mipLevels = in.getMipLevels();
+  info.arrayLayers = in.getArrayLayers();
+  info.samples = static_cast<VkSampleCountFlagBits>(in.getSamples());
+  info.tiling = static_cast<VkImageTiling>(in.getTiling());
+  info.usage = in.getUsage();
+  info.sharingMode = static_cast<VkSharingMode>(in.getSharingMode());
+  info.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  return info;
+}
+
+wire::FdCarrier::Client makeFdCarrier(UniqueFd fd) { return kj::heap<FdCarrierServer>(std::move(fd)); }
+
+kj::Promise<Result<UniqueFd>> receiveFd(wire::FdCarrier::Client carrier, const char* what) {
+  return carrier.getFd().then([what](kj::Maybe<int> maybeFd) -> Result<UniqueFd> {
+    KJ_IF_MAYBE (fd, maybeFd) {
+      int owned = ::fcntl(*fd, F_DUPFD_CLOEXEC, 0);
+      if (owned < 0) return makeError(ErrorCode::internal, "dup of the {} fd failed", what);
+      return UniqueFd(owned);
+    }
+    return makeError(ErrorCode::internal,
+                     "no file descriptor arrived for the {} (is fd passing enabled?)", what);
+  });
+}
+
+}  // namespace xrc

@@ -1,0 +1,259 @@
+@0xd3cabe5b39c78f14;
+# The wire contract between xr-compositord and its clients (protocol version 1).
+# docs/PROTOCOL.md explains every call; keep it in the same commit as changes here.
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("xrc::wire");
+
+const protocolMajor :UInt16 = 1;
+const protocolMinor :UInt16 = 0;
+
+# --- errors -------------------------------------------------------------------------------------
+# Every call answers with an Error; code `none` means success. Errors are data, not exceptions, so
+# that clients (and the OpenXR face) can map them onto their own result codes.
+
+enum ErrorCode {
+  none @0;
+  invalidArgument @1;    # a value is malformed or outside its documented range
+  callOrder @2;          # the call is valid but not now (e.g. release without acquire)
+  versionMismatch @3;    # protocol major differs
+  deviceMismatch @4;     # client and daemon are not on the same Vulkan device/driver
+  unsupported @5;        # a valid request this daemon cannot serve (format, sample count...)
+  notFound @6;           # a handle/id that does not exist in this session
+  exhausted @7;          # limits reached (images all acquired, too many swapchains...)
+  timeout @8;            # a bounded wait expired (runtime image never became free...)
+  internal @9;           # the daemon failed (Vulkan error); the session may be unusable
+  permissionDenied @10;  # the caller may not use this interface
+}
+
+struct Error {
+  code @0 :ErrorCode;
+  message @1 :Text;
+}
+
+# --- negotiation --------------------------------------------------------------------------------
+
+enum SyncMode {
+  host @0;     # no external semaphores: client waits its release fence, daemon its copy fence
+  binary @1;   # per-image exported binary semaphores rendering_done / copying_done (seed 000)
+}
+
+struct Version {
+  major @0 :UInt16;
+  minor @1 :UInt16;
+}
+
+struct DeviceIdentity {
+  deviceUuid @0 :Data;   # VkPhysicalDeviceIDProperties::deviceUUID (16 bytes)
+  driverUuid @1 :Data;   # VkPhysicalDeviceIDProperties::driverUUID (16 bytes)
+  deviceName @2 :Text;   # for messages only
+}
+
+struct ClientInfo {
+  version @0 :Version;
+  name @1 :Text;                       # application name, shown by xr-compositorctl
+  pid @2 :UInt32;                      # informational; the daemon trusts SO_PEERCRED instead
+  device @3 :DeviceIdentity;
+  hasExternalSemaphoreFd @4 :Bool;     # client device can import OPAQUE_FD binary semaphores
+}
+
+struct ViewDescription {
+  recommendedWidth @0 :UInt32;
+  recommendedHeight @1 :UInt32;
+  maxWidth @2 :UInt32;
+  maxHeight @3 :UInt32;
+}
+
+struct SystemDescription {
+  daemonVersion @0 :Text;
+  backend @1 :Text;
+  views @2 :List(ViewDescription);
+  refreshHz @3 :Float32;
+  swapchainFormats @4 :List(Int64);    # VkFormat values, preferred first
+  device @5 :DeviceIdentity;           # the daemon's device; clients must match it
+  maxLayers @6 :UInt32;                # per endFrame
+  maxSwapchains @7 :UInt32;            # per session
+  maxArrayLayers @8 :UInt32;
+  daemonHasExternalSemaphoreFd @9 :Bool;
+}
+
+# --- file descriptors ---------------------------------------------------------------------------
+# A descriptor travels only attached to a capability (the server object overrides getFd()).
+# The receiver calls getFd() on the capability and dup()s the result to own it.
+
+interface FdCarrier {}
+
+struct ImageCreateInfo {
+  # The exact VkImageCreateInfo of the shared images (no pNext beyond external memory).
+  flags @0 :UInt32;
+  imageType @1 :UInt32;
+  format @2 :Int64;
+  width @3 :UInt32;
+  height @4 :UInt32;
+  depth @5 :UInt32;
+  mipLevels @6 :UInt32;
+  arrayLayers @7 :UInt32;
+  samples @8 :UInt32;
+  tiling @9 :UInt32;
+  usage @10 :UInt32;
+  sharingMode @11 :UInt32;
+}
+
+struct SharedImage {
+  memory @0 :FdCarrier;          # OPAQUE_FD of a dedicated allocation
+  allocationSize @1 :UInt64;
+  memoryTypeIndex @2 :UInt32;
+  dedicated @3 :Bool;
+  renderingDone @4 :FdCarrier;   # binary mode only (null in host mode)
+  copyingDone @5 :FdCarrier;     # binary mode only (null in host mode)
+}
+
+# --- swapchains ---------------------------------------------------------------------------------
+
+struct SwapchainCreateInfo {
+  createFlags @0 :UInt64;   # XrSwapchainCreateFlags; none supported yet (must be 0)
+  usageFlags @1 :UInt64;    # XrSwapchainUsageFlags
+  format @2 :Int64;         # VkFormat
+  sampleCount @3 :UInt32;
+  width @4 :UInt32;
+  height @5 :UInt32;
+  faceCount @6 :UInt32;
+  arraySize @7 :UInt32;
+  mipCount @8 :UInt32;
+}
+
+interface Swapchain {
+  # Image calls follow OpenXR's order per image: acquire -> wait -> release. The client names the
+  # image (it acquires in the order the daemon documents: round-robin from 0) so that no call
+  # needs to wait for its answer; the daemon checks the order and answers errors.
+  acquire @0 (index :UInt32) -> (error :Error);
+  wait @1 (index :UInt32) -> (error :Error);
+  # Answered once the copy into the runtime image is submitted (binary) or complete (host): only
+  # then may the client acquire this image again.
+  release @2 (index :UInt32) -> (error :Error);
+  destroy @3 () -> (error :Error);
+}
+
+# --- frames -------------------------------------------------------------------------------------
+
+struct Pose {
+  orientation @0 :List(Float32);  # x y z w
+  position @1 :List(Float32);     # x y z
+}
+
+struct Rect {
+  x @0 :Int32;
+  y @1 :Int32;
+  width @2 :Int32;
+  height @3 :Int32;
+}
+
+struct SubImage {
+  swapchainId @0 :UInt32;
+  imageRect @1 :Rect;
+  arrayIndex @2 :UInt32;
+}
+
+struct ProjectionView {
+  pose @0 :Pose;
+  fov @1 :List(Float32);          # angleLeft angleRight angleUp angleDown (radians)
+  subImage @2 :SubImage;
+  depth @3 :DepthInfo;
+  hasDepth @4 :Bool;
+}
+
+struct DepthInfo {
+  subImage @0 :SubImage;
+  minDepth @1 :Float32;
+  maxDepth @2 :Float32;
+  nearZ @3 :Float32;
+  farZ @4 :Float32;
+}
+
+struct Layer {
+  flags @0 :UInt64;               # XrCompositionLayerFlags
+  union {
+    projection @1 :List(ProjectionView);
+    quad :group {
+      subImage @2 :SubImage;
+      pose @3 :Pose;
+      width @4 :Float32;          # meters
+      height @5 :Float32;
+      eyeVisibility @6 :UInt32;   # XrEyeVisibility
+    }
+  }
+}
+
+struct FrameTiming {
+  frameId @0 :UInt64;
+  predictedDisplayTime @1 :Int64;    # ns, CLOCK_MONOTONIC
+  predictedDisplayPeriod @2 :Int64;  # ns
+  shouldRender @3 :Bool;
+}
+
+interface Session {
+  createSwapchain @0 (info :SwapchainCreateInfo)
+      -> (error :Error, swapchain :Swapchain, id :UInt32, image :ImageCreateInfo,
+          images :List(SharedImage));
+  waitFrame @1 () -> (error :Error, timing :FrameTiming);
+  beginFrame @2 (frameId :UInt64) -> (error :Error);
+  endFrame @3 (frameId :UInt64, displayTime :Int64, layers :List(Layer)) -> (error :Error);
+}
+
+# --- control (xr-compositorctl) -----------------------------------------------------------------
+
+struct ClientStatus {
+  id @0 :UInt32;
+  name @1 :Text;
+  pid @2 :UInt32;
+  syncMode @3 :SyncMode;
+  framesSubmitted @4 :UInt64;
+  swapchains @5 :UInt32;
+  releases @6 :UInt64;
+}
+
+struct DaemonStatus {
+  daemonVersion @0 :Text;
+  backend @1 :Text;
+  uptimeNs @2 :Int64;
+  refreshHz @3 :Float32;
+  displayFrames @4 :UInt64;
+  clients @5 :List(ClientStatus);
+}
+
+struct Pixels {
+  width @0 :UInt32;
+  height @1 :UInt32;
+  layers @2 :UInt32;
+  format @3 :Int64;
+  data @4 :Data;                  # tightly packed, layer-major, mip 0 only
+}
+
+struct DisplayedLayer {
+  clientId @0 :UInt32;
+  frameId @1 :UInt64;
+  swapchainId @2 :UInt32;
+  releaseOrdinal @3 :UInt64;      # which release of that swapchain produced the pixels (0-based)
+}
+
+interface Control {
+  status @0 () -> (error :Error, status :DaemonStatus);
+  # Reads back the runtime image that holds a swapchain's latest copied content.
+  readSwapchain @1 (clientId :UInt32, swapchainId :UInt32)
+      -> (error :Error, pixels :Pixels, releaseOrdinal :UInt64);
+  # Reads back the headless display output as of the last composed display frame.
+  readDisplay @2 () -> (error :Error, pixels :Pixels, shown :List(DisplayedLayer),
+                        displayFrame :UInt64);
+}
+
+# --- bootstrap ----------------------------------------------------------------------------------
+
+interface Compositor {
+  # Safe to call before anything else: lets a client pick the daemon's Vulkan device.
+  describe @0 () -> (error :Error, system :SystemDescription);
+  connect @1 (client :ClientInfo)
+      -> (error :Error, session :Session, system :SystemDescription, syncMode :SyncMode,
+          clientId :UInt32);
+  # Only the daemon's own uid (or root) gets a Control; others get permissionDenied.
+  control @2 () -> (error :Error, control :Control);
+}

@@ -1,0 +1,131 @@
+// The "runtime" behind the daemon (think wlroots' backends): it owns runtime swapchains, the
+// display and its clock. The compositor core never knows which backend it drives.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "xrc/result.hpp"
+
+namespace xrc {
+
+struct ViewInfo {
+  uint32_t recommendedWidth = 0, recommendedHeight = 0;
+  uint32_t maxWidth = 0, maxHeight = 0;
+};
+
+struct SystemInfo {
+  std::string backendName;
+  std::vector<ViewInfo> views;
+  double refreshHz = 90.0;
+};
+
+// Display vsyncs at origin + k * period on CLOCK_MONOTONIC (ns).
+struct DisplayClock {
+  int64_t originNs = 0;
+  int64_t periodNs = 0;
+  // First vsync strictly after `t`.
+  int64_t nextVsyncAfter(int64_t t) const {
+    if (t < originNs) return originNs;
+    return originNs + ((t - originNs) / periodNs + 1) * periodNs;
+  }
+};
+
+int64_t monotonicNowNs();
+
+class RuntimeSwapchain {
+ public:
+  virtual ~RuntimeSwapchain() = default;
+  virtual const VkImageCreateInfo& createInfo() const = 0;
+  virtual uint32_t imageCount() const = 0;
+};
+
+// What a copy into a runtime image must wait for and where it goes (xrAcquire + xrWait).
+struct RuntimeImageLease {
+  uint32_t index = 0;
+  VkImage image = VK_NULL_HANDLE;
+  VkSemaphore waitSemaphore = VK_NULL_HANDLE;  // timeline; null: nothing to wait for
+  uint64_t waitValue = 0;
+};
+
+struct LayerView {
+  std::shared_ptr<RuntimeSwapchain> swapchain;
+  uint32_t swapchainId = 0;
+  uint32_t runtimeIndex = 0;
+  uint64_t releaseOrdinal = 0;
+  uint64_t copyValue = 0;  // copy timeline value that completes the content
+  int32_t x = 0, y = 0, width = 0, height = 0;
+  uint32_t arrayIndex = 0;
+};
+
+struct CommittedLayer {
+  enum class Kind { projection, quad } kind = Kind::projection;
+  uint64_t flags = 0;
+  std::vector<LayerView> views;  // projection: one per view; quad: one
+  float quadWidth = 0, quadHeight = 0;
+  std::vector<float> quadOrientation, quadPosition;
+};
+
+struct CommittedFrame {
+  uint32_t clientId = 0;
+  uint64_t frameId = 0;
+  int64_t displayTimeNs = 0;
+  std::vector<CommittedLayer> layers;
+};
+
+struct Pixels {
+  uint32_t width = 0, height = 0, layers = 0;
+  int64_t format = 0;
+  std::vector<uint8_t> data;
+};
+
+struct ShownLayer {
+  uint32_t clientId = 0;
+  uint64_t frameId = 0;
+  uint32_t swapchainId = 0;
+  uint64_t releaseOrdinal = 0;
+};
+
+struct DisplaySnapshot {
+  Pixels pixels;
+  std::vector<ShownLayer> shown;
+  uint64_t displayFrame = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual const SystemInfo& systemInfo() const = 0;
+  virtual DisplayClock clock() const = 0;
+  virtual uint64_t displayFrames() const = 0;
+
+  // Any thread. `info` is the shared images' create info; the backend adds what it needs.
+  virtual Result<std::shared_ptr<RuntimeSwapchain>> createSwapchain(const VkImageCreateInfo& info) = 0;
+  // Frame worker thread: xrAcquireSwapchainImage + xrWaitSwapchainImage, bounded by `timeout`.
+  virtual Result<RuntimeImageLease> acquireImage(RuntimeSwapchain& swapchain,
+                                                 std::chrono::milliseconds timeout) = 0;
+  // Frame worker thread: xrReleaseSwapchainImage. The copy signals copyValue on the copy timeline.
+  virtual void releaseImage(RuntimeSwapchain& swapchain, uint32_t index, uint64_t copyValue) = 0;
+
+  // Frame worker thread: the client's frame is complete (all its releases are submitted).
+  virtual void commitFrame(CommittedFrame frame) = 0;
+  // Any thread: the client is gone; its frames leave the display.
+  virtual void removeClient(uint32_t clientId) = 0;
+
+  // Readbacks for tests and snapshots; `done` runs on a backend thread.
+  virtual void readRuntimeImage(std::shared_ptr<RuntimeSwapchain> swapchain, uint32_t index,
+                                uint64_t copyValue, std::function<void(Result<Pixels>)> done) = 0;
+  virtual void readDisplay(std::function<void(Result<DisplaySnapshot>)> done) = 0;
+
+  virtual void start() = 0;
+  virtual void stop() = 0;
+};
+
+}  // namespace xrc

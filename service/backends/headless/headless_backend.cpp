@@ -1,0 +1,588 @@
+#include "headless_backend.hpp"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "../../log.hpp"
+
+namespace xrc {
+
+int64_t monotonicNowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+namespace {
+constexpr uint64_t kGpuTimeoutNs = 2000000000ull;  // 2 s: a GPU that takes longer is broken
+constexpr VkFormat kOutputFormat = VK_FORMAT_R8G8B8A8_UNORM;
+// The simulated HMD's symmetric field of view (tan of the half angle) for quad placement.
+constexpr float kTanHalfFov = 1.0f;
+
+VkImageMemoryBarrier imageBarrier(VkImage image, VkImageLayout from, VkImageLayout to, VkAccessFlags srcAccess,
+                                  VkAccessFlags dstAccess, VkImageSubresourceRange range) {
+  VkImageMemoryBarrier b{};
+  b.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
+  b.srcAccessMask = srcAccess;
+  b.dstAccessMask = dstAccess;
+  b.oldLayout = from;
+  b.newLayout = to;
+  b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  b.image = image;
+  b.subresourceRange = range;
+  return b;
+}
+
+void barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkPipelineStageFlags dst,
+             const std::vector<VkImageMemoryBarrier>& barriers) {
+  if (barriers.empty()) return;
+  vkCmdPipelineBarrier(cb, src, dst, 0, 0, nullptr, 0, nullptr, uint32_t(barriers.size()), barriers.data());
+}
+
+// Raw texel copies are exact only between formats with the same bytes in the same order.
+bool rgba8(VkFormat f) { return f == VK_FORMAT_R8G8B8A8_UNORM || f == VK_FORMAT_R8G8B8A8_SRGB; }
+}  // namespace
+
+// Runtime images of the headless "runtime". Their bookkeeping is guarded by the backend's
+// stateMutex_.
+class HeadlessSwapchain final : public RuntimeSwapchain {
+ public:
+  struct PerImage {
+    vk::Memory memory;
+    vk::Image image;
+    bool latest = false;     // holds the swapchain's newest content (readable, not reusable)
+    int displayHolds = 0;    // committed frames that show it
+    int pins = 0;            // pending readbacks
+    uint64_t copyValue = 0;  // copy timeline value that completes its content
+    uint64_t lastRead = 0;   // compose timeline value of the last graphics-queue read
+  };
+
+  const VkImageCreateInfo& createInfo() const override { return info; }
+  uint32_t imageCount() const override { return uint32_t(images.size()); }
+
+  VkImageCreateInfo info{};
+  std::vector<PerImage> images;
+  uint32_t next = 0;
+};
+
+Result<std::unique_ptr<HeadlessBackend>> HeadlessBackend::create(gpu::GpuDevice& gpu, gpu::Timeline& copyTimeline,
+                                                                 const HeadlessOptions& options) {
+  auto backend = std::make_unique<HeadlessBackend>(gpu, copyTimeline, options);
+  if (auto s = backend->init(); !s) return s.error();
+  return backend;
+}
+
+HeadlessBackend::HeadlessBackend(gpu::GpuDevice& gpu, gpu::Timeline& copyTimeline, const HeadlessOptions& options)
+    : gpu_(gpu), copyTimeline_(copyTimeline), options_(options) {}
+
+HeadlessBackend::~HeadlessBackend() {
+  stop();
+  if (fence_) {
+    VkFence fence = fence_.get();
+    vkWaitForFences(gpu_.device(), 1, &fence, VK_TRUE, kGpuTimeoutNs);
+  }
+}
+
+Status HeadlessBackend::init() {
+  system_.backendName = "headless";
+  system_.refreshHz = options_.refreshHz;
+  for (uint32_t i = 0; i < options_.viewCount; ++i) {
+    system_.views.push_back(ViewInfo{options_.viewWidth, options_.viewHeight, kMaxExtent, kMaxExtent});
+  }
+  clock_.periodNs = int64_t(std::llround(1e9 / options_.refreshHz));
+  clock_.originNs = monotonicNowNs();
+
+  VkDevice device = gpu_.device();
+  auto timeline = gpu::Timeline::create(device);
+  if (!timeline) return timeline.error();
+  composeTimeline_ = std::move(timeline).value();
+
+  VkCommandPoolCreateInfo poolInfo{};
+  poolInfo.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  poolInfo.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  poolInfo.queueFamilyIndex = gpu_.graphicsQueue().family;
+  VkCommandPool pool;
+  if (auto s = vk::check(vkCreateCommandPool(device, &poolInfo, nullptr, &pool), "vkCreateCommandPool"); !s) return s;
+  pool_ = vk::CommandPool(device, pool);
+  VkCommandBufferAllocateInfo cbInfo{};
+  cbInfo.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  cbInfo.commandPool = pool;
+  cbInfo.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cbInfo.commandBufferCount = 1;
+  if (auto s = vk::check(vkAllocateCommandBuffers(device, &cbInfo, &commands_), "vkAllocateCommandBuffers"); !s) {
+    return s;
+  }
+  VkFenceCreateInfo fenceInfo{};
+  fenceInfo.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+  VkFence fence;
+  if (auto s = vk::check(vkCreateFence(device, &fenceInfo, nullptr, &fence), "vkCreateFence"); !s) return s;
+  fence_ = vk::Fence(device, fence);
+
+  VkImageCreateInfo out{};
+  out.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO;
+  out.imageType = VK_IMAGE_TYPE_2D;
+  out.format = kOutputFormat;
+  out.extent = {options_.viewWidth * options_.viewCount, options_.viewHeight, 1};
+  out.mipLevels = 1;
+  out.arrayLayers = 1;
+  out.samples = VK_SAMPLE_COUNT_1_BIT;
+  out.tiling = VK_IMAGE_TILING_OPTIMAL;
+  out.usage = VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+  out.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  VkImage image;
+  if (auto s = vk::check(vkCreateImage(device, &out, nullptr, &image), "vkCreateImage(display)"); !s) return s;
+  output_ = vk::Image(device, image);
+  VkMemoryRequirements req;
+  vkGetImageMemoryRequirements(device, image, &req);
+  VkMemoryAllocateInfo alloc{};
+  alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+  alloc.allocationSize = req.size;
+  alloc.memoryTypeIndex = vk::findMemoryType(gpu_.memory(), req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  VkDeviceMemory memory;
+  if (auto s = vk::check(vkAllocateMemory(device, &alloc, nullptr, &memory), "vkAllocateMemory(display)"); !s) {
+    return s;
+  }
+  outputMemory_ = vk::Memory(device, memory);
+  return vk::check(vkBindImageMemory(device, image, memory, 0), "vkBindImageMemory(display)");
+}
+
+Result<std::shared_ptr<RuntimeSwapchain>> HeadlessBackend::createSwapchain(const VkImageCreateInfo& requested) {
+  auto swapchain = std::make_shared<HeadlessSwapchain>();
+  swapchain->info = requested;
+  swapchain->info.pNext = nullptr;
+  // The runtime's own usage: written by the copy, read by composition and readbacks.
+  swapchain->info.usage |= VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+  const std::vector<uint32_t> families = gpu_.queueFamilies();
+  if (families.size() > 1) {
+    swapchain->info.sharingMode = VK_SHARING_MODE_CONCURRENT;
+    swapchain->info.queueFamilyIndexCount = uint32_t(families.size());
+    swapchain->info.pQueueFamilyIndices = families.data();
+  }
+  VkDevice device = gpu_.device();
+  swapchain->images.resize(3);
+  for (auto& per : swapchain->images) {
+    VkImage image;
+    if (auto s = vk::check(vkCreateImage(device, &swapchain->info, nullptr, &image), "vkCreateImage(runtime)"); !s) {
+      return s.error();
+    }
+    per.image = vk::Image(device, image);
+    VkMemoryRequirements req;
+    vkGetImageMemoryRequirements(device, image, &req);
+    VkMemoryAllocateInfo alloc{};
+    alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+    alloc.allocationSize = req.size;
+    alloc.memoryTypeIndex = vk::findMemoryType(gpu_.memory(), req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    VkDeviceMemory memory;
+    if (auto s = vk::check(vkAllocateMemory(device, &alloc, nullptr, &memory), "vkAllocateMemory(runtime)"); !s) {
+      return s.error();
+    }
+    // Reassigning `memory` after `image` keeps destruction order image-first per element.
+    per.memory = vk::Memory(device, memory);
+    if (auto s = vk::check(vkBindImageMemory(device, image, memory, 0), "vkBindImageMemory"); !s) return s.error();
+  }
+  swapchain->info.queueFamilyIndexCount = 0;
+  swapchain->info.pQueueFamilyIndices = nullptr;
+  return std::shared_ptr<RuntimeSwapchain>(std::move(swapchain));
+}
+
+Result<RuntimeImageLease> HeadlessBackend::acquireImage(RuntimeSwapchain& base, std::chrono::milliseconds timeout) {
+  auto& swapchain = static_cast<HeadlessSwapchain&>(base);
+  Lock lock(stateMutex_);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    for (uint32_t n = 0; n < swapchain.imageCount(); ++n) {
+      const uint32_t i = (swapchain.next + n) % swapchain.imageCount();
+      auto& per = swapchain.images[i];
+      if (per.latest || per.displayHolds > 0 || per.pins > 0) continue;
+      swapchain.next = (i + 1) % swapchain.imageCount();
+      return RuntimeImageLease{i, per.image.get(), composeTimeline_->get(), per.lastRead};
+    }
+    if (stateChanged_.wait_until(lock.native(), deadline) == std::cv_status::timeout) {
+      return makeError(ErrorCode::timeout, "no runtime image became free within {} ms", timeout.count());
+    }
+  }
+}
+
+void HeadlessBackend::releaseImage(RuntimeSwapchain& base, uint32_t index, uint64_t copyValue) {
+  auto& swapchain = static_cast<HeadlessSwapchain&>(base);
+  Lock lock(stateMutex_);
+  for (auto& per : swapchain.images) per.latest = false;
+  swapchain.images[index].latest = true;
+  swapchain.images[index].copyValue = copyValue;
+  stateChanged_.notify_all();
+}
+
+void HeadlessBackend::adjustHolds(const CommittedFrame& frame, int delta) {
+  for (const auto& layer : frame.layers) {
+    for (const auto& view : layer.views) {
+      static_cast<HeadlessSwapchain&>(*view.swapchain).images[view.runtimeIndex].displayHolds += delta;
+    }
+  }
+}
+
+void HeadlessBackend::commitFrame(CommittedFrame frame) {
+  Lock lock(stateMutex_);
+  adjustHolds(frame, +1);
+  auto it = frames_.find(frame.clientId);
+  if (it != frames_.end()) {
+    adjustHolds(it->second, -1);
+    it->second = std::move(frame);
+  } else {
+    frames_.emplace(frame.clientId, std::move(frame));
+  }
+  stateChanged_.notify_all();
+}
+
+void HeadlessBackend::removeClient(uint32_t clientId) {
+  Lock lock(stateMutex_);
+  auto it = frames_.find(clientId);
+  if (it == frames_.end()) return;
+  adjustHolds(it->second, -1);
+  frames_.erase(it);
+  stateChanged_.notify_all();
+}
+
+void HeadlessBackend::start() {
+  nextTickNs_ = clock_.nextVsyncAfter(monotonicNowNs());
+  scheduleTick();
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "xrc-display");
+    io_.run();
+  });
+}
+
+void HeadlessBackend::stop() {
+  if (!thread_.joinable()) return;
+  io_.stop();
+  thread_.join();
+}
+
+void HeadlessBackend::scheduleTick() {
+  timer_.expires_at(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(nextTickNs_)));
+  timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;
+    tick();
+    // Skip vsyncs we are already past (a stalled tick counts as missed, not as a burst).
+    nextTickNs_ = std::max(nextTickNs_ + clock_.periodNs, clock_.nextVsyncAfter(monotonicNowNs()) - clock_.periodNs);
+    nextTickNs_ = clock_.nextVsyncAfter(nextTickNs_ - 1);
+    scheduleTick();
+  });
+}
+
+void HeadlessBackend::tick() {
+  std::vector<CommittedFrame> frames;
+  {
+    Lock lock(stateMutex_);
+    for (const auto& [id, frame] : frames_) {
+      frames.push_back(frame);
+      adjustHolds(frame, +1);  // held until this composition finished on the GPU
+    }
+  }
+  if (auto s = compose(frames); !s) log::error("display composition failed: {}", s.error().describe());
+  {
+    Lock lock(stateMutex_);
+    for (const auto& frame : frames) adjustHolds(frame, -1);
+    stateChanged_.notify_all();
+  }
+  displayFrames_++;
+}
+
+Status HeadlessBackend::submitAndWait(uint64_t copyValue, const std::function<void(VkCommandBuffer)>& record,
+                                      uint64_t& composeValue) {
+  VkDevice device = gpu_.device();
+  VkCommandBufferBeginInfo begin{};
+  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  vkBeginCommandBuffer(commands_, &begin);
+  record(commands_);
+  vkEndCommandBuffer(commands_);
+
+  composeValue = composeTimeline_->next();
+  VkSemaphore waitSemaphore = copyTimeline_.get();
+  VkSemaphore signalSemaphore = composeTimeline_->get();
+  VkPipelineStageFlags waitStage = VK_PIPELINE_STAGE_TRANSFER_BIT;
+  VkTimelineSemaphoreSubmitInfo timeline{};
+  timeline.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
+  timeline.waitSemaphoreValueCount = 1;
+  timeline.pWaitSemaphoreValues = &copyValue;
+  timeline.signalSemaphoreValueCount = 1;
+  timeline.pSignalSemaphoreValues = &composeValue;
+  VkSubmitInfo submit{};
+  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+  submit.pNext = &timeline;
+  submit.waitSemaphoreCount = 1;
+  submit.pWaitSemaphores = &waitSemaphore;
+  submit.pWaitDstStageMask = &waitStage;
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &commands_;
+  submit.signalSemaphoreCount = 1;
+  submit.pSignalSemaphores = &signalSemaphore;
+  VkFence fence = fence_.get();
+  {
+    gpu::Queue& queue = gpu_.graphicsQueue();
+    Lock lock(queue.submitMutex);
+    if (auto s = vk::check(vkQueueSubmit(queue.queue, 1, &submit, fence), "vkQueueSubmit(display)"); !s) return s;
+  }
+  VkResult r = vkWaitForFences(device, 1, &fence, VK_TRUE, kGpuTimeoutNs);
+  if (r != VK_SUCCESS) return makeError(ErrorCode::timeout, "display submission did not finish: {}", vk::resultName(r));
+  vkResetFences(device, 1, &fence);
+  return {};
+}
+
+Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
+  const uint32_t viewW = options_.viewWidth, viewH = options_.viewHeight;
+  // Every runtime image subresource read this frame, transitioned once each way.
+  struct Source {
+    VkImage image;
+    VkImageLayout resting;
+    VkImageSubresourceRange range;
+  };
+  std::vector<Source> sources;
+  std::vector<std::shared_ptr<RuntimeSwapchain>> touched;
+  uint64_t copyValue = 0;
+  std::vector<ShownLayer> shown;
+  auto addSource = [&](const LayerView& view) {
+    auto& sc = static_cast<HeadlessSwapchain&>(*view.swapchain);
+    VkImage image = sc.images[view.runtimeIndex].image.get();
+    VkImageSubresourceRange range{vk::aspectMask(sc.info.format), 0, 1, view.arrayIndex, 1};
+    for (const auto& s : sources) {
+      if (s.image == image && s.range.baseArrayLayer == view.arrayIndex) return;
+    }
+    sources.push_back({image, vk::attachmentLayout(sc.info.format), range});
+    touched.push_back(view.swapchain);
+    copyValue = std::max(copyValue, view.copyValue);
+  };
+  for (const auto& frame : frames) {
+    for (const auto& layer : frame.layers) {
+      for (const auto& view : layer.views) {
+        addSource(view);
+        shown.push_back({frame.clientId, frame.frameId, view.swapchainId, view.releaseOrdinal});
+      }
+    }
+  }
+
+  auto record = [&](VkCommandBuffer cb) {
+    const VkImageSubresourceRange outRange{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    std::vector<VkImageMemoryBarrier> pre;
+    pre.push_back(imageBarrier(output_.get(), VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0,
+                               VK_ACCESS_TRANSFER_WRITE_BIT, outRange));
+    for (const auto& s : sources) {
+      pre.push_back(imageBarrier(s.image, s.resting, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, 0,
+                                 VK_ACCESS_TRANSFER_READ_BIT, s.range));
+    }
+    barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, pre);
+    VkClearColorValue black{};
+    black.float32[3] = 1.f;
+    vkCmdClearColorImage(cb, output_.get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &black, 1, &outRange);
+
+    for (const auto& frame : frames) {
+      for (const auto& layer : frame.layers) {
+        for (size_t v = 0; v < layer.views.size(); ++v) {
+          const LayerView& view = layer.views[v];
+          auto& sc = static_cast<HeadlessSwapchain&>(*view.swapchain);
+          if (vk::isDepthFormat(sc.info.format)) continue;
+          VkImage src = sc.images[view.runtimeIndex].image.get();
+          // Target rectangle in the output: a projection view fills its eye; a quad is placed
+          // by projecting its centre and size through the simulated HMD's field of view.
+          struct Target { int32_t x0, y0, x1, y1; };
+          std::vector<Target> targets;
+          if (layer.kind == CommittedLayer::Kind::projection) {
+            if (v >= options_.viewCount) continue;
+            targets.push_back({int32_t(v * viewW), 0, int32_t((v + 1) * viewW), int32_t(viewH)});
+          } else {
+            const float z = -layer.quadPosition[2];
+            if (z <= 0.f) continue;
+            const float cx = layer.quadPosition[0] / z / kTanHalfFov, cy = -layer.quadPosition[1] / z / kTanHalfFov;
+            const float hw = layer.quadWidth / z / kTanHalfFov, hh = layer.quadHeight / z / kTanHalfFov;
+            for (uint32_t eye = 0; eye < options_.viewCount; ++eye) {
+              auto px = [&](float ndc) { return int32_t(std::lround((ndc * 0.5f + 0.5f) * float(viewW))); };
+              auto py = [&](float ndc) { return int32_t(std::lround((ndc * 0.5f + 0.5f) * float(viewH))); };
+              targets.push_back({int32_t(eye * viewW) + px(cx - hw / 2), py(cy - hh / 2),
+                                 int32_t(eye * viewW) + px(cx + hw / 2), py(cy + hh / 2)});
+            }
+          }
+          for (const Target& t : targets) {
+            const uint32_t eye = uint32_t(std::max(0, t.x0) / int32_t(viewW));
+            const int32_t eyeX0 = int32_t(eye * viewW), eyeX1 = eyeX0 + int32_t(viewW);
+            const int32_t w = t.x1 - t.x0, h = t.y1 - t.y0;
+            if (w <= 0 || h <= 0) continue;
+            // Clip against the eye, shrinking the source rectangle in proportion.
+            const int32_t cx0 = std::max(t.x0, eyeX0), cx1 = std::min(t.x1, eyeX1);
+            const int32_t cy0 = std::max(t.y0, 0), cy1 = std::min(t.y1, int32_t(viewH));
+            if (cx0 >= cx1 || cy0 >= cy1) continue;
+            auto sx = [&](int32_t x) { return view.x + int32_t(int64_t(x - t.x0) * view.width / w); };
+            auto sy = [&](int32_t y) { return view.y + int32_t(int64_t(y - t.y0) * view.height / h); };
+            const int32_t sx0 = sx(cx0), sx1 = sx(cx1), sy0 = sy(cy0), sy1 = sy(cy1);
+            if (sx1 - sx0 == cx1 - cx0 && sy1 - sy0 == cy1 - cy0 && rgba8(sc.info.format)) {
+              VkImageCopy region{};
+              region.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, view.arrayIndex, 1};
+              region.srcOffset = {sx0, sy0, 0};
+              region.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+              region.dstOffset = {cx0, cy0, 0};
+              region.extent = {uint32_t(cx1 - cx0), uint32_t(cy1 - cy0), 1};
+              vkCmdCopyImage(cb, src, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, output_.get(),
+                             VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+            } else {
+              VkImageBlit blit{};
+              blit.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, view.arrayIndex, 1};
+              blit.srcOffsets[0] = {sx0, sy0, 0};
+              blit.srcOffsets[1] = {sx1, sy1, 1};
+              blit.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+              blit.dstOffsets[0] = {cx0, cy0, 0};
+              blit.dstOffsets[1] = {cx1, cy1, 1};
+              vkCmdBlitImage(cb, src, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, output_.get(),
+                             VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &blit, VK_FILTER_NEAREST);
+            }
+            // Later layers overwrite earlier ones: order the writes.
+            VkMemoryBarrier waw{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_TRANSFER_WRITE_BIT,
+                                VK_ACCESS_TRANSFER_WRITE_BIT};
+            vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &waw, 0,
+                                 nullptr, 0, nullptr);
+          }
+        }
+      }
+    }
+
+    std::vector<VkImageMemoryBarrier> post;
+    post.push_back(imageBarrier(output_.get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_ACCESS_TRANSFER_WRITE_BIT,
+                                VK_ACCESS_TRANSFER_READ_BIT, outRange));
+    for (const auto& s : sources) {
+      post.push_back(imageBarrier(s.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, s.resting, 0, 0, s.range));
+    }
+    barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, post);
+  };
+
+  uint64_t composeValue = 0;
+  if (auto s = submitAndWait(copyValue, record, composeValue); !s) return s;
+  outputLayout_ = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+  shown_ = std::move(shown);
+  Lock lock(stateMutex_);
+  for (const auto& frame : frames) {
+    for (const auto& layer : frame.layers) {
+      for (const auto& view : layer.views) {
+        static_cast<HeadlessSwapchain&>(*view.swapchain).images[view.runtimeIndex].lastRead = composeValue;
+      }
+    }
+  }
+  return {};
+}
+
+Result<Pixels> HeadlessBackend::readImage(VkImage image, VkFormat format, uint32_t width, uint32_t height,
+                                          uint32_t layers, VkImageLayout restingLayout, uint64_t copyValue,
+                                          uint64_t& composeValue) {
+  VkDevice device = gpu_.device();
+  const uint32_t texel = vk::texelSize(format);
+  if (texel == 0) return makeError(ErrorCode::unsupported, "readback of format {} is not supported", int(format));
+  const VkDeviceSize size = VkDeviceSize(width) * height * layers * texel;
+  VkBufferCreateInfo bufInfo{};
+  bufInfo.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+  bufInfo.size = size;
+  bufInfo.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  VkBuffer buffer;
+  if (auto s = vk::check(vkCreateBuffer(device, &bufInfo, nullptr, &buffer), "vkCreateBuffer"); !s) return s.error();
+  vk::Buffer ownedBuffer(device, buffer);
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(device, buffer, &req);
+  VkMemoryAllocateInfo alloc{};
+  alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+  alloc.allocationSize = req.size;
+  alloc.memoryTypeIndex = vk::findMemoryType(gpu_.memory(), req.memoryTypeBits,
+                                             VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+  VkDeviceMemory memory;
+  if (auto s = vk::check(vkAllocateMemory(device, &alloc, nullptr, &memory), "vkAllocateMemory(readback)"); !s) {
+    return s.error();
+  }
+  vk::Memory ownedMemory(device, memory);
+  vkBindBufferMemory(device, buffer, memory, 0);
+
+  const VkImageAspectFlags aspect = vk::isDepthFormat(format) ? VK_IMAGE_ASPECT_DEPTH_BIT : VK_IMAGE_ASPECT_COLOR_BIT;
+  const VkImageSubresourceRange range{vk::aspectMask(format), 0, 1, 0, layers};
+  auto record = [&](VkCommandBuffer cb) {
+    if (restingLayout != VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL) {
+      barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+              {imageBarrier(image, restingLayout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, 0, VK_ACCESS_TRANSFER_READ_BIT,
+                            range)});
+    }
+    VkBufferImageCopy region{};
+    region.imageSubresource = {aspect, 0, 0, layers};
+    region.imageExtent = {width, height, 1};
+    vkCmdCopyImageToBuffer(cb, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, buffer, 1, &region);
+    if (restingLayout != VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL) {
+      barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+              {imageBarrier(image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, restingLayout, 0, 0, range)});
+    }
+    VkBufferMemoryBarrier toHost{};
+    toHost.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER;
+    toHost.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    toHost.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    toHost.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    toHost.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    toHost.buffer = buffer;
+    toHost.size = VK_WHOLE_SIZE;
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 0, nullptr, 1, &toHost, 0,
+                         nullptr);
+  };
+  if (auto s = submitAndWait(copyValue, record, composeValue); !s) return s.error();
+
+  Pixels pixels;
+  pixels.width = width;
+  pixels.height = height;
+  pixels.layers = layers;
+  pixels.format = format;
+  pixels.data.resize(size);
+  void* mapped = nullptr;
+  if (auto s = vk::check(vkMapMemory(device, memory, 0, size, 0, &mapped), "vkMapMemory"); !s) return s.error();
+  std::memcpy(pixels.data.data(), mapped, size);
+  vkUnmapMemory(device, memory);
+  return pixels;
+}
+
+void HeadlessBackend::readRuntimeImage(std::shared_ptr<RuntimeSwapchain> base, uint32_t index, uint64_t copyValue,
+                                       std::function<void(Result<Pixels>)> done) {
+  auto swapchain = std::static_pointer_cast<HeadlessSwapchain>(base);
+  {
+    Lock lock(stateMutex_);
+    swapchain->images[index].pins++;
+  }
+  boost::asio::post(io_, [this, swapchain, index, copyValue, done = std::move(done)] {
+    const auto& info = swapchain->info;
+    uint64_t composeValue = 0;
+    auto result = readImage(swapchain->images[index].image.get(), info.format, info.extent.width, info.extent.height,
+                            info.arrayLayers, vk::attachmentLayout(info.format), copyValue, composeValue);
+    {
+      Lock lock(stateMutex_);
+      swapchain->images[index].pins--;
+      swapchain->images[index].lastRead = std::max(swapchain->images[index].lastRead, composeValue);
+      stateChanged_.notify_all();
+    }
+    done(std::move(result));
+  });
+}
+
+void HeadlessBackend::readDisplay(std::function<void(Result<DisplaySnapshot>)> done) {
+  boost::asio::post(io_, [this, done = std::move(done)] {
+    if (outputLayout_ != VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL) {
+      done(makeError(ErrorCode::callOrder, "nothing has been displayed yet"));
+      return;
+    }
+    uint64_t composeValue = 0;
+    auto pixels = readImage(output_.get(), kOutputFormat, options_.viewWidth * options_.viewCount,
+                            options_.viewHeight, 1, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, 0, composeValue);
+    if (!pixels) {
+      done(pixels.error());
+      return;
+    }
+    DisplaySnapshot snapshot;
+    snapshot.pixels = std::move(pixels).value();
+    snapshot.shown = shown_;
+    snapshot.displayFrame = displayFrames_.load();
+    done(std::move(snapshot));
+  });
+}
+
+}  // namespace xrc

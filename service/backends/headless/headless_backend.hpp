@@ -1,0 +1,92 @@
+// The embedded default backend: a simulated stereo HMD. Runtime swapchains are plain device
+// images; a display thread ticks at the refresh rate from the steady clock and composites the
+// newest committed frame of every client into an output image that can be read back.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <condition_variable>
+#include <map>
+#include <thread>
+
+#include "../../gpu/gpu_device.hpp"
+#include "../../gpu/timeline.hpp"
+#include "../backend.hpp"
+
+namespace xrc {
+
+struct HeadlessOptions {
+  uint32_t viewCount = 2;
+  uint32_t viewWidth = 1440;
+  uint32_t viewHeight = 1600;
+  double refreshHz = 90.0;
+};
+
+class HeadlessSwapchain;
+
+class HeadlessBackend final : public Backend {
+ public:
+  static Result<std::unique_ptr<HeadlessBackend>> create(gpu::GpuDevice& gpu, gpu::Timeline& copyTimeline,
+                                                         const HeadlessOptions& options);
+  HeadlessBackend(gpu::GpuDevice& gpu, gpu::Timeline& copyTimeline, const HeadlessOptions& options);
+  ~HeadlessBackend() override;
+
+  const SystemInfo& systemInfo() const override { return system_; }
+  DisplayClock clock() const override { return clock_; }
+  uint64_t displayFrames() const override { return displayFrames_.load(); }
+
+  Result<std::shared_ptr<RuntimeSwapchain>> createSwapchain(const VkImageCreateInfo& info) override;
+  Result<RuntimeImageLease> acquireImage(RuntimeSwapchain& swapchain, std::chrono::milliseconds timeout) override;
+  void releaseImage(RuntimeSwapchain& swapchain, uint32_t index, uint64_t copyValue) override;
+  void commitFrame(CommittedFrame frame) override;
+  void removeClient(uint32_t clientId) override;
+  void readRuntimeImage(std::shared_ptr<RuntimeSwapchain> swapchain, uint32_t index, uint64_t copyValue,
+                        std::function<void(Result<Pixels>)> done) override;
+  void readDisplay(std::function<void(Result<DisplaySnapshot>)> done) override;
+  void start() override;
+  void stop() override;
+
+ private:
+  Status init();
+  void scheduleTick();
+  void tick();
+  Status compose(const std::vector<CommittedFrame>& frames);
+  // Display thread: one graphics-queue submission that waits for `copyValue`, runs `record`,
+  // signals the compose timeline, and waits for completion.
+  Status submitAndWait(uint64_t copyValue, const std::function<void(VkCommandBuffer)>& record,
+                       uint64_t& composeValue);
+  Result<Pixels> readImage(VkImage image, VkFormat format, uint32_t width, uint32_t height,
+                           uint32_t layers, VkImageLayout restingLayout, uint64_t copyValue,
+                           uint64_t& composeValue);
+  void adjustHolds(const CommittedFrame& frame, int delta) XRC_REQUIRES(stateMutex_);
+
+  gpu::GpuDevice& gpu_;
+  gpu::Timeline& copyTimeline_;
+  HeadlessOptions options_;
+  SystemInfo system_;
+  DisplayClock clock_;
+  std::atomic<uint64_t> displayFrames_{0};
+
+  // Graphics-queue work of the display thread: composition and readbacks.
+  std::unique_ptr<gpu::Timeline> composeTimeline_;
+  vk::CommandPool pool_;
+  VkCommandBuffer commands_ = VK_NULL_HANDLE;  // display thread only
+  vk::Fence fence_;
+  vk::Memory outputMemory_;
+  vk::Image output_;
+  VkImageLayout outputLayout_ = VK_IMAGE_LAYOUT_UNDEFINED;  // display thread only
+  std::vector<ShownLayer> shown_;                            // display thread only: last compose
+
+  Mutex stateMutex_;
+  std::condition_variable_any stateChanged_;
+  std::map<uint32_t, CommittedFrame> frames_ XRC_GUARDED_BY(stateMutex_);  // newest per client
+
+  boost::asio::io_context io_;
+  boost::asio::steady_timer timer_{io_};
+  std::thread thread_;
+  int64_t nextTickNs_ = 0;  // display thread only
+};
+
+}  // namespace xrc

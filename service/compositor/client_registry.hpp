@@ -1,0 +1,61 @@
+// Who is connected and what they did: the source of `xr-compositorctl status`. Counters are
+// updated from the KJ thread and the frame worker; reads come from the control interface.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "swapchain_core.hpp"
+#include "xrc/protocol_rules.hpp"
+#include "xrc/thread_annotations.hpp"
+
+namespace xrc {
+
+// Fixed-size window of samples with percentiles (per-frame stats).
+class SampleRing {
+ public:
+  explicit SampleRing(size_t capacity = 512) : capacity_(capacity) {}
+  void add(double sample) XRC_EXCLUDES(mutex_);
+  // p in [0, 100]; 0 when empty.
+  double percentile(double p) const XRC_EXCLUDES(mutex_);
+  size_t count() const XRC_EXCLUDES(mutex_);
+
+ private:
+  size_t capacity_;
+  mutable Mutex mutex_;
+  std::vector<double> samples_ XRC_GUARDED_BY(mutex_);
+  size_t next_ XRC_GUARDED_BY(mutex_) = 0;
+};
+
+struct ClientRecord {
+  uint32_t id = 0;
+  std::string name;
+  uint32_t pid = 0;
+  uint32_t uid = 0;
+  SyncMode syncMode = SyncMode::host;
+  std::atomic<uint64_t> framesSubmitted{0};
+  std::atomic<uint64_t> releases{0};
+  SampleRing gpuCopyUs;
+
+  mutable Mutex swapchainsMutex;
+  std::map<uint32_t, std::weak_ptr<SwapchainCore>> swapchains XRC_GUARDED_BY(swapchainsMutex);
+};
+
+class ClientRegistry {
+ public:
+  std::shared_ptr<ClientRecord> add(std::string name, uint32_t pid, uint32_t uid, SyncMode mode)
+      XRC_EXCLUDES(mutex_);
+  void remove(uint32_t id) XRC_EXCLUDES(mutex_);
+  std::shared_ptr<ClientRecord> find(uint32_t id) const XRC_EXCLUDES(mutex_);
+  std::vector<std::shared_ptr<ClientRecord>> snapshot() const XRC_EXCLUDES(mutex_);
+
+ private:
+  mutable Mutex mutex_;
+  uint32_t nextId_ XRC_GUARDED_BY(mutex_) = 1;
+  std::map<uint32_t, std::shared_ptr<ClientRecord>> clients_ XRC_GUARDED_BY(mutex_);
+};
+
+}  // namespace xrc

@@ -1,0 +1,28 @@
+// What every RPC object of the daemon reaches: the GPU, the backend, the frame worker and the
+// client registry. Owned by main(); outlives every connection.
+#pragma once
+
+#include <chrono>
+#include <optional>
+
+#include "../backends/backend.hpp"
+#include "../gpu/gpu_device.hpp"
+#include "../gpu/timeline.hpp"
+#include "client_registry.hpp"
+#include "frame_worker.hpp"
+
+namespace xrc {
+
+struct DaemonContext {
+  gpu::GpuDevice& gpu;
+  gpu::Timeline& copyTimeline;
+  Backend& backend;
+  FrameWorker& worker;
+  ClientRegistry& clients;
+  std::optional<SyncMode> forcedSyncMode;
+  std::chrono::milliseconds gpuTimeout{2000};
+  int64_t startNs = 0;
+  uint32_t daemonUid = 0;
+};
+
+}  // namespace xrc

@@ -1,0 +1,41 @@
+#include "frame_worker.hpp"
+
+#include <pthread.h>
+
+namespace xrc {
+
+FrameWorker::FrameWorker() : thread_([this] { run(); }) {}
+
+FrameWorker::~FrameWorker() {
+  {
+    Lock lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void FrameWorker::post(kj::Function<void()> job) {
+  {
+    Lock lock(mutex_);
+    jobs_.push_back(kj::mv(job));
+  }
+  wake_.notify_one();
+}
+
+void FrameWorker::run() {
+  pthread_setname_np(pthread_self(), "xrc-frames");
+  for (;;) {
+    kj::Function<void()> job;
+    {
+      Lock lock(mutex_);
+      wake_.wait(lock.native(), [&]() XRC_REQUIRES(mutex_) { return stopping_ || !jobs_.empty(); });
+      if (jobs_.empty()) return;  // stopping and drained
+      job = kj::mv(jobs_.front());
+      jobs_.pop_front();
+    }
+    job();
+  }
+}
+
+}  // namespace xrc

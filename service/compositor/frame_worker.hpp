@@ -1,0 +1,35 @@
+// The thread that performs the frame path's GPU work in order: copies of released images into
+// runtime images, frame commits, swapchain teardown. FIFO order is what guarantees that every
+// release a client sent before an endFrame has been copied before that frame is committed.
+#pragma once
+
+#include <kj/function.h>
+
+#include <condition_variable>
+#include <deque>
+#include <thread>
+
+#include "xrc/thread_annotations.hpp"
+
+namespace xrc {
+
+class FrameWorker {
+ public:
+  FrameWorker();
+  ~FrameWorker();  // runs the jobs already queued, then joins
+  FrameWorker(const FrameWorker&) = delete;
+  FrameWorker& operator=(const FrameWorker&) = delete;
+
+  void post(kj::Function<void()> job) XRC_EXCLUDES(mutex_);
+
+ private:
+  void run();
+
+  Mutex mutex_;
+  std::condition_variable_any wake_;
+  std::deque<kj::Function<void()>> jobs_ XRC_GUARDED_BY(mutex_);
+  bool stopping_ XRC_GUARDED_BY(mutex_) = false;
+  std::thread thread_;
+};
+
+}  // namespace xrc

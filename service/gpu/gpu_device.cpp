@@ -1,0 +1,170 @@
+#include "gpu_device.hpp"
+
+#include "../log.hpp"
+
+namespace xrc::gpu {
+
+Result<std::unique_ptr<GpuDevice>> GpuDevice::create(const DeviceOptions& options) {
+  auto device = std::make_unique<GpuDevice>();
+  if (auto s = device->init(options); !s) return s.error();
+  return device;
+}
+
+GpuDevice::~GpuDevice() = default;
+
+std::vector<uint32_t> GpuDevice::queueFamilies() const {
+  if (copyQueue_->family == graphicsQueue_->family) return {copyQueue_->family};
+  return {copyQueue_->family, graphicsQueue_->family};
+}
+
+Status GpuDevice::init(const DeviceOptions& options) {
+  VkApplicationInfo app{};
+  app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+  app.pApplicationName = "xr-compositord";
+  app.apiVersion = VK_API_VERSION_1_2;
+  VkInstanceCreateInfo ici{};
+  ici.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+  ici.pApplicationInfo = &app;
+  VkInstance instance = VK_NULL_HANDLE;
+  if (auto s = vk::check(vkCreateInstance(&ici, nullptr, &instance), "vkCreateInstance"); !s) return s;
+  instance_.reset(instance);
+
+  uint32_t count = 0;
+  vkEnumeratePhysicalDevices(instance, &count, nullptr);
+  std::vector<VkPhysicalDevice> devices(count);
+  vkEnumeratePhysicalDevices(instance, &count, devices.data());
+  std::string seen;
+  for (VkPhysicalDevice candidate : devices) {
+    DeviceFacts facts = vk::queryDeviceFacts(candidate);
+    seen += fmt::format(" '{}' ({})", facts.name, uuidToString(facts.deviceUuid));
+    if (!options.deviceUuid.empty() && uuidToString(facts.deviceUuid) != options.deviceUuid) continue;
+    bool ok = true;
+    for (const char* ext : vk::requiredDeviceExtensions()) ok = ok && vk::deviceHasExtension(candidate, ext);
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(candidate, &props);
+    if (!ok || props.apiVersion < VK_API_VERSION_1_2) continue;
+    physical_ = candidate;
+    facts_ = facts;
+    timestampPeriod_ = props.limits.timestampPeriod;
+    break;
+  }
+  if (physical_ == VK_NULL_HANDLE) {
+    return makeError(ErrorCode::unsupported,
+                     "no Vulkan 1.2 device with VK_KHR_external_memory_fd{}; devices:{}",
+                     options.deviceUuid.empty() ? "" : " and UUID " + options.deviceUuid,
+                     seen.empty() ? " none" : seen);
+  }
+  vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
+
+  // Queue families: graphics for composition; for copies prefer compute without graphics.
+  vkGetPhysicalDeviceQueueFamilyProperties(physical_, &count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(count);
+  vkGetPhysicalDeviceQueueFamilyProperties(physical_, &count, families.data());
+  uint32_t graphicsFamily = UINT32_MAX, computeFamily = UINT32_MAX;
+  for (uint32_t i = 0; i < count; ++i) {
+    const auto flags = families[i].queueFlags;
+    if ((flags & VK_QUEUE_GRAPHICS_BIT) && graphicsFamily == UINT32_MAX) graphicsFamily = i;
+    if ((flags & VK_QUEUE_COMPUTE_BIT) && !(flags & VK_QUEUE_GRAPHICS_BIT) &&
+        computeFamily == UINT32_MAX) {
+      computeFamily = i;
+    }
+  }
+  if (graphicsFamily == UINT32_MAX) return makeError(ErrorCode::unsupported, "device has no graphics queue");
+  const bool separateCopyFamily = computeFamily != UINT32_MAX;
+  const uint32_t copyFamily = separateCopyFamily ? computeFamily : graphicsFamily;
+  // Same family: a second queue of it when there is one, else share the single queue.
+  const bool separateCopyQueue = separateCopyFamily || families[graphicsFamily].queueCount > 1;
+  copyTimestamps_ = families[copyFamily].timestampValidBits > 0;
+
+  const float priorities[2] = {1.f, 1.f};
+  std::vector<VkDeviceQueueCreateInfo> queueInfos;
+  VkDeviceQueueCreateInfo qi{};
+  qi.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+  qi.queueFamilyIndex = graphicsFamily;
+  qi.queueCount = (!separateCopyFamily && separateCopyQueue) ? 2 : 1;
+  qi.pQueuePriorities = priorities;
+  queueInfos.push_back(qi);
+  if (separateCopyFamily) {
+    qi.queueFamilyIndex = computeFamily;
+    qi.queueCount = 1;
+    queueInfos.push_back(qi);
+  }
+
+  std::vector<const char*> extensions = vk::requiredDeviceExtensions();
+  if (facts_.externalSemaphoreFd) extensions.push_back(vk::semaphoreFdExtension());
+
+  VkPhysicalDeviceVulkan12Features features12{};
+  features12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+  features12.timelineSemaphore = VK_TRUE;
+  features12.hostQueryReset = VK_TRUE;
+  VkDeviceCreateInfo dci{};
+  dci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+  dci.pNext = &features12;
+  dci.queueCreateInfoCount = uint32_t(queueInfos.size());
+  dci.pQueueCreateInfos = queueInfos.data();
+  dci.enabledExtensionCount = uint32_t(extensions.size());
+  dci.ppEnabledExtensionNames = extensions.data();
+  VkDevice device = VK_NULL_HANDLE;
+  if (auto s = vk::check(vkCreateDevice(physical_, &dci, nullptr, &device), "vkCreateDevice"); !s) return s;
+  device_.reset(device);
+
+  ownedGraphicsQueue_ = std::make_unique<Queue>();
+  ownedGraphicsQueue_->family = graphicsFamily;
+  vkGetDeviceQueue(device, graphicsFamily, 0, &ownedGraphicsQueue_->queue);
+  graphicsQueue_ = ownedGraphicsQueue_.get();
+  if (separateCopyQueue) {
+    ownedCopyQueue_ = std::make_unique<Queue>();
+    ownedCopyQueue_->family = copyFamily;
+    vkGetDeviceQueue(device, copyFamily, separateCopyFamily ? 0 : 1, &ownedCopyQueue_->queue);
+    copyQueue_ = ownedCopyQueue_.get();
+  } else {
+    copyQueue_ = graphicsQueue_;
+  }
+
+  getMemoryFd = reinterpret_cast<PFN_vkGetMemoryFdKHR>(vkGetDeviceProcAddr(device, "vkGetMemoryFdKHR"));
+  if (facts_.externalSemaphoreFd) {
+    getSemaphoreFd =
+        reinterpret_cast<PFN_vkGetSemaphoreFdKHR>(vkGetDeviceProcAddr(device, "vkGetSemaphoreFdKHR"));
+  }
+  queryFormats();
+  log::info("GPU: '{}' device {} driver {}; copy queue family {}{}, graphics family {}; external "
+            "semaphores: {}",
+            facts_.name, uuidToString(facts_.deviceUuid), uuidToString(facts_.driverUuid), copyFamily,
+            separateCopyFamily ? " (compute-only)" : "", graphicsFamily,
+            facts_.externalSemaphoreFd ? "yes" : "no");
+  return {};
+}
+
+void GpuDevice::queryFormats() {
+  for (VkFormat format : vk::candidateSwapchainFormats()) {
+    const bool depth = vk::isDepthFormat(format);
+    VkPhysicalDeviceExternalImageFormatInfo extInfo{};
+    extInfo.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO;
+    extInfo.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    VkPhysicalDeviceImageFormatInfo2 info{};
+    info.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2;
+    info.pNext = &extInfo;
+    info.format = format;
+    info.type = VK_IMAGE_TYPE_2D;
+    info.tiling = VK_IMAGE_TILING_OPTIMAL;
+    info.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT |
+                 VK_IMAGE_USAGE_SAMPLED_BIT |
+                 (depth ? VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT
+                        : VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT);
+    VkExternalImageFormatProperties extProps{};
+    extProps.sType = VK_STRUCTURE_TYPE_EXTERNAL_IMAGE_FORMAT_PROPERTIES;
+    VkImageFormatProperties2 props{};
+    props.sType = VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2;
+    props.pNext = &extProps;
+    if (vkGetPhysicalDeviceImageFormatProperties2(physical_, &info, &props) != VK_SUCCESS) continue;
+    const auto features = extProps.externalMemoryProperties.externalMemoryFeatures;
+    if (!(features & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT) ||
+        !(features & VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT)) {
+      continue;
+    }
+    formats_.push_back(format);
+    if (depth) depthFormats_.push_back(format);
+  }
+}
+
+}  // namespace xrc::gpu

@@ -1,0 +1,76 @@
+// The daemon's Vulkan instance and device: device selection, the copy and graphics queues (each
+// with its submit mutex; they may be the same VkQueue), and facts the protocol needs.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "xrc/protocol_rules.hpp"
+#include "xrc/thread_annotations.hpp"
+#include "xrc/vk_util.hpp"
+
+namespace xrc::gpu {
+
+// A VkQueue plus the mutex that serializes every submission to it (seed 004's sync mutex).
+struct Queue {
+  VkQueue queue = VK_NULL_HANDLE;
+  uint32_t family = 0;
+  Mutex submitMutex;
+};
+
+struct DeviceOptions {
+  std::string deviceUuid;  // empty: first device with the needed extensions
+};
+
+class GpuDevice {
+ public:
+  static Result<std::unique_ptr<GpuDevice>> create(const DeviceOptions& options);
+  GpuDevice() = default;  // use create()
+  ~GpuDevice();
+
+  VkInstance instance() const { return instance_.get(); }
+  VkPhysicalDevice physical() const { return physical_; }
+  VkDevice device() const { return device_.get(); }
+  const DeviceFacts& facts() const { return facts_; }
+  const VkPhysicalDeviceMemoryProperties& memory() const { return memory_; }
+  float timestampPeriodNs() const { return timestampPeriod_; }
+  bool timestampsOnCopyQueue() const { return copyTimestamps_; }
+
+  // Copies of client images run here: a compute-capable queue, preferably compute-only
+  // (notes/stack-facts.md: the graphics queue's copy path is 17x slower on the H100).
+  Queue& copyQueue() { return *copyQueue_; }
+  // Composition of the headless display (blits) runs here.
+  Queue& graphicsQueue() { return *graphicsQueue_; }
+  bool queuesShared() const { return copyQueue_ == graphicsQueue_; }
+  std::vector<uint32_t> queueFamilies() const;
+
+  // Formats usable for shared swapchains on this device (export + attachment + copy).
+  const std::vector<int64_t>& swapchainFormats() const { return formats_; }
+  const std::vector<int64_t>& depthFormats() const { return depthFormats_; }
+
+  PFN_vkGetMemoryFdKHR getMemoryFd = nullptr;
+  PFN_vkGetSemaphoreFdKHR getSemaphoreFd = nullptr;
+
+ private:
+  Status init(const DeviceOptions& options);
+  void queryFormats();
+
+  vk::InstanceOwner instance_;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  vk::DeviceOwner device_;
+  DeviceFacts facts_;
+  VkPhysicalDeviceMemoryProperties memory_{};
+  float timestampPeriod_ = 1.f;
+  bool copyTimestamps_ = false;
+  std::unique_ptr<Queue> ownedCopyQueue_;
+  std::unique_ptr<Queue> ownedGraphicsQueue_;
+  Queue* copyQueue_ = nullptr;
+  Queue* graphicsQueue_ = nullptr;
+  std::vector<int64_t> formats_;
+  std::vector<int64_t> depthFormats_;
+};
+
+}  // namespace xrc::gpu

@@ -1,0 +1,333 @@
+#include "shared_swapchain.hpp"
+
+#include <array>
+
+namespace xrc::gpu {
+
+namespace {
+constexpr uint64_t toNs(std::chrono::milliseconds ms) { return uint64_t(ms.count()) * 1000000ull; }
+}  // namespace
+
+Result<std::unique_ptr<SharedSwapchain>> SharedSwapchain::create(GpuDevice& gpu,
+                                                                 const VkImageCreateInfo& info,
+                                                                 uint32_t count, SyncMode mode,
+                                                                 std::vector<ExportedImage>& exported) {
+  auto swapchain = std::make_unique<SharedSwapchain>(gpu, mode);
+  swapchain->info_ = info;
+  swapchain->images_.resize(count);
+  VkDevice device = gpu.device();
+
+  VkCommandPoolCreateInfo poolInfo{};
+  poolInfo.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  poolInfo.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  poolInfo.queueFamilyIndex = gpu.copyQueue().family;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  if (auto s = vk::check(vkCreateCommandPool(device, &poolInfo, nullptr, &pool), "vkCreateCommandPool"); !s) {
+    return s.error();
+  }
+  swapchain->pool_ = vk::CommandPool(device, pool);
+
+  if (gpu.timestampsOnCopyQueue()) {
+    VkQueryPoolCreateInfo queryInfo{};
+    queryInfo.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+    queryInfo.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    queryInfo.queryCount = 2 * count;
+    VkQueryPool queries = VK_NULL_HANDLE;
+    if (auto s = vk::check(vkCreateQueryPool(device, &queryInfo, nullptr, &queries), "vkCreateQueryPool"); !s) {
+      return s.error();
+    }
+    swapchain->timestamps_ = vk::QueryPool(device, queries);
+    vkResetQueryPool(device, queries, 0, 2 * count);
+  }
+
+  exported.clear();
+  exported.resize(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    if (auto s = swapchain->createImage(i, exported[i]); !s) return s.error();
+  }
+  return swapchain;
+}
+
+SharedSwapchain::~SharedSwapchain() {
+  // Command buffers go with the pool; a copy still in flight must finish before the images go.
+  (void)waitIdle(std::chrono::milliseconds(2000));
+}
+
+Status SharedSwapchain::createImage(uint32_t index, ExportedImage& out) {
+  VkDevice device = gpu_.device();
+  PerImage& per = images_[index];
+
+  VkExternalMemoryImageCreateInfo external{};
+  external.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO;
+  external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+  VkImageCreateInfo info = info_;
+  info.pNext = &external;
+  VkImage image = VK_NULL_HANDLE;
+  if (auto s = vk::check(vkCreateImage(device, &info, nullptr, &image), "vkCreateImage(shared)"); !s) return s;
+  per.image = vk::Image(device, image);
+
+  VkMemoryRequirements req;
+  vkGetImageMemoryRequirements(device, image, &req);
+  const uint32_t type = vk::findMemoryType(gpu_.memory(), req.memoryTypeBits,
+                                           VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  if (type == UINT32_MAX) return makeError(ErrorCode::internal, "no device-local memory type for a shared image");
+
+  VkMemoryDedicatedAllocateInfo dedicated{};
+  dedicated.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO;
+  dedicated.image = image;
+  VkExportMemoryAllocateInfo exportInfo{};
+  exportInfo.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO;
+  exportInfo.pNext = &dedicated;
+  exportInfo.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+  VkMemoryAllocateInfo alloc{};
+  alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+  alloc.pNext = &exportInfo;
+  alloc.allocationSize = req.size;
+  alloc.memoryTypeIndex = type;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  if (auto s = vk::check(vkAllocateMemory(device, &alloc, nullptr, &memory), "vkAllocateMemory(shared)"); !s) {
+    return s;
+  }
+  per.memory = vk::Memory(device, memory);
+  if (auto s = vk::check(vkBindImageMemory(device, image, memory, 0), "vkBindImageMemory"); !s) return s;
+
+  VkMemoryGetFdInfoKHR fdInfo{};
+  fdInfo.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR;
+  fdInfo.memory = memory;
+  fdInfo.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+  int fd = -1;
+  if (auto s = vk::check(gpu_.getMemoryFd(device, &fdInfo, &fd), "vkGetMemoryFdKHR"); !s) return s;
+  out.memoryFd = UniqueFd(fd);
+  out.allocationSize = req.size;
+  out.memoryTypeIndex = type;
+
+  if (mode_ == SyncMode::binary) {
+    for (auto [semaphore, fdOut] : {std::pair{&per.renderingDone, &out.renderingDoneFd},
+                                    std::pair{&per.copyingDone, &out.copyingDoneFd}}) {
+      VkExportSemaphoreCreateInfo exportSem{};
+      exportSem.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO;
+      exportSem.handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+      VkSemaphoreCreateInfo semInfo{};
+      semInfo.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
+      semInfo.pNext = &exportSem;
+      VkSemaphore handle = VK_NULL_HANDLE;
+      if (auto s = vk::check(vkCreateSemaphore(device, &semInfo, nullptr, &handle), "vkCreateSemaphore(shared)");
+          !s) {
+        return s;
+      }
+      *semaphore = vk::Semaphore(device, handle);
+      VkSemaphoreGetFdInfoKHR semFd{};
+      semFd.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR;
+      semFd.semaphore = handle;
+      semFd.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+      int sfd = -1;
+      if (auto s = vk::check(gpu_.getSemaphoreFd(device, &semFd, &sfd), "vkGetSemaphoreFdKHR"); !s) return s;
+      *fdOut = UniqueFd(sfd);
+    }
+  }
+
+  VkCommandBufferAllocateInfo cbInfo{};
+  cbInfo.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  cbInfo.commandPool = pool_.get();
+  cbInfo.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cbInfo.commandBufferCount = 1;
+  if (auto s = vk::check(vkAllocateCommandBuffers(device, &cbInfo, &per.commands), "vkAllocateCommandBuffers");
+      !s) {
+    return s;
+  }
+  VkFenceCreateInfo fenceInfo{};
+  fenceInfo.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+  VkFence fence = VK_NULL_HANDLE;
+  if (auto s = vk::check(vkCreateFence(device, &fenceInfo, nullptr, &fence), "vkCreateFence"); !s) return s;
+  per.copyFence = vk::Fence(device, fence);
+  return {};
+}
+
+void SharedSwapchain::recordCopy(PerImage& per, uint32_t index, VkImage destination) {
+  VkCommandBuffer cb = per.commands;
+  const VkImageAspectFlags aspect = vk::aspectMask(info_.format);
+  const VkImageSubresourceRange all{aspect, 0, info_.mipLevels, 0, info_.arrayLayers};
+  const uint32_t copyFamily = gpu_.copyQueue().family;
+
+  VkCommandBufferBeginInfo begin{};
+  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  vkBeginCommandBuffer(cb, &begin);
+  if (timestamps_) {
+    vkCmdResetQueryPool(cb, timestamps_.get(), 2 * index, 2);
+    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, timestamps_.get(), 2 * index);
+  }
+
+  // 1. Acquire the shared image from QUEUE_FAMILY_EXTERNAL: the client released it in
+  //    TRANSFER_SRC_OPTIMAL, so old == new layout (no transition). The rendering_done wait (binary)
+  //    or the client's fence + this submission (host) already made its writes visible.
+  VkImageMemoryBarrier acquire{};
+  acquire.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
+  acquire.srcAccessMask = 0;
+  acquire.dstAccessMask = 0;
+  acquire.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+  acquire.newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+  acquire.srcQueueFamilyIndex = VK_QUEUE_FAMILY_EXTERNAL;
+  acquire.dstQueueFamilyIndex = copyFamily;
+  acquire.image = per.image.get();
+  acquire.subresourceRange = all;
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0,
+                       nullptr, 0, nullptr, 1, &acquire);
+
+  // 2. Destination to TRANSFER_DST_OPTIMAL; old contents are discarded (every texel is copied).
+  //    srcStage TRANSFER chains with the wait on the backend's semaphore (its last read of this
+  //    image); the copy's access is TRANSFER_WRITE.
+  VkImageMemoryBarrier toDst{};
+  toDst.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
+  toDst.srcAccessMask = 0;
+  toDst.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  toDst.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  toDst.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+  toDst.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  toDst.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  toDst.image = destination;
+  toDst.subresourceRange = all;
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0,
+                       nullptr, 0, nullptr, 1, &toDst);
+
+  // 3. Copy every mip level, all array layers at once.
+  std::vector<VkImageCopy> regions(info_.mipLevels);
+  for (uint32_t mip = 0; mip < info_.mipLevels; ++mip) {
+    VkImageCopy& r = regions[mip];
+    r.srcSubresource = {aspect, mip, 0, info_.arrayLayers};
+    r.dstSubresource = {aspect, mip, 0, info_.arrayLayers};
+    r.extent = {std::max(1u, info_.extent.width >> mip), std::max(1u, info_.extent.height >> mip), 1};
+  }
+  vkCmdCopyImage(cb, per.image.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, destination,
+                 VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, uint32_t(regions.size()), regions.data());
+
+  // 4. Destination back to its attachment layout. The copy's writes must be available before the
+  //    layout transition (srcAccess TRANSFER_WRITE); nothing later in this batch reads it.
+  VkImageMemoryBarrier toAttachment = toDst;
+  toAttachment.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  toAttachment.dstAccessMask = 0;
+  toAttachment.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+  toAttachment.newLayout = vk::attachmentLayout(info_.format);
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0,
+                       nullptr, 0, nullptr, 1, &toAttachment);
+
+  if (timestamps_) {
+    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps_.get(), 2 * index + 1);
+  }
+  vkEndCommandBuffer(cb);
+}
+
+std::optional<double> SharedSwapchain::readCopyTime(uint32_t index) {
+  if (!timestamps_) return std::nullopt;
+  std::array<uint64_t, 2> ticks{};
+  VkResult r = vkGetQueryPoolResults(gpu_.device(), timestamps_.get(), 2 * index, 2, sizeof(ticks),
+                                     ticks.data(), sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
+  if (r != VK_SUCCESS || ticks[1] < ticks[0]) return std::nullopt;
+  return double(ticks[1] - ticks[0]) * gpu_.timestampPeriodNs() / 1000.0;
+}
+
+Result<CopyResult> SharedSwapchain::copyToRuntime(uint32_t index, const RuntimeImageLease& lease,
+                                                  Timeline& copyTimeline, std::chrono::milliseconds timeout) {
+  if (index >= images_.size()) return makeError(ErrorCode::internal, "copy of image {} out of range", index);
+  PerImage& per = images_[index];
+  VkDevice device = gpu_.device();
+  CopyResult result;
+  result.runtimeIndex = lease.index;
+
+  // The command buffer of this image's previous copy must be done before re-recording it. In
+  // binary mode that copy signalled copying_done which the client waited for before rendering
+  // again, so this is (almost always) already signalled.
+  if (per.submitted) {
+    VkFence fence = per.copyFence.get();
+    VkResult r = vkWaitForFences(device, 1, &fence, VK_TRUE, toNs(timeout));
+    if (r == VK_TIMEOUT) {
+      return makeError(ErrorCode::timeout, "previous copy of image {} did not finish within {} ms", index,
+                       timeout.count());
+    }
+    if (auto s = vk::check(r, "vkWaitForFences(copy)"); !s) return s.error();
+    result.gpuCopyUs = readCopyTime(index);
+    vkResetFences(device, 1, &fence);
+    per.submitted = false;
+  }
+
+  recordCopy(per, index, lease.image);
+
+  std::array<VkSemaphore, 2> waits{};
+  std::array<uint64_t, 2> waitValues{};
+  std::array<VkPipelineStageFlags, 2> waitStages{};
+  uint32_t waitCount = 0;
+  if (mode_ == SyncMode::binary) {
+    waits[waitCount] = per.renderingDone.get();
+    waitStages[waitCount++] = VK_PIPELINE_STAGE_TRANSFER_BIT;
+  }
+  if (lease.waitSemaphore != VK_NULL_HANDLE) {
+    waits[waitCount] = lease.waitSemaphore;
+    waitValues[waitCount] = lease.waitValue;
+    waitStages[waitCount++] = VK_PIPELINE_STAGE_TRANSFER_BIT;
+  }
+  std::array<VkSemaphore, 2> signals{};
+  std::array<uint64_t, 2> signalValues{};
+  uint32_t signalCount = 0;
+  if (mode_ == SyncMode::binary) signals[signalCount++] = per.copyingDone.get();
+  result.copyValue = copyTimeline.next();
+  signals[signalCount] = copyTimeline.get();
+  signalValues[signalCount++] = result.copyValue;
+
+  VkTimelineSemaphoreSubmitInfo timelineInfo{};
+  timelineInfo.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
+  timelineInfo.waitSemaphoreValueCount = waitCount;
+  timelineInfo.pWaitSemaphoreValues = waitValues.data();
+  timelineInfo.signalSemaphoreValueCount = signalCount;
+  timelineInfo.pSignalSemaphoreValues = signalValues.data();
+  VkSubmitInfo submit{};
+  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+  submit.pNext = &timelineInfo;
+  submit.waitSemaphoreCount = waitCount;
+  submit.pWaitSemaphores = waits.data();
+  submit.pWaitDstStageMask = waitStages.data();
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &per.commands;
+  submit.signalSemaphoreCount = signalCount;
+  submit.pSignalSemaphores = signals.data();
+  {
+    Queue& queue = gpu_.copyQueue();
+    Lock lock(queue.submitMutex);
+    if (auto s = vk::check(vkQueueSubmit(queue.queue, 1, &submit, per.copyFence.get()), "vkQueueSubmit(copy)");
+        !s) {
+      return s.error();
+    }
+  }
+  per.submitted = true;
+
+  if (mode_ == SyncMode::host) {
+    // Host mode: no copying_done semaphore, so the client may only reuse the image once the copy
+    // is complete; the release answer waits for this fence.
+    VkFence fence = per.copyFence.get();
+    VkResult r = vkWaitForFences(device, 1, &fence, VK_TRUE, toNs(timeout));
+    if (r == VK_TIMEOUT) {
+      return makeError(ErrorCode::timeout, "copy of image {} did not finish within {} ms", index,
+                       timeout.count());
+    }
+    if (auto s = vk::check(r, "vkWaitForFences(copy)"); !s) return s.error();
+    result.gpuCopyUs = readCopyTime(index);
+    vkResetFences(device, 1, &fence);
+    per.submitted = false;
+  }
+  return result;
+}
+
+Status SharedSwapchain::waitIdle(std::chrono::milliseconds timeout) {
+  for (PerImage& per : images_) {
+    if (!per.submitted) continue;
+    VkFence fence = per.copyFence.get();
+    VkResult r = vkWaitForFences(gpu_.device(), 1, &fence, VK_TRUE, toNs(timeout));
+    if (r != VK_SUCCESS) {
+      return makeError(ErrorCode::timeout, "copy still in flight at swapchain destruction ({})",
+                       vk::resultName(r));
+    }
+    per.submitted = false;
+  }
+  return {};
+}
+
+}  // namespace xrc::gpu

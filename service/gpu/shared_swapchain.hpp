@@ -1,0 +1,76 @@
+// The daemon's half of a shared swapchain: exportable images (dedicated OPAQUE_FD allocations)
+// with the exact create info of the runtime swapchain, per-image rendering_done / copying_done
+// semaphores (binary mode), and the copy of a released image into a runtime image (seed 000).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "../backends/backend.hpp"
+#include "gpu_device.hpp"
+#include "timeline.hpp"
+#include "xrc/protocol_rules.hpp"
+#include "xrc/unique_fd.hpp"
+
+namespace xrc::gpu {
+
+struct ExportedImage {
+  UniqueFd memoryFd;
+  uint64_t allocationSize = 0;
+  uint32_t memoryTypeIndex = 0;
+  UniqueFd renderingDoneFd;  // binary mode only
+  UniqueFd copyingDoneFd;    // binary mode only
+};
+
+struct CopyResult {
+  uint32_t runtimeIndex = 0;
+  uint64_t copyValue = 0;           // copy timeline value signalled by this copy
+  std::optional<double> gpuCopyUs;  // of this copy (host mode) or of the image's previous one
+};
+
+class SharedSwapchain {
+ public:
+  // Creates `count` images like `info` and, in binary mode, their semaphores. Exports an fd set
+  // per image into `exported` (the caller sends them; the swapchain keeps no fds).
+  static Result<std::unique_ptr<SharedSwapchain>> create(GpuDevice& gpu, const VkImageCreateInfo& info,
+                                                         uint32_t count, SyncMode mode,
+                                                         std::vector<ExportedImage>& exported);
+  SharedSwapchain(GpuDevice& gpu, SyncMode mode) : gpu_(gpu), mode_(mode) {}
+  ~SharedSwapchain();
+
+  const VkImageCreateInfo& createInfo() const { return info_; }
+  uint32_t imageCount() const { return uint32_t(images_.size()); }
+
+  // Frame worker thread only. Records and submits the copy of shared image `index` into the
+  // runtime image leased from the backend, per seed 000; in host mode waits for it (bounded).
+  Result<CopyResult> copyToRuntime(uint32_t index, const RuntimeImageLease& lease, Timeline& copyTimeline,
+                                   std::chrono::milliseconds timeout);
+  // Waits (bounded) until no copy of this swapchain is in flight; before destruction.
+  Status waitIdle(std::chrono::milliseconds timeout);
+
+ private:
+  struct PerImage {
+    vk::Memory memory;  // declared first: destroyed after the image bound to it
+    vk::Image image;
+    vk::Semaphore renderingDone;
+    vk::Semaphore copyingDone;
+    VkCommandBuffer commands = VK_NULL_HANDLE;  // from pool_, re-recorded every copy
+    vk::Fence copyFence;
+    bool submitted = false;  // copyFence will signal / has signalled for the last copy
+  };
+
+  Status createImage(uint32_t index, ExportedImage& out);
+  std::optional<double> readCopyTime(uint32_t index);
+  void recordCopy(PerImage& image, uint32_t index, VkImage destination);
+
+  GpuDevice& gpu_;
+  SyncMode mode_;
+  VkImageCreateInfo info_{};
+  std::vector<PerImage> images_;
+  vk::CommandPool pool_;
+  vk::QueryPool timestamps_;  // two per image: before and after the copy
+};
+
+}  // namespace xrc::gpu

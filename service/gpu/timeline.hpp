@@ -1,0 +1,28 @@
+// A device-local timeline semaphore with the last value handed out. Orders the daemon's own
+// queues against each other (copies -> composition -> next copy into the same runtime image).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "xrc/vk_util.hpp"
+
+namespace xrc::gpu {
+
+class Timeline {
+ public:
+  static Result<std::unique_ptr<Timeline>> create(VkDevice device);
+  VkSemaphore get() const { return semaphore_.get(); }
+  // Reserves the next value; the caller signals it in its submission.
+  uint64_t next() { return ++last_; }
+  uint64_t last() const { return last_.load(); }
+  // Host wait with a bound, e.g. before a readback.
+  Status wait(VkDevice device, uint64_t value, uint64_t timeoutNs) const;
+
+ private:
+  vk::Semaphore semaphore_;
+  std::atomic<uint64_t> last_{0};
+};
+
+}  // namespace xrc::gpu

@@ -1,0 +1,67 @@
+#include "compositor_server.hpp"
+
+#include "../log.hpp"
+#include "control_server.hpp"
+#include "session_server.hpp"
+#include "xrc/wire_convert.hpp"
+
+namespace xrc {
+
+kj::Promise<void> CompositorServer::describe(DescribeContext context) {
+  auto results = context.getResults();
+  setOk(results.initError());
+  fillSystemDescription(ctx_, results.initSystem());
+  return kj::READY_NOW;
+}
+
+kj::Promise<void> CompositorServer::connect(ConnectContext context) {
+  auto info = context.getParams().getClient();
+  auto results = context.getResults();
+  auto fail = [&](const Error& error) {
+    log::warn("connection from pid {} refused: {}", peer_.pid, error.describe());
+    toWire(error, results.initError());
+    return kj::READY_NOW;
+  };
+  if (connected_) return fail(makeError(ErrorCode::callOrder, "this connection already has a session"));
+  auto device = fromWire(info.getDevice());
+  if (!device) return fail(device.error());
+  NegotiationInput in;
+  in.clientMajor = info.getVersion().getMajor();
+  in.clientMinor = info.getVersion().getMinor();
+  in.client = device.value();
+  in.client.externalSemaphoreFd = info.getHasExternalSemaphoreFd();
+  in.daemon = ctx_.gpu.facts();
+  in.forcedMode = ctx_.forcedSyncMode;
+  auto mode = negotiate(in);
+  if (!mode) return fail(mode.error());
+
+  std::string name = info.getName().cStr();
+  if (name.empty() || name.size() > 128) name = name.empty() ? "unnamed" : name.substr(0, 128);
+  connected_ = true;
+  auto record = ctx_.clients.add(name, peer_.pid, peer_.uid, mode.value());
+  auto session = std::make_shared<SessionState>(ctx_, timer_, record);
+  log::info("client {} '{}' (pid {}) connected, sync mode {}", record->id, record->name, record->pid,
+            syncModeName(record->syncMode));
+
+  setOk(results.initError());
+  results.setSession(kj::heap<SessionServer>(session));
+  fillSystemDescription(ctx_, results.initSystem());
+  results.setSyncMode(toWire(mode.value()));
+  results.setClientId(record->id);
+  return kj::READY_NOW;
+}
+
+kj::Promise<void> CompositorServer::control(ControlContext context) {
+  auto results = context.getResults();
+  if (peer_.uid != ctx_.daemonUid && peer_.uid != 0) {
+    toWire(makeError(ErrorCode::permissionDenied, "uid {} may not control a daemon of uid {}", peer_.uid,
+                     ctx_.daemonUid),
+           results.initError());
+    return kj::READY_NOW;
+  }
+  setOk(results.initError());
+  results.setControl(kj::heap<ControlServer>(ctx_));
+  return kj::READY_NOW;
+}
+
+}  // namespace xrc

@@ -1,0 +1,32 @@
+// The bootstrap capability of one connection: describe, connect (negotiation), control.
+#pragma once
+
+#include <kj/async-io.h>
+
+#include "../compositor/daemon_context.hpp"
+#include "xrc.capnp.h"
+
+namespace xrc {
+
+struct PeerCredentials {
+  uint32_t pid = 0;
+  uint32_t uid = 0;
+};
+
+class CompositorServer final : public wire::Compositor::Server {
+ public:
+  CompositorServer(DaemonContext& ctx, kj::Timer& timer, PeerCredentials peer)
+      : ctx_(ctx), timer_(timer), peer_(peer) {}
+
+  kj::Promise<void> describe(DescribeContext context) override;
+  kj::Promise<void> connect(ConnectContext context) override;
+  kj::Promise<void> control(ControlContext context) override;
+
+ private:
+  DaemonContext& ctx_;
+  kj::Timer& timer_;
+  PeerCredentials peer_;
+  bool connected_ = false;
+};
+
+}  // namespace xrc

@@ -1,0 +1,134 @@
+#include "control_server.hpp"
+
+#include "xrc/wire_convert.hpp"
+
+namespace xrc {
+
+namespace {
+void toWire(const Pixels& pixels, wire::Pixels::Builder out) {
+  out.setWidth(pixels.width);
+  out.setHeight(pixels.height);
+  out.setLayers(pixels.layers);
+  out.setFormat(pixels.format);
+  out.setData(kj::arrayPtr(pixels.data.data(), pixels.data.size()));
+}
+}  // namespace
+
+void fillSystemDescription(DaemonContext& ctx, wire::SystemDescription::Builder out) {
+  const SystemInfo& system = ctx.backend.systemInfo();
+  out.setDaemonVersion(XRC_VERSION);
+  out.setBackend(system.backendName);
+  auto views = out.initViews(uint32_t(system.views.size()));
+  for (uint32_t i = 0; i < system.views.size(); ++i) {
+    views[i].setRecommendedWidth(system.views[i].recommendedWidth);
+    views[i].setRecommendedHeight(system.views[i].recommendedHeight);
+    views[i].setMaxWidth(system.views[i].maxWidth);
+    views[i].setMaxHeight(system.views[i].maxHeight);
+  }
+  out.setRefreshHz(float(system.refreshHz));
+  const auto& formats = ctx.gpu.swapchainFormats();
+  auto list = out.initSwapchainFormats(uint32_t(formats.size()));
+  for (uint32_t i = 0; i < formats.size(); ++i) list.set(i, formats[i]);
+  toWire(ctx.gpu.facts(), out.initDevice());
+  out.setMaxLayers(kMaxLayersPerFrame);
+  out.setMaxSwapchains(kMaxSwapchainsPerSession);
+  out.setMaxArrayLayers(kMaxArrayLayers);
+  out.setDaemonHasExternalSemaphoreFd(ctx.gpu.facts().externalSemaphoreFd);
+}
+
+kj::Promise<void> ControlServer::status(StatusContext context) {
+  auto results = context.getResults();
+  setOk(results.initError());
+  auto status = results.initStatus();
+  status.setDaemonVersion(XRC_VERSION);
+  status.setBackend(ctx_.backend.systemInfo().backendName);
+  status.setUptimeNs(monotonicNowNs() - ctx_.startNs);
+  status.setRefreshHz(float(ctx_.backend.systemInfo().refreshHz));
+  status.setDisplayFrames(ctx_.backend.displayFrames());
+  auto clients = ctx_.clients.snapshot();
+  auto list = status.initClients(uint32_t(clients.size()));
+  for (uint32_t i = 0; i < clients.size(); ++i) {
+    const ClientRecord& c = *clients[i];
+    auto out = list[i];
+    out.setId(c.id);
+    out.setName(c.name);
+    out.setPid(c.pid);
+    out.setSyncMode(xrc::toWire(c.syncMode));
+    out.setFramesSubmitted(c.framesSubmitted.load());
+    out.setReleases(c.releases.load());
+    Lock lock(c.swapchainsMutex);
+    out.setSwapchains(uint32_t(c.swapchains.size()));
+  }
+  return kj::READY_NOW;
+}
+
+kj::Promise<void> ControlServer::readSwapchain(ReadSwapchainContext context) {
+  auto params = context.getParams();
+  auto client = ctx_.clients.find(params.getClientId());
+  std::shared_ptr<SwapchainCore> core;
+  if (client) {
+    Lock lock(client->swapchainsMutex);
+    auto it = client->swapchains.find(params.getSwapchainId());
+    if (it != client->swapchains.end()) core = it->second.lock();
+  }
+  if (!core) {
+    xrc::toWire(makeError(ErrorCode::notFound, "no swapchain {} of client {}", params.getSwapchainId(),
+                          params.getClientId()),
+                context.getResults().initError());
+    return kj::READY_NOW;
+  }
+  using Reply = std::pair<Result<Pixels>, uint64_t>;
+  auto paf = kj::newPromiseAndCrossThreadFulfiller<kj::Own<Reply>>();
+  // The frame worker knows which runtime image holds the newest content.
+  DaemonContext& ctx = ctx_;
+  ctx.worker.post([&ctx, core, fulfiller = kj::mv(paf.fulfiller)]() mutable {
+    if (!core->hasContent) {
+      fulfiller->fulfill(kj::heap<Reply>(makeError(ErrorCode::callOrder, "swapchain {} has no content yet", core->id),
+                                         0));
+      return;
+    }
+    const uint64_t ordinal = core->latestOrdinal;
+    ctx.backend.readRuntimeImage(core->runtime, core->latestRuntimeIndex, core->latestCopyValue,
+                                 [ordinal, f = std::make_shared<decltype(fulfiller)>(kj::mv(fulfiller))](Result<Pixels> pixels) mutable {
+                                   (*f)->fulfill(kj::heap<Reply>(std::move(pixels), ordinal));
+                                 });
+  });
+  return paf.promise.then([context](kj::Own<Reply> reply) mutable {
+    auto results = context.getResults();
+    if (!reply->first) {
+      xrc::toWire(reply->first.error(), results.initError());
+      return;
+    }
+    setOk(results.initError());
+    toWire(reply->first.value(), results.initPixels());
+    results.setReleaseOrdinal(reply->second);
+  });
+}
+
+kj::Promise<void> ControlServer::readDisplay(ReadDisplayContext context) {
+  auto paf = kj::newPromiseAndCrossThreadFulfiller<kj::Own<Result<DisplaySnapshot>>>();
+  auto f = std::make_shared<decltype(paf.fulfiller)>(kj::mv(paf.fulfiller));
+  ctx_.backend.readDisplay([f](Result<DisplaySnapshot> snapshot) mutable {
+    (*f)->fulfill(kj::heap<Result<DisplaySnapshot>>(std::move(snapshot)));
+  });
+  return paf.promise.then([context](kj::Own<Result<DisplaySnapshot>> snapshot) mutable {
+    auto results = context.getResults();
+    if (!*snapshot) {
+      xrc::toWire(snapshot->error(), results.initError());
+      return;
+    }
+    setOk(results.initError());
+    const DisplaySnapshot& s = snapshot->value();
+    toWire(s.pixels, results.initPixels());
+    results.setDisplayFrame(s.displayFrame);
+    auto shown = results.initShown(uint32_t(s.shown.size()));
+    for (uint32_t i = 0; i < s.shown.size(); ++i) {
+      shown[i].setClientId(s.shown[i].clientId);
+      shown[i].setFrameId(s.shown[i].frameId);
+      shown[i].setSwapchainId(s.shown[i].swapchainId);
+      shown[i].setReleaseOrdinal(s.shown[i].releaseOrdinal);
+    }
+  });
+}
+
+}  // namespace xrc

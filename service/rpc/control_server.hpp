@@ -1,0 +1,24 @@
+// The operator's interface (xr-compositorctl): status and readbacks. Handed out only to the
+// daemon's own uid or root.
+#pragma once
+
+#include "../compositor/daemon_context.hpp"
+#include "xrc.capnp.h"
+
+namespace xrc {
+
+class ControlServer final : public wire::Control::Server {
+ public:
+  explicit ControlServer(DaemonContext& ctx) : ctx_(ctx) {}
+
+  kj::Promise<void> status(StatusContext context) override;
+  kj::Promise<void> readSwapchain(ReadSwapchainContext context) override;
+  kj::Promise<void> readDisplay(ReadDisplayContext context) override;
+
+ private:
+  DaemonContext& ctx_;
+};
+
+void fillSystemDescription(DaemonContext& ctx, wire::SystemDescription::Builder out);
+
+}  // namespace xrc

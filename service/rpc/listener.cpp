@@ -1,0 +1,107 @@
+#include "listener.hpp"
+
+#include <errno.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <cstring>
+
+#include "../log.hpp"
+#include "compositor_server.hpp"
+
+namespace xrc {
+
+namespace {
+constexpr uint kMaxFdsPerMessage = 256;  // 3 fds per image, a few images per swapchain
+
+Result<sockaddr_un> socketAddress(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
+    return makeError(ErrorCode::invalidArgument, "socket path '{}' must be 1..{} bytes", path,
+                     sizeof(addr.sun_path) - 1);
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  return addr;
+}
+}  // namespace
+
+Result<UniqueFd> bindListeningSocket(const std::string& path) {
+  auto addr = socketAddress(path);
+  if (!addr) return addr.error();
+  const auto slash = path.rfind('/');
+  if (slash != std::string::npos && slash > 0) {
+    const std::string dir = path.substr(0, slash);
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+      return makeError(ErrorCode::invalidArgument, "cannot create socket directory '{}': {}", dir, std::strerror(errno));
+    }
+  }
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd.valid()) return makeError(ErrorCode::internal, "socket(): {}", std::strerror(errno));
+  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr.value()), sizeof(sockaddr_un)) != 0) {
+    if (errno != EADDRINUSE) {
+      return makeError(ErrorCode::invalidArgument, "cannot bind '{}': {}", path, std::strerror(errno));
+    }
+    // Someone's file is there: a live daemon answers, a stale socket from a crash does not.
+    UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (::connect(probe.get(), reinterpret_cast<const sockaddr*>(&addr.value()), sizeof(sockaddr_un)) == 0) {
+      return makeError(ErrorCode::exhausted, "another daemon is already serving '{}'", path);
+    }
+    struct stat st{};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) {
+      return makeError(ErrorCode::invalidArgument, "'{}' exists and is not a socket; refusing to replace it", path);
+    }
+    log::warn("removing stale socket '{}' (nobody is listening on it)", path);
+    ::unlink(path.c_str());
+    if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr.value()), sizeof(sockaddr_un)) != 0) {
+      return makeError(ErrorCode::invalidArgument, "cannot bind '{}': {}", path, std::strerror(errno));
+    }
+  }
+  if (::listen(fd.get(), 64) != 0) return makeError(ErrorCode::internal, "listen(): {}", std::strerror(errno));
+  return fd;
+}
+
+struct Listener::Connection {
+  Connection(DaemonContext& ctx, kj::Timer& timer, kj::Own<kj::AsyncCapabilityStream> s, PeerCredentials peer)
+      : stream(kj::mv(s)),
+        network(*stream, kMaxFdsPerMessage, capnp::rpc::twoparty::Side::SERVER),
+        rpc(capnp::makeRpcServer(network, kj::heap<CompositorServer>(ctx, timer, peer))) {}
+
+  kj::Own<kj::AsyncCapabilityStream> stream;
+  capnp::TwoPartyVatNetwork network;
+  capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc;
+};
+
+Listener::Listener(DaemonContext& ctx, kj::AsyncIoContext& io, UniqueFd listenFd)
+    : ctx_(ctx), io_(io), tasks_(*this) {
+  receiver_ = io.lowLevelProvider->wrapListenSocketFd(listenFd.release(), kj::LowLevelAsyncIoProvider::TAKE_OWNERSHIP);
+}
+
+kj::Promise<void> Listener::run() { return acceptLoop(); }
+
+kj::Promise<void> Listener::acceptLoop() {
+  return receiver_->accept().then([this](kj::Own<kj::AsyncIoStream> stream) {
+    PeerCredentials peer;
+    KJ_IF_MAYBE (fd, stream->getFd()) {
+      ucred cred{};
+      socklen_t len = sizeof(cred);
+      if (::getsockopt(*fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+        peer.pid = uint32_t(cred.pid);
+        peer.uid = cred.uid;
+      }
+    }
+    auto capStream = stream.downcast<kj::AsyncCapabilityStream>();
+    auto connection = kj::heap<Connection>(ctx_, io_.provider->getTimer(), kj::mv(capStream), peer);
+    ++connections_;
+    tasks_.add(connection->network.onDisconnect().attach(kj::mv(connection), kj::defer([this] { --connections_; })));
+    return acceptLoop();
+  });
+}
+
+void Listener::taskFailed(kj::Exception&& exception) {
+  // A broken connection is that client's problem only.
+  log::warn("connection ended with an error: {}", exception.getDescription().cStr());
+}
+
+}  // namespace xrc

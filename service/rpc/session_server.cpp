@@ -1,0 +1,355 @@
+#include "session_server.hpp"
+
+#include <cmath>
+
+#include "../log.hpp"
+#include "xrc/wire_convert.hpp"
+
+namespace xrc {
+
+namespace {
+
+// A layer as validated on the KJ thread, resolved to runtime images on the frame worker.
+struct PendingView {
+  std::shared_ptr<SwapchainCore> core;
+  SubImageRef ref;
+};
+struct PendingLayer {
+  CommittedLayer::Kind kind;
+  uint64_t flags;
+  std::vector<PendingView> views;
+  float quadWidth = 0, quadHeight = 0;
+  std::vector<float> orientation, position;
+};
+
+std::vector<float> floats(capnp::List<float>::Reader list) {
+  std::vector<float> out;
+  for (float f : list) out.push_back(f);
+  return out;
+}
+
+SubImageRef readSubImage(wire::SubImage::Reader in) {
+  auto rect = in.getImageRect();
+  return SubImageRef{in.getSwapchainId(), rect.getX(), rect.getY(), rect.getWidth(), rect.getHeight(),
+                     in.getArrayIndex()};
+}
+
+template <typename Context>
+kj::Promise<void> answer(Context& context, const Status& status) {
+  auto error = context.getResults().initError();
+  if (status) setOk(error);
+  else toWire(status.error(), error);
+  return kj::READY_NOW;
+}
+
+}  // namespace
+
+SessionState::SessionState(DaemonContext& ctx, kj::Timer& timer, std::shared_ptr<ClientRecord> client)
+    : ctx(ctx), timer(timer), client(std::move(client)) {}
+
+SessionState::~SessionState() {
+  // The client left (or dropped every capability): its frames leave the display and its
+  // swapchains are destroyed once the copies already queued for them are done.
+  ctx.backend.removeClient(client->id);
+  for (auto& [id, state] : swapchains) {
+    ctx.worker.post([core = std::move(state->core)]() mutable {
+      if (auto s = core->shared->waitIdle(std::chrono::milliseconds(2000)); !s) log::warn("{}", s.error().describe());
+      core.reset();
+    });
+  }
+  ctx.clients.remove(client->id);
+  log::info("client {} '{}' (pid {}) disconnected", client->id, client->name, client->pid);
+}
+
+// --- Session -----------------------------------------------------------------------------------
+
+kj::Promise<void> SessionServer::createSwapchain(CreateSwapchainContext context) {
+  SessionState& s = *state_;
+  const SwapchainRequest request = fromWire(context.getParams().getInfo());
+  SwapchainLimits limits;
+  limits.formats = s.ctx.gpu.swapchainFormats();
+  limits.depthFormats = s.ctx.gpu.depthFormats();
+  if (auto v = validateSwapchainRequest(request, limits); !v) return answer(context, v);
+  if (s.swapchains.size() >= kMaxSwapchainsPerSession) {
+    return answer(context, makeError(ErrorCode::exhausted, "a session may have at most {} swapchains",
+                                     kMaxSwapchainsPerSession));
+  }
+
+  const VkImageCreateInfo info = vk::sharedImageCreateInfo(request);
+  auto runtime = s.ctx.backend.createSwapchain(info);
+  if (!runtime) return answer(context, runtime.error());
+  std::vector<gpu::ExportedImage> exported;
+  auto shared = gpu::SharedSwapchain::create(s.ctx.gpu, info, runtime.value()->imageCount(), s.client->syncMode,
+                                             exported);
+  if (!shared) return answer(context, shared.error());
+
+  auto core = std::make_shared<SwapchainCore>();
+  core->id = s.nextSwapchainId++;
+  core->clientId = s.client->id;
+  core->request = request;
+  core->shared = std::move(shared).value();
+  core->runtime = std::move(runtime).value();
+  const uint32_t count = core->shared->imageCount();
+  {
+    Lock lock(s.client->swapchainsMutex);
+    s.client->swapchains[core->id] = core;
+  }
+  s.swapchains[core->id] = std::make_unique<SwapchainState>(SwapchainState{core, ImageCycle(count)});
+
+  auto results = context.getResults();
+  setOk(results.initError());
+  results.setSwapchain(kj::heap<SwapchainServer>(state_, core->id));
+  results.setId(core->id);
+  toWire(info, results.initImage());
+  auto images = results.initImages(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    auto out = images[i];
+    out.setMemory(makeFdCarrier(std::move(exported[i].memoryFd)));
+    out.setAllocationSize(exported[i].allocationSize);
+    out.setMemoryTypeIndex(exported[i].memoryTypeIndex);
+    out.setDedicated(true);
+    if (exported[i].renderingDoneFd.valid()) {
+      out.setRenderingDone(makeFdCarrier(std::move(exported[i].renderingDoneFd)));
+      out.setCopyingDone(makeFdCarrier(std::move(exported[i].copyingDoneFd)));
+    }
+  }
+  log::debug("client {}: swapchain {} {}x{} format {} layers {} mips {} ({} images)", s.client->id, core->id,
+             request.width, request.height, request.format, request.arraySize, request.mipCount, count);
+  return kj::READY_NOW;
+}
+
+kj::Promise<void> SessionServer::waitFrame(WaitFrameContext context) {
+  SessionState& s = *state_;
+  if (s.waitPending) {
+    return answer(context, makeError(ErrorCode::callOrder, "waitFrame: a previous waitFrame is still pending"));
+  }
+  // Pace the client to the display: frame n targets the vsync after the one frame n-1 targets,
+  // and the call returns one display period before its target (seed 003's CPU pacing).
+  const DisplayClock clock = s.ctx.backend.clock();
+  const int64_t now = monotonicNowNs();
+  const int64_t predicted = std::max(clock.nextVsyncAfter(now) + clock.periodNs, s.lastPredictedNs + clock.periodNs);
+  const int64_t wakeAt = predicted - clock.periodNs;
+  s.lastPredictedNs = predicted;
+  const uint64_t frameId = s.nextFrameId++;
+  s.waitPending = true;
+  auto state = state_;
+  return s.timer.afterDelay(std::max<int64_t>(0, wakeAt - now) * kj::NANOSECONDS)
+      .then([state, context, frameId, predicted, clock]() mutable {
+        state->waitPending = false;
+        state->waitedFrame = frameId;
+        auto results = context.getResults();
+        setOk(results.initError());
+        auto timing = results.initTiming();
+        timing.setFrameId(frameId);
+        timing.setPredictedDisplayTime(predicted);
+        timing.setPredictedDisplayPeriod(clock.periodNs);
+        timing.setShouldRender(true);
+      });
+}
+
+kj::Promise<void> SessionServer::beginFrame(BeginFrameContext context) {
+  SessionState& s = *state_;
+  const uint64_t frameId = context.getParams().getFrameId();
+  if (!s.waitedFrame || *s.waitedFrame != frameId) {
+    return answer(context, makeError(ErrorCode::callOrder, "beginFrame: frame {} was not returned by the last waitFrame",
+                                     frameId));
+  }
+  s.waitedFrame.reset();
+  s.begunFrame = frameId;  // a frame begun and never ended is discarded here
+  return answer(context, Status{});
+}
+
+kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
+  SessionState& s = *state_;
+  auto params = context.getParams();
+  const uint64_t frameId = params.getFrameId();
+  if (!s.begunFrame || *s.begunFrame != frameId) {
+    return answer(context, makeError(ErrorCode::callOrder, "endFrame: frame {} was not begun", frameId));
+  }
+  auto layers = params.getLayers();
+  if (layers.size() > kMaxLayersPerFrame) {
+    return answer(context, makeError(ErrorCode::invalidArgument, "endFrame: {} layers exceed the maximum of {}",
+                                     layers.size(), kMaxLayersPerFrame));
+  }
+
+  // Validate everything before touching any state.
+  auto lookup = [&](const SubImageRef& ref, bool depth, const char* what,
+                    std::vector<PendingView>& out) -> Status {
+    auto it = s.swapchains.find(ref.swapchainId);
+    std::optional<SwapchainFacts> facts;
+    if (it != s.swapchains.end()) {
+      const auto& req = it->second->core->request;
+      facts = SwapchainFacts{req.width, req.height, req.arraySize,
+                             vk::isDepthFormat(VkFormat(req.format)), it->second->releasesRequested > 0};
+    }
+    if (auto v = validateSubImage(ref, facts ? &*facts : nullptr, depth, what); !v) return v;
+    out.push_back(PendingView{it->second->core, ref});
+    return {};
+  };
+  const uint32_t viewCount = uint32_t(s.ctx.backend.systemInfo().views.size());
+  std::vector<PendingLayer> pending;
+  for (auto layer : layers) {
+    PendingLayer p;
+    p.flags = layer.getFlags();
+    if (layer.isProjection()) {
+      p.kind = CommittedLayer::Kind::projection;
+      auto views = layer.getProjection();
+      if (views.size() != viewCount) {
+        return answer(context, makeError(ErrorCode::invalidArgument, "projection layer has {} views, the system has {}",
+                                         views.size(), viewCount));
+      }
+      std::vector<PendingView> depthViews;
+      for (auto view : views) {
+        auto pose = view.getPose();
+        if (auto v = validatePose(floats(pose.getOrientation()), floats(pose.getPosition())); !v) {
+          return answer(context, v);
+        }
+        auto fov = floats(view.getFov());
+        if (fov.size() != 4 || !std::all_of(fov.begin(), fov.end(), [](float f) { return std::isfinite(f); })) {
+          return answer(context, makeError(ErrorCode::invalidArgument, "projection view fov needs 4 finite angles"));
+        }
+        if (auto v = lookup(readSubImage(view.getSubImage()), false, "projection view", p.views); !v) {
+          return answer(context, v);
+        }
+        if (view.getHasDepth()) {
+          if (auto v = lookup(readSubImage(view.getDepth().getSubImage()), true, "depth info", depthViews); !v) {
+            return answer(context, v);
+          }
+        }
+      }
+    } else {
+      p.kind = CommittedLayer::Kind::quad;
+      auto quad = layer.getQuad();
+      if (auto v = validateQuadExtent(quad.getWidth(), quad.getHeight()); !v) return answer(context, v);
+      p.orientation = floats(quad.getPose().getOrientation());
+      p.position = floats(quad.getPose().getPosition());
+      if (auto v = validatePose(p.orientation, p.position); !v) return answer(context, v);
+      if (auto v = lookup(readSubImage(quad.getSubImage()), false, "quad layer", p.views); !v) {
+        return answer(context, v);
+      }
+      p.quadWidth = quad.getWidth();
+      p.quadHeight = quad.getHeight();
+    }
+    pending.push_back(std::move(p));
+  }
+
+  s.begunFrame.reset();
+  s.client->framesSubmitted++;
+  CommittedFrame frame;
+  frame.clientId = s.client->id;
+  frame.frameId = frameId;
+  frame.displayTimeNs = params.getDisplayTime();
+
+  // Committed on the frame worker, after every release this client sent before this call.
+  auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
+  DaemonContext& ctx = s.ctx;
+  ctx.worker.post([&ctx, frame = std::move(frame), pending = std::move(pending),
+                   fulfiller = kj::mv(paf.fulfiller)]() mutable {
+    for (auto& p : pending) {
+      CommittedLayer layer;
+      layer.kind = p.kind;
+      layer.flags = p.flags;
+      layer.quadWidth = p.quadWidth;
+      layer.quadHeight = p.quadHeight;
+      layer.quadOrientation = p.orientation;
+      layer.quadPosition = p.position;
+      for (auto& v : p.views) {
+        if (!v.core->hasContent) continue;  // its only release failed; nothing to show
+        layer.views.push_back(LayerView{v.core->runtime, v.core->id, v.core->latestRuntimeIndex,
+                                        v.core->latestOrdinal, v.core->latestCopyValue, v.ref.x, v.ref.y,
+                                        v.ref.width, v.ref.height, v.ref.arrayIndex});
+      }
+      frame.layers.push_back(std::move(layer));
+    }
+    ctx.backend.commitFrame(std::move(frame));
+    fulfiller->fulfill();
+  });
+  return paf.promise.then([context]() mutable { setOk(context.getResults().initError()); });
+}
+
+// --- Swapchain ---------------------------------------------------------------------------------
+
+SwapchainState* SwapchainServer::state(wire::Error::Builder error) {
+  auto it = session_->swapchains.find(id_);
+  if (it == session_->swapchains.end()) {
+    toWire(makeError(ErrorCode::notFound, "swapchain {} was destroyed", id_), error);
+    return nullptr;
+  }
+  return it->second.get();
+}
+
+kj::Promise<void> SwapchainServer::acquire(AcquireContext context) {
+  auto error = context.getResults().initError();
+  SwapchainState* sc = state(error);
+  if (sc == nullptr) return kj::READY_NOW;
+  return answer(context, sc->cycle.acquire(context.getParams().getIndex()));
+}
+
+kj::Promise<void> SwapchainServer::wait(WaitContext context) {
+  auto error = context.getResults().initError();
+  SwapchainState* sc = state(error);
+  if (sc == nullptr) return kj::READY_NOW;
+  return answer(context, sc->cycle.wait(context.getParams().getIndex()));
+}
+
+kj::Promise<void> SwapchainServer::release(ReleaseContext context) {
+  auto error = context.getResults().initError();
+  SwapchainState* sc = state(error);
+  if (sc == nullptr) return kj::READY_NOW;
+  const uint32_t index = context.getParams().getIndex();
+  if (auto v = sc->cycle.release(index); !v) return answer(context, v);
+  sc->releasesRequested++;
+  session_->client->releases++;
+
+  DaemonContext& ctx = session_->ctx;
+  auto paf = kj::newPromiseAndCrossThreadFulfiller<Status>();
+  ctx.worker.post([&ctx, core = sc->core, client = session_->client, index,
+                   fulfiller = kj::mv(paf.fulfiller)]() mutable {
+    auto lease = ctx.backend.acquireImage(*core->runtime, ctx.gpuTimeout);
+    if (!lease) {
+      fulfiller->fulfill(Status(lease.error()));
+      return;
+    }
+    auto copy = core->shared->copyToRuntime(index, lease.value(), ctx.copyTimeline, ctx.gpuTimeout);
+    if (!copy) {
+      fulfiller->fulfill(Status(copy.error()));
+      return;
+    }
+    ctx.backend.releaseImage(*core->runtime, lease.value().index, copy.value().copyValue);
+    core->hasContent = true;
+    core->latestRuntimeIndex = lease.value().index;
+    core->latestOrdinal = core->copies++;
+    core->latestCopyValue = copy.value().copyValue;
+    if (copy.value().gpuCopyUs) client->gpuCopyUs.add(*copy.value().gpuCopyUs);
+    fulfiller->fulfill(Status{});
+  });
+  auto session = session_;
+  const uint32_t id = id_;
+  return paf.promise.then([session, id, index, context](Status status) mutable {
+    auto it = session->swapchains.find(id);
+    if (it != session->swapchains.end()) (void)it->second->cycle.copyDone(index);
+    auto error = context.getResults().initError();
+    if (status) setOk(error);
+    else toWire(status.error(), error);
+  });
+}
+
+kj::Promise<void> SwapchainServer::destroy(DestroyContext context) {
+  auto error = context.getResults().initError();
+  SwapchainState* sc = state(error);
+  if (sc == nullptr) return kj::READY_NOW;
+  auto core = std::move(sc->core);
+  session_->swapchains.erase(id_);
+  {
+    Lock lock(session_->client->swapchainsMutex);
+    session_->client->swapchains.erase(id_);
+  }
+  session_->ctx.worker.post([core = std::move(core)]() mutable {
+    if (auto s = core->shared->waitIdle(std::chrono::milliseconds(2000)); !s) log::warn("{}", s.error().describe());
+    core.reset();
+  });
+  setOk(error);
+  return kj::READY_NOW;
+}
+
+}  // namespace xrc

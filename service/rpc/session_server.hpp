@@ -1,0 +1,72 @@
+// Server objects of one client: its Session and its Swapchains. All state here lives on the KJ
+// thread; GPU work goes to the frame worker and comes back through cross-thread fulfillers.
+#pragma once
+
+#include <kj/async-io.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "../compositor/daemon_context.hpp"
+#include "xrc.capnp.h"
+
+namespace xrc {
+
+struct SwapchainState {
+  std::shared_ptr<SwapchainCore> core;
+  ImageCycle cycle;
+  bool destroyed = false;
+  uint64_t releasesRequested = 0;
+};
+
+// Shared by the Session and its Swapchain capabilities; torn down when the last one goes.
+class SessionState {
+ public:
+  SessionState(DaemonContext& ctx, kj::Timer& timer, std::shared_ptr<ClientRecord> client);
+  ~SessionState();
+
+  DaemonContext& ctx;
+  kj::Timer& timer;
+  std::shared_ptr<ClientRecord> client;
+  std::map<uint32_t, std::unique_ptr<SwapchainState>> swapchains;
+  uint32_t nextSwapchainId = 1;
+
+  uint64_t nextFrameId = 1;
+  std::optional<uint64_t> waitedFrame;
+  std::optional<uint64_t> begunFrame;
+  bool waitPending = false;
+  int64_t lastPredictedNs = 0;
+};
+
+class SessionServer final : public wire::Session::Server {
+ public:
+  explicit SessionServer(std::shared_ptr<SessionState> state) : state_(std::move(state)) {}
+
+  kj::Promise<void> createSwapchain(CreateSwapchainContext context) override;
+  kj::Promise<void> waitFrame(WaitFrameContext context) override;
+  kj::Promise<void> beginFrame(BeginFrameContext context) override;
+  kj::Promise<void> endFrame(EndFrameContext context) override;
+
+ private:
+  std::shared_ptr<SessionState> state_;
+};
+
+class SwapchainServer final : public wire::Swapchain::Server {
+ public:
+  SwapchainServer(std::shared_ptr<SessionState> session, uint32_t id) : session_(std::move(session)), id_(id) {}
+
+  kj::Promise<void> acquire(AcquireContext context) override;
+  kj::Promise<void> wait(WaitContext context) override;
+  kj::Promise<void> release(ReleaseContext context) override;
+  kj::Promise<void> destroy(DestroyContext context) override;
+
+ private:
+  // Null (with an error written) when this swapchain was destroyed.
+  SwapchainState* state(wire::Error::Builder error);
+
+  std::shared_ptr<SessionState> session_;
+  uint32_t id_;
+};
+
+}  // namespace xrc
