@@ -1,0 +1,162 @@
+// client-lib: what applications link to render through xr-compositord.
+//
+//   auto system = xrc::client::describe(socket);          // pick the daemon's VkPhysicalDevice
+//   ... create VkInstance/VkDevice with requiredDeviceExtensions() ...
+//   auto conn = xrc::client::Connection::connect({...});  // negotiates version, device, sync mode
+//   auto sc = conn.value()->createSwapchain({...});       // imports the daemon's shared images
+//   loop: waitFrame -> beginFrame -> acquire/wait/render/release -> endFrame
+//
+// A Connection and its Swapchains are used from the thread that created the Connection (the
+// library runs its Cap'n Proto event loop there) and submit to the application's queue only
+// inside acquire/release, which the application must not use concurrently (OpenXR's rule).
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "xrc/protocol_rules.hpp"
+#include "xrc/result.hpp"
+
+namespace xrc::client {
+
+struct ViewDescription {
+  uint32_t recommendedWidth = 0, recommendedHeight = 0, maxWidth = 0, maxHeight = 0;
+};
+
+struct SystemDescription {
+  std::string daemonVersion;
+  std::string backend;
+  std::vector<ViewDescription> views;
+  float refreshHz = 0;
+  std::vector<VkFormat> swapchainFormats;
+  DeviceFacts device;
+  uint32_t maxLayers = 0, maxSwapchains = 0, maxArrayLayers = 0;
+  bool daemonHasExternalSemaphoreFd = false;
+};
+
+// Asks the daemon for its system description (including its Vulkan device UUIDs) without
+// starting a session. `socketPath` empty: $XR_COMPOSITOR_SOCKET, else the default path.
+Result<SystemDescription> describe(const std::string& socketPath = {});
+
+// Instance extensions the app's VkInstance needs (none beyond Vulkan 1.1 core today).
+std::vector<const char*> requiredInstanceExtensions();
+// Device extensions the app's VkDevice must enable: external memory fd always, external
+// semaphore fd when the device has it (then the sync mode can be `binary`).
+std::vector<const char*> requiredDeviceExtensions(VkPhysicalDevice physicalDevice);
+// The VkPhysicalDevice among `instance`'s whose UUIDs match the daemon's, or VK_NULL_HANDLE.
+VkPhysicalDevice findDaemonDevice(VkInstance instance, const SystemDescription& system);
+
+struct VulkanBinding {
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physicalDevice = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  uint32_t queueFamilyIndex = 0;
+  VkQueue queue = VK_NULL_HANDLE;
+};
+
+struct ConnectOptions {
+  std::string socketPath;  // empty: $XR_COMPOSITOR_SOCKET, else the default path
+  std::string applicationName;
+  VulkanBinding vulkan;
+  uint16_t protocolMajor = kProtocolMajor;  // for tests of version negotiation
+  uint16_t protocolMinor = kProtocolMinor;
+};
+
+struct FrameTiming {
+  uint64_t frameId = 0;
+  int64_t predictedDisplayTimeNs = 0;
+  int64_t predictedDisplayPeriodNs = 0;
+  bool shouldRender = true;
+};
+
+struct Pose {
+  float orientation[4] = {0, 0, 0, 1};  // x y z w
+  float position[3] = {0, 0, 0};
+};
+
+struct SubImage {
+  uint32_t swapchainId = 0;
+  int32_t x = 0, y = 0, width = 0, height = 0;
+  uint32_t arrayIndex = 0;
+};
+
+struct ProjectionView {
+  Pose pose;
+  float fov[4] = {-0.785f, 0.785f, 0.785f, -0.785f};  // left right up down (radians)
+  SubImage subImage;
+  bool hasDepth = false;
+  SubImage depthSubImage;
+  float minDepth = 0, maxDepth = 1, nearZ = 0.1f, farZ = 100.f;
+};
+
+struct Layer {
+  enum class Kind { projection, quad } kind = Kind::projection;
+  uint64_t flags = 0;
+  std::vector<ProjectionView> views;  // projection
+  SubImage quadSubImage;              // quad
+  Pose quadPose;
+  float quadWidth = 0, quadHeight = 0;
+};
+
+class Connection;
+
+class Swapchain {
+ public:
+  ~Swapchain();
+  Swapchain(const Swapchain&) = delete;
+  Swapchain& operator=(const Swapchain&) = delete;
+
+  uint32_t id() const;
+  const VkImageCreateInfo& imageCreateInfo() const;
+  const std::vector<VkImage>& images() const;
+
+  // OpenXR semantics. acquire returns the next image (round-robin); before handing out an image
+  // again it waits for the daemon's answer to that image's previous release.
+  Result<uint32_t> acquire();
+  // Waits until the oldest acquired image may be rendered to (its layout is the attachment
+  // layout); bounded by `timeout`.
+  Status wait(std::chrono::nanoseconds timeout);
+  // Hands the oldest waited image to the daemon. Returns without waiting for the daemon.
+  Status release();
+
+  struct Impl;
+  explicit Swapchain(std::unique_ptr<Impl> impl);
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+class Connection {
+ public:
+  static Result<std::unique_ptr<Connection>> connect(const ConnectOptions& options);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  const SystemDescription& system() const;
+  SyncMode syncMode() const;
+  uint32_t clientId() const;
+
+  Result<std::unique_ptr<Swapchain>> createSwapchain(const SwapchainRequest& request);
+  // The one blocking round trip per frame: returns when the daemon's pacing says so.
+  Result<FrameTiming> waitFrame();
+  Status beginFrame(uint64_t frameId);
+  // Sent without waiting; an error the daemon answers is returned by a later call.
+  Status endFrame(uint64_t frameId, int64_t displayTimeNs, const std::vector<Layer>& layers);
+
+  // Blocking round trips made so far (for benchmarks: the goal is one per frame).
+  uint64_t blockingRoundTrips() const;
+
+  struct Impl;
+  explicit Connection(std::unique_ptr<Impl> impl);
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace xrc::client

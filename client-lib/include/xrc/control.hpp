@@ -1,0 +1,74 @@
+// The operator's side of xr-compositord: status and readbacks (xr-compositorctl, tests).
+// Only the daemon's own uid (or root) is let in.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "xrc/protocol_rules.hpp"
+#include "xrc/result.hpp"
+
+namespace xrc::control {
+
+struct ClientStatus {
+  uint32_t id = 0;
+  std::string name;
+  uint32_t pid = 0;
+  SyncMode syncMode = SyncMode::host;
+  uint64_t framesSubmitted = 0;
+  uint32_t swapchains = 0;
+  uint64_t releases = 0;
+};
+
+struct DaemonStatus {
+  std::string daemonVersion;
+  std::string backend;
+  int64_t uptimeNs = 0;
+  float refreshHz = 0;
+  uint64_t displayFrames = 0;
+  std::vector<ClientStatus> clients;
+};
+
+struct Pixels {
+  uint32_t width = 0, height = 0, layers = 0;
+  int64_t format = 0;
+  std::vector<uint8_t> data;  // tightly packed, layer-major, mip 0
+};
+
+struct ShownLayer {
+  uint32_t clientId = 0;
+  uint64_t frameId = 0;
+  uint32_t swapchainId = 0;
+  uint64_t releaseOrdinal = 0;
+};
+
+struct SwapchainReadback {
+  Pixels pixels;
+  uint64_t releaseOrdinal = 0;
+};
+
+struct DisplayReadback {
+  Pixels pixels;
+  std::vector<ShownLayer> shown;
+  uint64_t displayFrame = 0;
+};
+
+class ControlClient {
+ public:
+  static Result<std::unique_ptr<ControlClient>> connect(const std::string& socketPath = {});
+  ~ControlClient();
+
+  Result<DaemonStatus> status();
+  Result<SwapchainReadback> readSwapchain(uint32_t clientId, uint32_t swapchainId);
+  Result<DisplayReadback> readDisplay();
+
+  struct Impl;
+  explicit ControlClient(std::unique_ptr<Impl> impl);
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace xrc::control

@@ -1,0 +1,241 @@
+#include <unistd.h>
+
+#include <cstring>
+
+#include "internal.hpp"
+#include "xrc/wire_convert.hpp"
+
+namespace xrc::client {
+
+namespace {
+
+SystemDescription fromWire(wire::SystemDescription::Reader in) {
+  SystemDescription out;
+  out.daemonVersion = in.getDaemonVersion().cStr();
+  out.backend = in.getBackend().cStr();
+  for (auto v : in.getViews()) {
+    out.views.push_back({v.getRecommendedWidth(), v.getRecommendedHeight(), v.getMaxWidth(), v.getMaxHeight()});
+  }
+  out.refreshHz = in.getRefreshHz();
+  for (int64_t f : in.getSwapchainFormats()) out.swapchainFormats.push_back(VkFormat(f));
+  auto device = xrc::fromWire(in.getDevice());
+  if (device) out.device = device.value();
+  out.maxLayers = in.getMaxLayers();
+  out.maxSwapchains = in.getMaxSwapchains();
+  out.maxArrayLayers = in.getMaxArrayLayers();
+  out.daemonHasExternalSemaphoreFd = in.getDaemonHasExternalSemaphoreFd();
+  return out;
+}
+
+void toWire(const Pose& pose, wire::Pose::Builder out) {
+  auto o = out.initOrientation(4);
+  for (uint32_t i = 0; i < 4; ++i) o.set(i, pose.orientation[i]);
+  auto p = out.initPosition(3);
+  for (uint32_t i = 0; i < 3; ++i) p.set(i, pose.position[i]);
+}
+
+void toWire(const SubImage& sub, wire::SubImage::Builder out) {
+  out.setSwapchainId(sub.swapchainId);
+  auto rect = out.initImageRect();
+  rect.setX(sub.x);
+  rect.setY(sub.y);
+  rect.setWidth(sub.width);
+  rect.setHeight(sub.height);
+  out.setArrayIndex(sub.arrayIndex);
+}
+
+}  // namespace
+
+// --- free functions ----------------------------------------------------------------------------
+
+Result<SystemDescription> describe(const std::string& socketPath) {
+  auto link = RpcLink::open(socketPath);
+  if (!link) return link.error();
+  auto reply = link.value()->wait(
+      link.value()->bootstrap().describeRequest().send().then(
+          [](capnp::Response<wire::Compositor::DescribeResults>&& r) -> Result<SystemDescription> {
+            if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
+            return fromWire(r.getSystem());
+          }),
+      "describe");
+  if (!reply) return reply.error();
+  return std::move(reply).value();
+}
+
+std::vector<const char*> requiredInstanceExtensions() { return {}; }
+
+std::vector<const char*> requiredDeviceExtensions(VkPhysicalDevice physicalDevice) {
+  std::vector<const char*> out = vk::requiredDeviceExtensions();
+  if (vk::queryDeviceFacts(physicalDevice).externalSemaphoreFd) out.push_back(vk::semaphoreFdExtension());
+  return out;
+}
+
+VkPhysicalDevice findDaemonDevice(VkInstance instance, const SystemDescription& system) {
+  uint32_t count = 0;
+  vkEnumeratePhysicalDevices(instance, &count, nullptr);
+  std::vector<VkPhysicalDevice> devices(count);
+  vkEnumeratePhysicalDevices(instance, &count, devices.data());
+  for (VkPhysicalDevice d : devices) {
+    const DeviceFacts facts = vk::queryDeviceFacts(d);
+    if (facts.deviceUuid == system.device.deviceUuid && facts.driverUuid == system.device.driverUuid) return d;
+  }
+  return VK_NULL_HANDLE;
+}
+
+// --- Connection::Impl --------------------------------------------------------------------------
+
+void Connection::Impl::track(kj::Promise<Status> promise, const char* what) {
+  tasks.add(promise.then([this, what](Status status) {
+    if (!status && !asyncError) asyncError = makeError(status.error().code, "{}: {}", what, status.error().message);
+  }));
+}
+
+Status Connection::Impl::takeAsyncError() {
+  link->flush();
+  if (link->disconnected()) return makeError(ErrorCode::internal, "the connection to xr-compositord was lost");
+  if (!asyncError) return {};
+  Error error = std::move(*asyncError);
+  asyncError.reset();
+  return error;
+}
+
+void Connection::Impl::taskFailed(kj::Exception&& exception) {
+  if (!asyncError) {
+    asyncError = makeError(ErrorCode::internal, "connection to xr-compositord failed: {}",
+                           exception.getDescription().cStr());
+  }
+}
+
+// --- Connection --------------------------------------------------------------------------------
+
+Connection::Connection(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Connection::~Connection() = default;
+
+const SystemDescription& Connection::system() const { return impl_->system; }
+SyncMode Connection::syncMode() const { return impl_->syncMode; }
+uint32_t Connection::clientId() const { return impl_->clientId; }
+uint64_t Connection::blockingRoundTrips() const { return impl_->roundTrips; }
+
+Result<std::unique_ptr<Connection>> Connection::connect(const ConnectOptions& options) {
+  const VulkanBinding& vkb = options.vulkan;
+  if (vkb.device == VK_NULL_HANDLE || vkb.physicalDevice == VK_NULL_HANDLE || vkb.queue == VK_NULL_HANDLE) {
+    return makeError(ErrorCode::invalidArgument, "connect: the Vulkan device, physical device and queue are required");
+  }
+  // Device-level entry points of extensions that were not enabled resolve to null.
+  if (vkGetDeviceProcAddr(vkb.device, "vkGetMemoryFdKHR") == nullptr) {
+    return makeError(ErrorCode::invalidArgument,
+                     "connect: the VkDevice must enable {} (see requiredDeviceExtensions())",
+                     VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->vulkan = vkb;
+  impl->importSemaphoreFd =
+      reinterpret_cast<PFN_vkImportSemaphoreFdKHR>(vkGetDeviceProcAddr(vkb.device, "vkImportSemaphoreFdKHR"));
+  DeviceFacts facts = vk::queryDeviceFacts(vkb.physicalDevice);
+  facts.externalSemaphoreFd = facts.externalSemaphoreFd && impl->importSemaphoreFd != nullptr;
+
+  auto link = RpcLink::open(options.socketPath);
+  if (!link) return link.error();
+  impl->link = std::move(link).value();
+
+  auto request = impl->link->bootstrap().connectRequest();
+  auto info = request.initClient();
+  info.initVersion().setMajor(options.protocolMajor);
+  info.getVersion().setMinor(options.protocolMinor);
+  info.setName(options.applicationName);
+  info.setPid(uint32_t(::getpid()));
+  xrc::toWire(facts, info.initDevice());
+  info.setHasExternalSemaphoreFd(facts.externalSemaphoreFd);
+  Impl* raw = impl.get();
+  auto reply = impl->link->wait(
+      request.send().then([raw](capnp::Response<wire::Compositor::ConnectResults>&& r) -> Status {
+        if (auto s = xrc::fromWire(r.getError()); !s) return s;
+        raw->session = r.getSession();
+        raw->system = fromWire(r.getSystem());
+        raw->syncMode = xrc::fromWire(r.getSyncMode());
+        raw->clientId = r.getClientId();
+        return {};
+      }),
+      "connect");
+  if (!reply) return reply.error();
+  if (!reply.value()) return reply.value().error();
+  impl->roundTrips++;
+  return std::make_unique<Connection>(std::move(impl));
+}
+
+Result<FrameTiming> Connection::waitFrame() {
+  if (auto s = impl_->takeAsyncError(); !s) return s.error();
+  auto reply = impl_->link->wait(
+      impl_->session.waitFrameRequest().send().then(
+          [](capnp::Response<wire::Session::WaitFrameResults>&& r) -> Result<FrameTiming> {
+            if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
+            auto t = r.getTiming();
+            return FrameTiming{t.getFrameId(), t.getPredictedDisplayTime(), t.getPredictedDisplayPeriod(),
+                               t.getShouldRender()};
+          }),
+      "waitFrame");
+  impl_->roundTrips++;
+  if (!reply) return reply.error();
+  if (reply.value()) impl_->waitedFrame = reply.value().value().frameId;
+  return std::move(reply).value();
+}
+
+Status Connection::beginFrame(uint64_t frameId) {
+  if (auto s = impl_->takeAsyncError(); !s) return s;
+  if (!impl_->waitedFrame || *impl_->waitedFrame != frameId) {
+    return makeError(ErrorCode::callOrder, "beginFrame: frame {} was not returned by the last waitFrame", frameId);
+  }
+  auto request = impl_->session.beginFrameRequest();
+  request.setFrameId(frameId);
+  impl_->track(request.send().then([](auto&& r) { return xrc::fromWire(r.getError()); }), "beginFrame");
+  impl_->link->flush();
+  impl_->waitedFrame.reset();
+  impl_->begunFrame = frameId;
+  return {};
+}
+
+Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::vector<Layer>& layers) {
+  if (auto s = impl_->takeAsyncError(); !s) return s;
+  if (!impl_->begunFrame || *impl_->begunFrame != frameId) {
+    return makeError(ErrorCode::callOrder, "endFrame: frame {} was not begun", frameId);
+  }
+  auto request = impl_->session.endFrameRequest();
+  request.setFrameId(frameId);
+  request.setDisplayTime(displayTimeNs);
+  auto out = request.initLayers(uint32_t(layers.size()));
+  for (uint32_t i = 0; i < layers.size(); ++i) {
+    const Layer& layer = layers[i];
+    out[i].setFlags(layer.flags);
+    if (layer.kind == Layer::Kind::projection) {
+      auto views = out[i].initProjection(uint32_t(layer.views.size()));
+      for (uint32_t v = 0; v < layer.views.size(); ++v) {
+        const ProjectionView& pv = layer.views[v];
+        toWire(pv.pose, views[v].initPose());
+        auto fov = views[v].initFov(4);
+        for (uint32_t k = 0; k < 4; ++k) fov.set(k, pv.fov[k]);
+        toWire(pv.subImage, views[v].initSubImage());
+        views[v].setHasDepth(pv.hasDepth);
+        if (pv.hasDepth) {
+          auto depth = views[v].initDepth();
+          toWire(pv.depthSubImage, depth.initSubImage());
+          depth.setMinDepth(pv.minDepth);
+          depth.setMaxDepth(pv.maxDepth);
+          depth.setNearZ(pv.nearZ);
+          depth.setFarZ(pv.farZ);
+        }
+      }
+    } else {
+      auto quad = out[i].initQuad();
+      toWire(layer.quadSubImage, quad.initSubImage());
+      toWire(layer.quadPose, quad.initPose());
+      quad.setWidth(layer.quadWidth);
+      quad.setHeight(layer.quadHeight);
+    }
+  }
+  impl_->track(request.send().then([](auto&& r) { return xrc::fromWire(r.getError()); }), "endFrame");
+  impl_->link->flush();
+  impl_->begunFrame.reset();
+  return {};
+}
+
+}  // namespace xrc::client

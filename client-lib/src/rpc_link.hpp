@@ -1,0 +1,57 @@
+// The client's end of the wire: a Unix socket to the daemon carrying a two-party RPC system with
+// fd passing, on a KJ event loop owned by the calling thread (shared by all links of a thread).
+#pragma once
+
+#include <capnp/rpc-twoparty.h>
+#include <kj/async-io.h>
+
+#include <memory>
+#include <string>
+
+#include "xrc.capnp.h"
+#include "xrc/result.hpp"
+
+namespace xrc::client {
+
+// One KJ event loop per thread, shared by every link created on it.
+std::shared_ptr<kj::AsyncIoContext> threadIo();
+
+class RpcLink {
+ public:
+  static Result<std::unique_ptr<RpcLink>> open(const std::string& socketPathOrEmpty);
+  RpcLink(std::shared_ptr<kj::AsyncIoContext> io, kj::Own<kj::AsyncCapabilityStream> stream);
+
+  kj::WaitScope& waitScope() { return io_->waitScope; }
+  wire::Compositor::Client& bootstrap() { return bootstrap_; }
+  // Lets queued outgoing messages reach the socket without blocking.
+  void flush() { io_->waitScope.poll(); }
+  bool disconnected() const { return *disconnected_; }
+  const std::string& path() const { return path_; }
+
+  // Waits for `promise`, turning a broken connection into an Error.
+  template <typename T>
+  Result<T> wait(kj::Promise<T>&& promise, const char* what);
+
+ private:
+  std::shared_ptr<kj::AsyncIoContext> io_;
+  kj::Own<kj::AsyncCapabilityStream> stream_;
+  capnp::TwoPartyVatNetwork network_;
+  capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc_;
+  wire::Compositor::Client bootstrap_;
+  std::shared_ptr<bool> disconnected_ = std::make_shared<bool>(false);
+  kj::Promise<void> watch_;
+  std::string path_;
+};
+
+template <typename T>
+Result<T> RpcLink::wait(kj::Promise<T>&& promise, const char* what) {
+  Result<T> result = makeError(ErrorCode::internal, "{}: no answer", what);
+  kj::runCatchingExceptions([&] { result = promise.wait(io_->waitScope); }).map([&](kj::Exception&& e) {
+    result = makeError(ErrorCode::internal, "{}: connection to xr-compositord failed: {}", what,
+                       e.getDescription().cStr());
+    return 0;
+  });
+  return result;
+}
+
+}  // namespace xrc::client

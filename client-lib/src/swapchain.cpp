@@ -1,0 +1,323 @@
+#include <algorithm>
+
+#include "internal.hpp"
+#include "xrc/wire_convert.hpp"
+
+namespace xrc::client {
+
+namespace {
+constexpr uint64_t kReleaseFenceTimeoutNs = 2000000000ull;
+
+Result<UniqueFd> takeFd(RpcLink& link, wire::FdCarrier::Client carrier, const char* what) {
+  auto fd = link.wait(receiveFd(kj::mv(carrier), what), what);
+  if (!fd) return fd.error();
+  return std::move(fd).value();
+}
+}  // namespace
+
+Status Swapchain::Impl::recordCommands(PerImage& per) {
+  VkDevice device = connection->vulkan.device;
+  VkCommandBuffer buffers[2];
+  VkCommandBufferAllocateInfo alloc{};
+  alloc.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  alloc.commandPool = pool.get();
+  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  alloc.commandBufferCount = 2;
+  if (auto s = vk::check(vkAllocateCommandBuffers(device, &alloc, buffers), "vkAllocateCommandBuffers"); !s) return s;
+  per.acquireCommands = buffers[0];
+  per.releaseCommands = buffers[1];
+  const VkImageSubresourceRange all{vk::aspectMask(info.format), 0, info.mipLevels, 0, info.arrayLayers};
+  const VkImageLayout attachment = vk::attachmentLayout(info.format);
+  const bool depth = vk::isDepthFormat(info.format);
+  VkCommandBufferBeginInfo begin{};
+  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+
+  // Acquire: UNDEFINED (old contents are not needed, so no ownership re-acquire from EXTERNAL)
+  // to the attachment layout, as a full barrier so that the transition completes before any
+  // application command.
+  VkImageMemoryBarrier toAttachment{};
+  toAttachment.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
+  toAttachment.srcAccessMask = 0;
+  toAttachment.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+  toAttachment.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  toAttachment.newLayout = attachment;
+  toAttachment.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  toAttachment.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  toAttachment.image = per.image.get();
+  toAttachment.subresourceRange = all;
+  vkBeginCommandBuffer(per.acquireCommands, &begin);
+  vkCmdPipelineBarrier(per.acquireCommands, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0,
+                       0, nullptr, 0, nullptr, 1, &toAttachment);
+  if (auto s = vk::check(vkEndCommandBuffer(per.acquireCommands), "vkEndCommandBuffer"); !s) return s;
+
+  // Release: attachment layout -> TRANSFER_SRC_OPTIMAL and ownership to QUEUE_FAMILY_EXTERNAL,
+  // after everything the application did (ALL_COMMANDS). The writes are made available so the
+  // layout transition cannot race them; the semaphore/fence signal that follows is the memory
+  // dependency the daemon's side relies on.
+  VkImageMemoryBarrier toExternal = toAttachment;
+  toExternal.srcAccessMask = depth ? VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT
+                                   : VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
+                                         VK_ACCESS_SHADER_WRITE_BIT;
+  toExternal.dstAccessMask = 0;
+  toExternal.oldLayout = attachment;
+  toExternal.newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+  toExternal.srcQueueFamilyIndex = connection->vulkan.queueFamilyIndex;
+  toExternal.dstQueueFamilyIndex = VK_QUEUE_FAMILY_EXTERNAL;
+  vkBeginCommandBuffer(per.releaseCommands, &begin);
+  vkCmdPipelineBarrier(per.releaseCommands, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+                       0, 0, nullptr, 0, nullptr, 1, &toExternal);
+  return vk::check(vkEndCommandBuffer(per.releaseCommands), "vkEndCommandBuffer");
+}
+
+Status Swapchain::Impl::submit(VkCommandBuffer commands, VkSemaphore wait, VkSemaphore signal, VkFence fence) {
+  VkPipelineStageFlags waitStage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+  VkSubmitInfo submit{};
+  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+  submit.waitSemaphoreCount = wait != VK_NULL_HANDLE ? 1 : 0;
+  submit.pWaitSemaphores = &wait;
+  submit.pWaitDstStageMask = &waitStage;
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &commands;
+  submit.signalSemaphoreCount = signal != VK_NULL_HANDLE ? 1 : 0;
+  submit.pSignalSemaphores = &signal;
+  return vk::check(vkQueueSubmit(connection->vulkan.queue, 1, &submit, fence), "vkQueueSubmit");
+}
+
+Result<std::unique_ptr<Swapchain>> Connection::createSwapchain(const SwapchainRequest& request) {
+  if (auto s = impl_->takeAsyncError(); !s) return s.error();
+  auto call = impl_->session.createSwapchainRequest();
+  toWire(request, call.initInfo());
+  auto reply = impl_->link->wait(call.send(), "createSwapchain");
+  impl_->roundTrips++;
+  if (!reply) return reply.error();
+  auto& response = reply.value();
+  if (auto s = fromWire(response.getError()); !s) return s.error();
+
+  auto sc = std::make_unique<Swapchain::Impl>();
+  sc->connection = impl_.get();
+  sc->rpc = response.getSwapchain();
+  sc->id = response.getId();
+  sc->info = fromWire(response.getImage());
+  const VulkanBinding& vkb = impl_->vulkan;
+  VkDevice device = vkb.device;
+  auto images = response.getImages();
+  const bool binary = impl_->syncMode == SyncMode::binary;
+
+  VkCommandPoolCreateInfo poolInfo{};
+  poolInfo.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  poolInfo.queueFamilyIndex = vkb.queueFamilyIndex;
+  VkCommandPool pool;
+  if (auto s = vk::check(vkCreateCommandPool(device, &poolInfo, nullptr, &pool), "vkCreateCommandPool"); !s) {
+    return s.error();
+  }
+  sc->pool = vk::CommandPool(device, pool);
+  sc->perImage.resize(images.size());
+  VkPhysicalDeviceMemoryProperties memoryProps;
+  vkGetPhysicalDeviceMemoryProperties(vkb.physicalDevice, &memoryProps);
+
+  for (uint32_t i = 0; i < images.size(); ++i) {
+    auto shared = images[i];
+    auto& per = sc->perImage[i];
+    VkExternalMemoryImageCreateInfo external{};
+    external.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO;
+    external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    VkImageCreateInfo info = sc->info;
+    info.pNext = &external;
+    VkImage image;
+    if (auto s = vk::check(vkCreateImage(device, &info, nullptr, &image), "vkCreateImage(import)"); !s) return s.error();
+    per.image = vk::Image(device, image);
+    VkMemoryRequirements req;
+    vkGetImageMemoryRequirements(device, image, &req);
+    const uint32_t type = shared.getMemoryTypeIndex();
+    if (type >= memoryProps.memoryTypeCount || !(req.memoryTypeBits & (1u << type)) ||
+        shared.getAllocationSize() < req.size) {
+      return makeError(ErrorCode::deviceMismatch,
+                       "shared image {}: memory type {} / size {} do not fit this device (bits 0x{:x}, size {})", i,
+                       type, shared.getAllocationSize(), req.memoryTypeBits, req.size);
+    }
+    auto fd = takeFd(*impl_->link, shared.getMemory(), "shared image memory");
+    if (!fd) return fd.error();
+    VkMemoryDedicatedAllocateInfo dedicated{};
+    dedicated.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO;
+    dedicated.image = image;
+    VkImportMemoryFdInfoKHR import{};
+    import.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR;
+    import.pNext = shared.getDedicated() ? &dedicated : nullptr;
+    import.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    import.fd = fd.value().get();
+    VkMemoryAllocateInfo alloc{};
+    alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+    alloc.pNext = &import;
+    alloc.allocationSize = shared.getAllocationSize();
+    alloc.memoryTypeIndex = type;
+    VkDeviceMemory memory;
+    if (auto s = vk::check(vkAllocateMemory(device, &alloc, nullptr, &memory), "vkAllocateMemory(import)"); !s) {
+      return s.error();
+    }
+    fd.value().release();  // a successful import owns the fd
+    per.memory = vk::Memory(device, memory);
+    if (auto s = vk::check(vkBindImageMemory(device, image, memory, 0), "vkBindImageMemory"); !s) return s.error();
+
+    if (binary) {
+      auto importSemaphore = [&](vk::Semaphore* target, wire::FdCarrier::Client carrier, const char* what) -> Status {
+        VkSemaphoreCreateInfo semInfo{};
+        semInfo.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
+        VkSemaphore semaphore;
+        if (auto s = vk::check(vkCreateSemaphore(device, &semInfo, nullptr, &semaphore), "vkCreateSemaphore"); !s) {
+          return s;
+        }
+        *target = vk::Semaphore(device, semaphore);
+        auto semFd = takeFd(*impl_->link, carrier, what);
+        if (!semFd) return semFd.error();
+        VkImportSemaphoreFdInfoKHR importSem{};
+        importSem.sType = VK_STRUCTURE_TYPE_IMPORT_SEMAPHORE_FD_INFO_KHR;
+        importSem.semaphore = semaphore;
+        importSem.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+        importSem.fd = semFd.value().get();
+        if (auto s = vk::check(impl_->importSemaphoreFd(device, &importSem), "vkImportSemaphoreFdKHR"); !s) {
+          return s;
+        }
+        semFd.value().release();
+        return {};
+      };
+      if (auto s = importSemaphore(&per.renderingDone, shared.getRenderingDone(), "rendering_done"); !s) {
+        return s.error();
+      }
+      if (auto s = importSemaphore(&per.copyingDone, shared.getCopyingDone(), "copying_done"); !s) return s.error();
+    }
+    VkFenceCreateInfo fenceInfo{};
+    fenceInfo.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+    fenceInfo.flags = VK_FENCE_CREATE_SIGNALED_BIT;
+    VkFence fence;
+    if (auto s = vk::check(vkCreateFence(device, &fenceInfo, nullptr, &fence), "vkCreateFence"); !s) return s.error();
+    per.fence = vk::Fence(device, fence);
+    fenceInfo.flags = 0;
+    if (auto s = vk::check(vkCreateFence(device, &fenceInfo, nullptr, &fence), "vkCreateFence"); !s) return s.error();
+    per.releaseFence = vk::Fence(device, fence);
+    if (auto s = sc->recordCommands(per); !s) return s.error();
+    sc->images.push_back(image);
+  }
+  sc->cycle = std::make_unique<ImageCycle>(uint32_t(images.size()));
+  return std::make_unique<Swapchain>(std::move(sc));
+}
+
+// --- Swapchain ---------------------------------------------------------------------------------
+
+Swapchain::Swapchain(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Swapchain::~Swapchain() {
+  Impl& sc = *impl_;
+  // Our own GPU work on the images must be done before they go; the daemon's copies are its
+  // business (it waits for them before freeing its side).
+  for (auto& per : sc.perImage) {
+    if (per.pendingRelease) {
+      (void)sc.connection->link->wait(per.pendingRelease->addBranch(), "release");
+    }
+  }
+  vkQueueWaitIdle(sc.connection->vulkan.queue);  // covers every submission of ours, fenced or not
+  if (!sc.connection->link->disconnected()) {
+    (void)sc.connection->link->wait(
+        sc.rpc.destroyRequest().send().then([](auto&& r) { return fromWire(r.getError()); }), "destroy");
+  }
+}
+
+uint32_t Swapchain::id() const { return impl_->id; }
+const VkImageCreateInfo& Swapchain::imageCreateInfo() const { return impl_->info; }
+const std::vector<VkImage>& Swapchain::images() const { return impl_->images; }
+
+Result<uint32_t> Swapchain::acquire() {
+  Impl& sc = *impl_;
+  Connection::Impl& conn = *sc.connection;
+  if (auto s = conn.takeAsyncError(); !s) return s.error();
+  const uint32_t index = sc.cycle->nextAcquireIndex();
+  auto& per = sc.perImage[index];
+  // Local rules first: acquiring beyond the image count fails here without a round trip.
+  if (sc.cycle->state(index) == ImageCycle::State::acquired || sc.cycle->state(index) == ImageCycle::State::waited) {
+    return sc.cycle->acquire(index).error();
+  }
+  if (per.pendingRelease) {
+    // The answer proves the copy that signals copying_done was submitted (binary) or finished
+    // (host). Usually long done, so this costs no round trip.
+    auto answer = conn.link->wait(per.pendingRelease->addBranch(), "release");
+    per.pendingRelease.reset();
+    (void)sc.cycle->copyDone(index);
+    if (!answer) return answer.error();
+    if (!answer.value()) return answer.value().error();
+  }
+  if (auto s = sc.cycle->acquire(index); !s) return s.error();
+
+  VkDevice device = conn.vulkan.device;
+  VkFence fence = per.fence.get();
+  vkResetFences(device, 1, &fence);
+  const bool waitCopy = conn.syncMode == SyncMode::binary && per.everAcquired;
+  if (auto s = sc.submit(per.acquireCommands, waitCopy ? per.copyingDone.get() : VK_NULL_HANDLE, VK_NULL_HANDLE,
+                         fence);
+      !s) {
+    return s.error();
+  }
+  per.everAcquired = true;
+  sc.acquiredOrder.push_back(index);
+
+  auto call = sc.rpc.acquireRequest();
+  call.setIndex(index);
+  conn.track(call.send().then([](auto&& r) { return fromWire(r.getError()); }), "acquire");
+  conn.link->flush();
+  return index;
+}
+
+Status Swapchain::wait(std::chrono::nanoseconds timeout) {
+  Impl& sc = *impl_;
+  Connection::Impl& conn = *sc.connection;
+  if (auto s = conn.takeAsyncError(); !s) return s;
+  if (sc.acquiredOrder.empty()) return makeError(ErrorCode::callOrder, "wait: no image is acquired");
+  const uint32_t index = sc.acquiredOrder.front();
+  VkFence fence = sc.perImage[index].fence.get();
+  VkResult r = vkWaitForFences(conn.vulkan.device, 1, &fence, VK_TRUE, uint64_t(timeout.count()));
+  if (r == VK_TIMEOUT) return makeError(ErrorCode::timeout, "wait: image {} not ready in time", index);
+  if (auto s = vk::check(r, "vkWaitForFences"); !s) return s;
+  if (auto s = sc.cycle->wait(index); !s) return s;
+  sc.acquiredOrder.erase(sc.acquiredOrder.begin());
+  sc.waitedOrder.push_back(index);
+
+  auto call = sc.rpc.waitRequest();
+  call.setIndex(index);
+  conn.track(call.send().then([](auto&& r) { return fromWire(r.getError()); }), "wait");
+  conn.link->flush();
+  return {};
+}
+
+Status Swapchain::release() {
+  Impl& sc = *impl_;
+  Connection::Impl& conn = *sc.connection;
+  if (auto s = conn.takeAsyncError(); !s) return s;
+  if (sc.waitedOrder.empty()) {
+    return makeError(ErrorCode::callOrder, "release: {}",
+                     sc.acquiredOrder.empty() ? "no image is acquired" : "the acquired image was not waited");
+  }
+  const uint32_t index = sc.waitedOrder.front();
+  auto& per = sc.perImage[index];
+  if (auto s = sc.cycle->release(index); !s) return s;
+  sc.waitedOrder.erase(sc.waitedOrder.begin());
+  VkDevice device = conn.vulkan.device;
+
+  if (conn.syncMode == SyncMode::binary) {
+    if (auto s = sc.submit(per.releaseCommands, VK_NULL_HANDLE, per.renderingDone.get(), VK_NULL_HANDLE); !s) return s;
+  } else {
+    // Host mode: the daemon cannot wait on our GPU, so the release is complete before we call.
+    VkFence fence = per.releaseFence.get();
+    if (auto s = sc.submit(per.releaseCommands, VK_NULL_HANDLE, VK_NULL_HANDLE, fence); !s) return s;
+    VkResult r = vkWaitForFences(device, 1, &fence, VK_TRUE, kReleaseFenceTimeoutNs);
+    if (auto s = vk::check(r, "vkWaitForFences(release)"); !s) return s;
+    vkResetFences(device, 1, &fence);
+  }
+  VkFence fence = per.fence.get();
+  vkResetFences(device, 1, &fence);  // seed 000: reset once the image is handed back
+
+  auto call = sc.rpc.releaseRequest();
+  call.setIndex(index);
+  per.pendingRelease = call.send().then([](auto&& r) { return fromWire(r.getError()); }).fork();
+  conn.link->flush();
+  return {};
+}
+
+}  // namespace xrc::client

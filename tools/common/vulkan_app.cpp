@@ -1,0 +1,94 @@
+#include "vulkan_app.hpp"
+
+namespace xrc::tools {
+
+Result<std::unique_ptr<VulkanApp>> VulkanApp::create(const client::SystemDescription& system,
+                                                      const std::string& name) {
+  auto app = std::make_unique<VulkanApp>();
+  VkApplicationInfo appInfo{};
+  appInfo.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+  appInfo.pApplicationName = name.c_str();
+  appInfo.apiVersion = VK_API_VERSION_1_2;
+  const auto instanceExtensions = client::requiredInstanceExtensions();
+  VkInstanceCreateInfo ici{};
+  ici.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+  ici.pApplicationInfo = &appInfo;
+  ici.enabledExtensionCount = uint32_t(instanceExtensions.size());
+  ici.ppEnabledExtensionNames = instanceExtensions.data();
+  VkInstance instance;
+  if (auto s = vk::check(vkCreateInstance(&ici, nullptr, &instance), "vkCreateInstance"); !s) return s.error();
+  app->instance_.reset(instance);
+
+  app->physical_ = client::findDaemonDevice(instance, system);
+  if (app->physical_ == VK_NULL_HANDLE) {
+    return makeError(ErrorCode::deviceMismatch, "no Vulkan device here matches the daemon's '{}' ({})",
+                     system.device.name, uuidToString(system.device.deviceUuid));
+  }
+  vkGetPhysicalDeviceMemoryProperties(app->physical_, &app->memory_);
+  uint32_t count = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(app->physical_, &count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(count);
+  vkGetPhysicalDeviceQueueFamilyProperties(app->physical_, &count, families.data());
+  app->family_ = UINT32_MAX;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (families[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) {
+      app->family_ = i;
+      break;
+    }
+  }
+  if (app->family_ == UINT32_MAX) return makeError(ErrorCode::unsupported, "no graphics queue");
+  const float priority = 1.f;
+  VkDeviceQueueCreateInfo qi{};
+  qi.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+  qi.queueFamilyIndex = app->family_;
+  qi.queueCount = 1;
+  qi.pQueuePriorities = &priority;
+  const auto extensions = client::requiredDeviceExtensions(app->physical_);
+  VkDeviceCreateInfo dci{};
+  dci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+  dci.queueCreateInfoCount = 1;
+  dci.pQueueCreateInfos = &qi;
+  dci.enabledExtensionCount = uint32_t(extensions.size());
+  dci.ppEnabledExtensionNames = extensions.data();
+  VkDevice device;
+  if (auto s = vk::check(vkCreateDevice(app->physical_, &dci, nullptr, &device), "vkCreateDevice"); !s) {
+    return s.error();
+  }
+  app->device_.reset(device);
+  vkGetDeviceQueue(device, app->family_, 0, &app->queue_);
+  return app;
+}
+
+VulkanApp::~VulkanApp() = default;
+
+client::VulkanBinding VulkanApp::binding() const {
+  return client::VulkanBinding{instance_.get(), physical_, device_.get(), family_, queue_};
+}
+
+Result<StagingBuffer> StagingBuffer::create(VulkanApp& app, VkDeviceSize size, VkBufferUsageFlags usage) {
+  StagingBuffer out;
+  VkDevice device = app.device();
+  VkBufferCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+  info.size = size;
+  info.usage = usage;
+  VkBuffer buffer;
+  if (auto s = vk::check(vkCreateBuffer(device, &info, nullptr, &buffer), "vkCreateBuffer"); !s) return s.error();
+  out.buffer_ = vk::Buffer(device, buffer);
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(device, buffer, &req);
+  VkMemoryAllocateInfo alloc{};
+  alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+  alloc.allocationSize = req.size;
+  alloc.memoryTypeIndex = vk::findMemoryType(app.memory(), req.memoryTypeBits,
+                                             VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+  VkDeviceMemory memory;
+  if (auto s = vk::check(vkAllocateMemory(device, &alloc, nullptr, &memory), "vkAllocateMemory"); !s) return s.error();
+  out.memory_ = vk::Memory(device, memory);
+  vkBindBufferMemory(device, buffer, memory, 0);
+  if (auto s = vk::check(vkMapMemory(device, memory, 0, size, 0, &out.mapped_), "vkMapMemory"); !s) return s.error();
+  out.size_ = size;
+  return out;
+}
+
+}  // namespace xrc::tools

@@ -1,0 +1,74 @@
+// xr-compositorctl: the operator's view of xr-compositord.
+//   xr-compositorctl [--socket PATH] status [--json]
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+#include "xrc/control.hpp"
+
+namespace {
+
+// Field names are a stable interface (docs/OPERATIONS.md): add, never rename.
+nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
+  nlohmann::json clients = nlohmann::json::array();
+  for (const auto& c : s.clients) {
+    clients.push_back({{"id", c.id},
+                       {"name", c.name},
+                       {"pid", c.pid},
+                       {"sync_mode", xrc::syncModeName(c.syncMode)},
+                       {"frames_submitted", c.framesSubmitted},
+                       {"releases", c.releases},
+                       {"swapchains", c.swapchains}});
+  }
+  return {{"daemon_version", s.daemonVersion},
+          {"backend", s.backend},
+          {"uptime_s", double(s.uptimeNs) / 1e9},
+          {"refresh_hz", s.refreshHz},
+          {"display_frames", s.displayFrames},
+          {"clients", clients}};
+}
+
+void printTable(const xrc::control::DaemonStatus& s) {
+  fmt::print("xr-compositord {}  backend {}  up {:.1f} s  {:.0f} Hz  {} display frames\n", s.daemonVersion, s.backend,
+             double(s.uptimeNs) / 1e9, s.refreshHz, s.displayFrames);
+  fmt::print("{} client{}\n", s.clients.size(), s.clients.size() == 1 ? "" : "s");
+  if (s.clients.empty()) return;
+  fmt::print("{:>4}  {:<24} {:>8}  {:<6} {:>10} {:>10} {:>10}\n", "ID", "NAME", "PID", "SYNC", "FRAMES", "RELEASES",
+             "SWAPCHAINS");
+  for (const auto& c : s.clients) {
+    fmt::print("{:>4}  {:<24} {:>8}  {:<6} {:>10} {:>10} {:>10}\n", c.id, c.name.substr(0, 24), c.pid,
+               xrc::syncModeName(c.syncMode), c.framesSubmitted, c.releases, c.swapchains);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string socket;
+  bool json = false;
+  CLI::App app{"xr-compositorctl: inspect xr-compositord"};
+  app.add_option("--socket", socket, "Daemon socket (default $XR_COMPOSITOR_SOCKET or the default path)");
+  auto* status = app.add_subcommand("status", "Show the daemon, its clients and their frame counts");
+  status->add_flag("--json", json, "Machine-readable output (stable field names)");
+  app.require_subcommand(1);
+  CLI11_PARSE(app, argc, argv);
+
+  auto control = xrc::control::ControlClient::connect(socket);
+  if (!control) {
+    std::fprintf(stderr, "xr-compositorctl: %s\n", control.error().message.c_str());
+    return 1;
+  }
+  auto result = control.value()->status();
+  if (!result) {
+    std::fprintf(stderr, "xr-compositorctl: status: %s\n", result.error().message.c_str());
+    return 1;
+  }
+  if (json) {
+    std::printf("%s\n", toJson(result.value()).dump(2).c_str());
+  } else {
+    printTable(result.value());
+  }
+  return 0;
+}

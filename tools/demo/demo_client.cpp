@@ -1,0 +1,279 @@
+#include "demo_client.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+#include "../common/pattern.hpp"
+
+namespace xrc::tools {
+
+namespace {
+
+struct RenderTarget {
+  std::unique_ptr<client::Swapchain> swapchain;
+  uint32_t index = 0;  // position among this client's swapchains (pattern key)
+  VkFormat format = VK_FORMAT_UNDEFINED;
+  uint32_t width = 0, height = 0, layers = 1, mips = 1;
+  vk::CommandPool pool;
+  std::vector<StagingBuffer> staging;  // per image
+  std::vector<VkCommandBuffer> commands;
+  std::vector<vk::Fence> fences;
+  uint64_t ordinal = 0;
+};
+
+VkDeviceSize mipBytes(const RenderTarget& t, uint32_t mip) {
+  return VkDeviceSize(std::max(1u, t.width >> mip)) * std::max(1u, t.height >> mip) * t.layers * 4;
+}
+
+Status createTarget(VulkanApp& app, client::Connection& conn, const SwapchainRequest& request, uint32_t index,
+                    RenderTarget& t) {
+  auto sc = conn.createSwapchain(request);
+  if (!sc) return sc.error();
+  t.swapchain = std::move(sc).value();
+  t.index = index;
+  t.format = VkFormat(request.format);
+  t.width = request.width;
+  t.height = request.height;
+  t.layers = request.arraySize;
+  t.mips = request.mipCount;
+  VkDevice device = app.device();
+  VkCommandPoolCreateInfo poolInfo{};
+  poolInfo.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  poolInfo.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  poolInfo.queueFamilyIndex = app.queueFamily();
+  VkCommandPool pool;
+  if (auto s = vk::check(vkCreateCommandPool(device, &poolInfo, nullptr, &pool), "vkCreateCommandPool"); !s) return s;
+  t.pool = vk::CommandPool(device, pool);
+  const size_t count = t.swapchain->images().size();
+  t.commands.resize(count);
+  VkCommandBufferAllocateInfo alloc{};
+  alloc.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  alloc.commandPool = pool;
+  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  alloc.commandBufferCount = uint32_t(count);
+  if (auto s = vk::check(vkAllocateCommandBuffers(device, &alloc, t.commands.data()), "vkAllocateCommandBuffers"); !s) {
+    return s;
+  }
+  VkDeviceSize total = 0;
+  for (uint32_t m = 0; m < t.mips; ++m) total += mipBytes(t, m);
+  for (size_t i = 0; i < count; ++i) {
+    auto buffer = StagingBuffer::create(app, total, VK_BUFFER_USAGE_TRANSFER_SRC_BIT);
+    if (!buffer) return buffer.error();
+    t.staging.push_back(std::move(buffer).value());
+    VkFenceCreateInfo fenceInfo{};
+    fenceInfo.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+    fenceInfo.flags = VK_FENCE_CREATE_SIGNALED_BIT;
+    VkFence fence;
+    if (auto s = vk::check(vkCreateFence(device, &fenceInfo, nullptr, &fence), "vkCreateFence"); !s) return s;
+    t.fences.emplace_back(device, fence);
+  }
+  return {};
+}
+
+// Writes this frame's pattern into image `image` (already acquired and waited).
+Status render(VulkanApp& app, RenderTarget& t, uint32_t image, uint32_t seed) {
+  VkDevice device = app.device();
+  VkFence fence = t.fences[image].get();
+  if (auto s = vk::check(vkWaitForFences(device, 1, &fence, VK_TRUE, 2000000000ull), "vkWaitForFences(render)"); !s) {
+    return s;
+  }
+  vkResetFences(device, 1, &fence);
+  const bool depth = vk::isDepthFormat(t.format);
+  auto* out = static_cast<uint8_t*>(t.staging[image].data());
+  std::vector<VkBufferImageCopy> regions;
+  VkDeviceSize offset = 0;
+  for (uint32_t mip = 0; mip < t.mips; ++mip) {
+    const uint32_t w = std::max(1u, t.width >> mip), h = std::max(1u, t.height >> mip);
+    for (uint32_t layer = 0; layer < t.layers; ++layer) {
+      const pattern::Key key{seed, t.index, t.ordinal, layer, mip};
+      auto* texels = reinterpret_cast<uint32_t*>(out + offset + VkDeviceSize(layer) * w * h * 4);
+      for (uint32_t y = 0; y < h; ++y) {
+        for (uint32_t x = 0; x < w; ++x) {
+          if (depth) {
+            const float d = pattern::depth(key, x, y);
+            std::memcpy(&texels[y * w + x], &d, 4);
+          } else {
+            texels[y * w + x] = pattern::color(key, x, y);
+          }
+        }
+      }
+    }
+    VkBufferImageCopy region{};
+    region.bufferOffset = offset;
+    region.imageSubresource = {VkImageAspectFlags(depth ? VK_IMAGE_ASPECT_DEPTH_BIT : VK_IMAGE_ASPECT_COLOR_BIT), mip,
+                               0, t.layers};
+    region.imageExtent = {w, h, 1};
+    regions.push_back(region);
+    offset += mipBytes(t, mip);
+  }
+
+  VkCommandBuffer cb = t.commands[image];
+  VkCommandBufferBeginInfo begin{};
+  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  vkBeginCommandBuffer(cb, &begin);
+  VkImageMemoryBarrier barrier{};
+  barrier.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
+  barrier.srcAccessMask = 0;
+  barrier.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  barrier.oldLayout = vk::attachmentLayout(t.format);
+  barrier.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+  barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  barrier.image = t.swapchain->images()[image];
+  barrier.subresourceRange = {vk::aspectMask(t.format), 0, t.mips, 0, t.layers};
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
+                       nullptr, 1, &barrier);
+  vkCmdCopyBufferToImage(cb, t.staging[image].buffer(), barrier.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                         uint32_t(regions.size()), regions.data());
+  barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  barrier.dstAccessMask = 0;
+  barrier.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+  barrier.newLayout = vk::attachmentLayout(t.format);
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 0,
+                       nullptr, 1, &barrier);
+  vkEndCommandBuffer(cb);
+  VkSubmitInfo submit{};
+  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &cb;
+  return vk::check(vkQueueSubmit(app.queue(), 1, &submit, fence), "vkQueueSubmit(render)");
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, size_t(p / 100.0 * double(v.size())))];
+}
+
+}  // namespace
+
+int runDemo(const DemoOptions& o) {
+  auto fail = [&](const char* what, const Error& e) {
+    std::fprintf(stderr, "%s: %s: %s\n", o.name.c_str(), what, e.describe().c_str());
+    return 1;
+  };
+  auto system = client::describe(o.socket);
+  if (!system) return fail("describe", system.error());
+  auto app = VulkanApp::create(system.value(), o.name);
+  if (!app) return fail("vulkan", app.error());
+  client::ConnectOptions connectOptions;
+  connectOptions.socketPath = o.socket;
+  connectOptions.applicationName = o.name;
+  connectOptions.vulkan = app.value()->binding();
+  auto conn = client::Connection::connect(connectOptions);
+  if (!conn) return fail("connect", conn.error());
+  client::Connection& c = *conn.value();
+
+  const auto& views = c.system().views;
+  const uint32_t width = o.width ? o.width : views[0].recommendedWidth;
+  const uint32_t height = o.height ? o.height : views[0].recommendedHeight;
+  const bool array = o.stereo == "array";
+  VkFormat colorFormat = VK_FORMAT_UNDEFINED;
+  for (VkFormat f : c.system().swapchainFormats) {
+    if (f == VK_FORMAT_R8G8B8A8_SRGB || f == VK_FORMAT_R8G8B8A8_UNORM) {
+      colorFormat = f;
+      break;
+    }
+  }
+  if (colorFormat == VK_FORMAT_UNDEFINED) return fail("formats", makeError(ErrorCode::unsupported, "no RGBA8 format"));
+
+  std::vector<RenderTarget> targets(array ? 1 : views.size());
+  SwapchainRequest color;
+  color.usageFlags = xr_usage::colorAttachment | xr_usage::transferDst | xr_usage::sampled;
+  color.format = colorFormat;
+  color.width = width;
+  color.height = height;
+  color.arraySize = array ? uint32_t(views.size()) : 1;
+  color.mipCount = o.mips;
+  for (uint32_t i = 0; i < targets.size(); ++i) {
+    if (auto s = createTarget(*app.value(), c, color, i, targets[i]); !s) return fail("swapchain", s.error());
+  }
+  if (o.depth) {
+    SwapchainRequest depth = color;
+    depth.usageFlags = xr_usage::depthStencilAttachment | xr_usage::transferDst;
+    depth.format = VK_FORMAT_D32_SFLOAT;
+    depth.arraySize = uint32_t(views.size());
+    depth.mipCount = 1;
+    targets.emplace_back();
+    if (auto s = createTarget(*app.value(), c, depth, uint32_t(targets.size() - 1), targets.back()); !s) {
+      return fail("depth swapchain", s.error());
+    }
+  }
+  std::printf("client %u connected sync=%s swapchains=", c.clientId(), syncModeName(c.syncMode()));
+  for (const auto& t : targets) std::printf("%u%s", t.swapchain->id(), &t == &targets.back() ? "\n" : ",");
+  std::fflush(stdout);
+
+  std::vector<double> releaseUs, frameUs;
+  auto last = std::chrono::steady_clock::now();
+  for (uint64_t frame = 0; frame < o.frames; ++frame) {
+    auto timing = c.waitFrame();
+    if (!timing) return fail("waitFrame", timing.error());
+    if (auto s = c.beginFrame(timing.value().frameId); !s) return fail("beginFrame", s.error());
+    for (auto& t : targets) {
+      auto index = t.swapchain->acquire();
+      if (!index) return fail("acquire", index.error());
+      if (auto s = t.swapchain->wait(std::chrono::seconds(2)); !s) return fail("wait", s.error());
+      if (auto s = render(*app.value(), t, index.value(), o.seed); !s) return fail("render", s.error());
+      const auto before = std::chrono::steady_clock::now();
+      if (auto s = t.swapchain->release(); !s) return fail("release", s.error());
+      releaseUs.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - before).count());
+      t.ordinal++;
+    }
+    client::Layer projection;
+    for (uint32_t v = 0; v < views.size(); ++v) {
+      client::ProjectionView view;
+      const RenderTarget& colorTarget = array ? targets[0] : targets[v];
+      view.subImage = {colorTarget.swapchain->id(), 0, 0, int32_t(width), int32_t(height), array ? v : 0};
+      if (o.depth) {
+        view.hasDepth = true;
+        view.depthSubImage = {targets.back().swapchain->id(), 0, 0, int32_t(width), int32_t(height), v};
+      }
+      projection.views.push_back(view);
+    }
+    std::vector<client::Layer> layers{projection};
+    if (o.quadPx > 0) {
+      // Placed so that the headless backend (tan(half fov) = 1) shows it 1:1 at (quadX, quadY).
+      client::Layer quad;
+      quad.kind = client::Layer::Kind::quad;
+      quad.quadSubImage = {targets[0].swapchain->id(), 0, 0, int32_t(o.quadPx), int32_t(o.quadPx), 0};
+      const float centerX = (float(o.quadX) + float(o.quadPx) / 2) / float(views[0].recommendedWidth) * 2 - 1;
+      const float centerY = (float(o.quadY) + float(o.quadPx) / 2) / float(views[0].recommendedHeight) * 2 - 1;
+      quad.quadPose.position[0] = centerX;
+      quad.quadPose.position[1] = -centerY;
+      quad.quadPose.position[2] = -1;
+      quad.quadWidth = 2 * float(o.quadPx) / float(views[0].recommendedWidth);
+      quad.quadHeight = 2 * float(o.quadPx) / float(views[0].recommendedHeight);
+      layers.push_back(quad);
+    }
+    if (auto s = c.endFrame(timing.value().frameId, timing.value().predictedDisplayTimeNs, layers); !s) {
+      return fail("endFrame", s.error());
+    }
+    const auto now = std::chrono::steady_clock::now();
+    frameUs.push_back(std::chrono::duration<double, std::micro>(now - last).count());
+    last = now;
+  }
+  // One more round trip surfaces any error the daemon answered to the last frame's calls.
+  auto final = c.waitFrame();
+  if (!final) return fail("final waitFrame", final.error());
+  std::printf("frames %llu ok round_trips=%llu\n", (unsigned long long)o.frames,
+              (unsigned long long)c.blockingRoundTrips());
+  if (o.stats) {
+    std::printf("release_us p50=%.1f p99=%.1f frame_interval_us p50=%.1f round_trips_per_frame=%.2f\n",
+                percentile(releaseUs, 50), percentile(releaseUs, 99), percentile(frameUs, 50),
+                double(c.blockingRoundTrips()) / double(o.frames + 1));
+  }
+  std::fflush(stdout);
+  if (o.hold) {
+    char byte;
+    while (::read(STDIN_FILENO, &byte, 1) > 0) {
+    }
+  }
+  return 0;
+}
+
+}  // namespace xrc::tools

@@ -1,0 +1,31 @@
+// The demo client's rendering: swapchains filled with the known pattern (tools/common/pattern.hpp)
+// through a staging buffer copy, every frame different.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../common/vulkan_app.hpp"
+#include "xrc/client.hpp"
+
+namespace xrc::tools {
+
+struct DemoOptions {
+  std::string socket;
+  std::string name = "xr-compositor-demo";
+  uint64_t frames = 300;
+  uint32_t seed = 1;
+  std::string stereo = "separate";  // separate: one color swapchain per eye; array: one 2-layer swapchain
+  bool depth = false;               // add a depth swapchain (depth info on the projection views)
+  uint32_t width = 0, height = 0;   // 0: the daemon's recommended view size
+  uint32_t mips = 1;
+  uint32_t quadPx = 0;  // > 0: also submit a quad layer of that many pixels at (quadX, quadY)
+  uint32_t quadX = 0, quadY = 0;
+  bool hold = false;   // keep the session after the last frame until stdin closes
+  bool stats = false;  // print timing statistics
+};
+
+int runDemo(const DemoOptions& options);
+
+}  // namespace xrc::tools

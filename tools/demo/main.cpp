@@ -1,0 +1,28 @@
+// xr-compositor-demo: a real Vulkan client that renders a known, frame-varying pattern through
+// xr-compositord. Exits non-zero if any frame failed.
+#include <CLI/CLI.hpp>
+
+#include "demo_client.hpp"
+
+int main(int argc, char** argv) {
+  xrc::tools::DemoOptions o;
+  CLI::App app{"xr-compositor-demo: renders a test pattern through xr-compositord"};
+  app.add_option("--socket", o.socket, "Daemon socket (default $XR_COMPOSITOR_SOCKET or the default path)");
+  app.add_option("--frames", o.frames, "Frames to render")->capture_default_str();
+  app.add_option("--name", o.name, "Application name shown in status")->capture_default_str();
+  app.add_option("--seed", o.seed, "Pattern seed")->capture_default_str();
+  app.add_option("--stereo", o.stereo, "separate (a swapchain per eye) or array (one 2-layer swapchain)")
+      ->check(CLI::IsMember({"separate", "array"}))
+      ->capture_default_str();
+  app.add_flag("--depth", o.depth, "Also submit a depth swapchain");
+  app.add_option("--width", o.width, "Swapchain width (default: recommended)");
+  app.add_option("--height", o.height, "Swapchain height (default: recommended)");
+  app.add_option("--mips", o.mips, "Mip levels")->capture_default_str();
+  app.add_option("--quad-px", o.quadPx, "Also submit a quad layer of this size in pixels");
+  app.add_option("--quad-x", o.quadX, "Quad position in the eye (pixels)");
+  app.add_option("--quad-y", o.quadY, "Quad position in the eye (pixels)");
+  app.add_flag("--hold", o.hold, "Keep the session open after the last frame until stdin closes");
+  app.add_flag("--stats", o.stats, "Print release-call and frame timing statistics");
+  CLI11_PARSE(app, argc, argv);
+  return xrc::tools::runDemo(o);
+}
