@@ -235,7 +235,8 @@ int runDemo(const DemoOptions& o) {
       }
       projection.views.push_back(view);
     }
-    std::vector<client::Layer> layers{projection};
+    std::vector<client::Layer> layers;
+    if (o.projection) layers.push_back(projection);
     if (o.quadPx > 0) {
       // Placed so that the headless backend (tan(half fov) = 1) shows it 1:1 at (quadX, quadY).
       client::Layer quad;

@@ -21,8 +21,11 @@ int main(int argc, char** argv) {
   app.add_option("--quad-px", o.quadPx, "Also submit a quad layer of this size in pixels");
   app.add_option("--quad-x", o.quadX, "Quad position in the eye (pixels)");
   app.add_option("--quad-y", o.quadY, "Quad position in the eye (pixels)");
+  bool noProjection = false;
+  app.add_flag("--no-projection", noProjection, "Submit only the quad layer (needs --quad-px)");
   app.add_flag("--hold", o.hold, "Keep the session open after the last frame until stdin closes");
   app.add_flag("--stats", o.stats, "Print release-call and frame timing statistics");
   CLI11_PARSE(app, argc, argv);
+  o.projection = !noProjection;
   return xrc::tools::runDemo(o);
 }

@@ -378,6 +378,11 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
     VkClearColorValue black{};
     black.float32[3] = 1.f;
     vkCmdClearColorImage(cb, output_.get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &black, 1, &outRange);
+    // Every layer drawn below overwrites parts of the clear, and later layers earlier ones.
+    const VkMemoryBarrier waw{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_TRANSFER_WRITE_BIT,
+                              VK_ACCESS_TRANSFER_WRITE_BIT};
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &waw, 0, nullptr, 0,
+                         nullptr);
 
     for (const auto& frame : frames) {
       for (const auto& layer : frame.layers) {
@@ -437,9 +442,6 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
               vkCmdBlitImage(cb, src, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, output_.get(),
                              VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &blit, VK_FILTER_NEAREST);
             }
-            // Later layers overwrite earlier ones: order the writes.
-            VkMemoryBarrier waw{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_TRANSFER_WRITE_BIT,
-                                VK_ACCESS_TRANSFER_WRITE_BIT};
             vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &waw, 0,
                                  nullptr, 0, nullptr);
           }

@@ -1,0 +1,289 @@
+// Bad input over the raw wire: each gets a clear error, the offending session keeps working and
+// another client rendering at the same time never notices.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "harness.hpp"
+#include "rpc_link.hpp"
+#include "xrc/client.hpp"
+#include "xrc/wire_convert.hpp"
+
+namespace xrc::test {
+namespace {
+
+constexpr VkFormat kColor = VK_FORMAT_R8G8B8A8_SRGB;
+
+class BadInput : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    daemon_ = std::make_unique<Daemon>(dir_);
+    ASSERT_TRUE(daemon_->ready()) << daemon_->process().output();
+    bystander_ = startDemo(*daemon_, dir_, DemoSpec{"bystander", 3, 100000, "separate", false, true, 0, 0, 0, 1});
+    auto system = client::describe(daemon_->socket());
+    ASSERT_TRUE(system) << system.error().describe();
+    device_ = system.value().device;
+  }
+
+  void TearDown() override {
+    // The daemon is still serving: status answers and the bystander rendered all along.
+    auto control = daemon_->control();
+    ASSERT_TRUE(control);
+    auto status = control->status();
+    ASSERT_TRUE(status) << status.error().describe();
+    ASSERT_TRUE(bystander_->running()) << bystander_->output();
+    uint64_t before = 0;
+    for (auto& c : status.value().clients) {
+      if (c.name == "bystander") before = c.framesSubmitted;
+    }
+    EXPECT_TRUE(daemon_->waitForStatus(
+        [&](const control::DaemonStatus& s) {
+          for (auto& c : s.clients) {
+            if (c.name == "bystander" && c.framesSubmitted > before + 10) return true;
+          }
+          return false;
+        },
+        std::chrono::seconds(30)));
+    EXPECT_TRUE(daemon_->process().running()) << daemon_->process().output();
+  }
+
+  // A session opened on the raw wire, bypassing client-lib's own checks.
+  struct Raw {
+    std::unique_ptr<client::RpcLink> link;
+    wire::Session::Client session{nullptr};
+  };
+
+  wire::ErrorCode connect(Raw& raw, uint16_t major = kProtocolMajor, bool corruptUuid = false) {
+    auto link = client::RpcLink::open(daemon_->socket());
+    EXPECT_TRUE(link);
+    raw.link = std::move(link).value();
+    auto request = raw.link->bootstrap().connectRequest();
+    auto info = request.initClient();
+    info.initVersion().setMajor(major);
+    info.setName("raw");
+    DeviceFacts facts = device_;
+    if (corruptUuid) facts.deviceUuid[0] ^= 0xff;
+    toWire(facts, info.initDevice());
+    auto response = request.send().wait(raw.link->waitScope());
+    if (response.getError().getCode() == wire::ErrorCode::NONE) raw.session = response.getSession();
+    lastMessage_ = response.getError().getMessage().cStr();
+    return response.getError().getCode();
+  }
+
+  struct Created {
+    wire::ErrorCode code;
+    wire::Swapchain::Client swapchain{nullptr};
+    uint32_t id = 0;
+  };
+
+  Created create(Raw& raw, SwapchainRequest r) {
+    auto request = raw.session.createSwapchainRequest();
+    toWire(r, request.initInfo());
+    auto response = request.send().wait(raw.link->waitScope());
+    lastMessage_ = response.getError().getMessage().cStr();
+    Created out{response.getError().getCode()};
+    if (out.code == wire::ErrorCode::NONE) {
+      out.swapchain = response.getSwapchain();
+      out.id = response.getId();
+    }
+    return out;
+  }
+
+  static SwapchainRequest color(uint32_t w = 64, uint32_t h = 64) {
+    SwapchainRequest r;
+    r.usageFlags = xr_usage::colorAttachment | xr_usage::transferDst;
+    r.format = kColor;
+    r.width = w;
+    r.height = h;
+    return r;
+  }
+
+  template <typename Request>
+  wire::ErrorCode call(Raw& raw, Request&& request) {
+    auto response = request.send().wait(raw.link->waitScope());
+    lastMessage_ = response.getError().getMessage().cStr();
+    return response.getError().getCode();
+  }
+  wire::ErrorCode acquire(Raw& raw, Created& sc, uint32_t i) {
+    auto r = sc.swapchain.acquireRequest();
+    r.setIndex(i);
+    return call(raw, r);
+  }
+  wire::ErrorCode wait(Raw& raw, Created& sc, uint32_t i) {
+    auto r = sc.swapchain.waitRequest();
+    r.setIndex(i);
+    return call(raw, r);
+  }
+  wire::ErrorCode release(Raw& raw, Created& sc, uint32_t i) {
+    auto r = sc.swapchain.releaseRequest();
+    r.setIndex(i);
+    return call(raw, r);
+  }
+  uint64_t waitFrame(Raw& raw) {
+    auto response = raw.session.waitFrameRequest().send().wait(raw.link->waitScope());
+    return response.getTiming().getFrameId();
+  }
+  wire::ErrorCode begin(Raw& raw, uint64_t frame) {
+    auto r = raw.session.beginFrameRequest();
+    r.setFrameId(frame);
+    return call(raw, r);
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Daemon> daemon_;
+  std::unique_ptr<Process> bystander_;
+  DeviceFacts device_;
+  std::string lastMessage_;
+};
+
+TEST_F(BadInput, ProtocolMajorMismatch) {
+  Raw raw;
+  EXPECT_EQ(connect(raw, kProtocolMajor + 1), wire::ErrorCode::VERSION_MISMATCH);
+  EXPECT_NE(lastMessage_.find("major"), std::string::npos) << lastMessage_;
+}
+
+TEST_F(BadInput, DeviceUuidMismatch) {
+  Raw raw;
+  EXPECT_EQ(connect(raw, kProtocolMajor, true), wire::ErrorCode::DEVICE_MISMATCH);
+  EXPECT_NE(lastMessage_.find("not the daemon's device"), std::string::npos) << lastMessage_;
+}
+
+TEST_F(BadInput, SwapchainParameters) {
+  Raw raw;
+  ASSERT_EQ(connect(raw), wire::ErrorCode::NONE) << lastMessage_;
+  auto r = color(0, 64);
+  EXPECT_EQ(create(raw, r).code, wire::ErrorCode::INVALID_ARGUMENT) << "zero extent";
+  r = color(kMaxExtent + 1, 64);
+  EXPECT_EQ(create(raw, r).code, wire::ErrorCode::INVALID_ARGUMENT) << "oversize";
+  r = color();
+  r.format = VK_FORMAT_R4G4_UNORM_PACK8;
+  EXPECT_EQ(create(raw, r).code, wire::ErrorCode::UNSUPPORTED) << "format";
+  r = color();
+  r.arraySize = 1u << 30;
+  EXPECT_EQ(create(raw, r).code, wire::ErrorCode::INVALID_ARGUMENT) << "array layers";
+  r = color();
+  r.mipCount = 40;
+  EXPECT_EQ(create(raw, r).code, wire::ErrorCode::INVALID_ARGUMENT) << "mip count";
+  EXPECT_NE(lastMessage_.find("mip count 40"), std::string::npos) << lastMessage_;
+  // The session is unharmed.
+  EXPECT_EQ(create(raw, color()).code, wire::ErrorCode::NONE) << lastMessage_;
+}
+
+TEST_F(BadInput, ImageIndexOutOfRange) {
+  Raw raw;
+  ASSERT_EQ(connect(raw), wire::ErrorCode::NONE);
+  auto sc = create(raw, color());
+  ASSERT_EQ(sc.code, wire::ErrorCode::NONE);
+  EXPECT_EQ(acquire(raw, sc, 99), wire::ErrorCode::INVALID_ARGUMENT);
+  EXPECT_EQ(wait(raw, sc, 99), wire::ErrorCode::INVALID_ARGUMENT);
+  EXPECT_EQ(release(raw, sc, 4000000000u), wire::ErrorCode::INVALID_ARGUMENT);
+}
+
+TEST_F(BadInput, ReleaseOrWaitWithoutAcquire) {
+  Raw raw;
+  ASSERT_EQ(connect(raw), wire::ErrorCode::NONE);
+  auto sc = create(raw, color());
+  EXPECT_EQ(release(raw, sc, 0), wire::ErrorCode::CALL_ORDER);
+  EXPECT_EQ(wait(raw, sc, 0), wire::ErrorCode::CALL_ORDER);
+  ASSERT_EQ(acquire(raw, sc, 0), wire::ErrorCode::NONE);
+  EXPECT_EQ(release(raw, sc, 0), wire::ErrorCode::CALL_ORDER) << "release before wait";
+  ASSERT_EQ(wait(raw, sc, 0), wire::ErrorCode::NONE);
+  ASSERT_EQ(release(raw, sc, 0), wire::ErrorCode::NONE) << lastMessage_;
+}
+
+TEST_F(BadInput, DoubleRelease) {
+  Raw raw;
+  ASSERT_EQ(connect(raw), wire::ErrorCode::NONE);
+  auto sc = create(raw, color());
+  ASSERT_EQ(acquire(raw, sc, 0), wire::ErrorCode::NONE);
+  ASSERT_EQ(wait(raw, sc, 0), wire::ErrorCode::NONE);
+  ASSERT_EQ(release(raw, sc, 0), wire::ErrorCode::NONE) << lastMessage_;
+  EXPECT_EQ(release(raw, sc, 0), wire::ErrorCode::CALL_ORDER);
+}
+
+TEST_F(BadInput, AcquireBeyondImageCount) {
+  Raw raw;
+  ASSERT_EQ(connect(raw), wire::ErrorCode::NONE);
+  auto sc = create(raw, color());
+  uint32_t acquired = 0;
+  while (acquired < 16 && acquire(raw, sc, acquired) == wire::ErrorCode::NONE) ++acquired;
+  EXPECT_GE(acquired, 2u);
+  EXPECT_LT(acquired, 16u);
+  EXPECT_EQ(acquire(raw, sc, 0), wire::ErrorCode::EXHAUSTED);
+}
+
+TEST_F(BadInput, LayerNamingAnotherSessionsSwapchain) {
+  Raw mine, theirs;
+  ASSERT_EQ(connect(mine), wire::ErrorCode::NONE);
+  ASSERT_EQ(connect(theirs), wire::ErrorCode::NONE);
+  auto own = create(mine, color());
+  create(theirs, color());
+  auto foreign = create(theirs, color());
+  ASSERT_EQ(foreign.code, wire::ErrorCode::NONE);
+  ASSERT_NE(foreign.id, own.id);
+  ASSERT_EQ(acquire(mine, own, 0), wire::ErrorCode::NONE);
+  ASSERT_EQ(wait(mine, own, 0), wire::ErrorCode::NONE);
+  ASSERT_EQ(release(mine, own, 0), wire::ErrorCode::NONE);
+
+  const uint64_t frame = waitFrame(mine);
+  ASSERT_EQ(begin(mine, frame), wire::ErrorCode::NONE);
+  auto endFrame = [&](uint32_t swapchainId, int layers, float quadWidth) {
+    auto request = mine.session.endFrameRequest();
+    request.setFrameId(frame);
+    auto list = request.initLayers(layers);
+    for (auto layer : list) {
+      auto quad = layer.initQuad();
+      auto sub = quad.initSubImage();
+      sub.setSwapchainId(swapchainId);
+      sub.initImageRect().setWidth(64);
+      sub.getImageRect().setHeight(64);
+      auto pose = quad.initPose();
+      pose.initOrientation(4).set(3, 1.f);
+      pose.initPosition(3).set(2, -1.f);
+      quad.setWidth(quadWidth);
+      quad.setHeight(0.5f);
+    }
+    return call(mine, request);
+  };
+  EXPECT_EQ(endFrame(foreign.id, 1, 0.5f), wire::ErrorCode::NOT_FOUND);
+  EXPECT_NE(lastMessage_.find("not a swapchain of this session"), std::string::npos) << lastMessage_;
+  EXPECT_EQ(endFrame(own.id, kMaxLayersPerFrame + 1, 0.5f), wire::ErrorCode::INVALID_ARGUMENT);
+  EXPECT_EQ(endFrame(own.id, 1, std::numeric_limits<float>::quiet_NaN()), wire::ErrorCode::INVALID_ARGUMENT);
+  EXPECT_EQ(endFrame(own.id, 1, 0.f), wire::ErrorCode::INVALID_ARGUMENT);
+  // Nothing was disturbed: the same frame still ends correctly.
+  EXPECT_EQ(endFrame(own.id, 1, 0.5f), wire::ErrorCode::NONE) << lastMessage_;
+}
+
+TEST_F(BadInput, FrameCallsOutOfOrder) {
+  Raw raw;
+  ASSERT_EQ(connect(raw), wire::ErrorCode::NONE);
+  EXPECT_EQ(begin(raw, 1), wire::ErrorCode::CALL_ORDER);
+  auto end = raw.session.endFrameRequest();
+  end.setFrameId(1);
+  EXPECT_EQ(call(raw, end), wire::ErrorCode::CALL_ORDER);
+  const uint64_t frame = waitFrame(raw);
+  EXPECT_EQ(begin(raw, frame + 1), wire::ErrorCode::CALL_ORDER);
+  EXPECT_EQ(begin(raw, frame), wire::ErrorCode::NONE);
+}
+
+TEST_F(BadInput, ControlFromAnotherUidIsRefused) {
+  if (::getuid() != 0) GTEST_SKIP() << "needs root to connect as another uid";
+  // A child that drops to uid 65534 asks for the control interface (it may connect: the
+  // socket is opened up for the test, the control call itself must refuse it).
+  ASSERT_EQ(::chmod(dir_.path.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(daemon_->socket().c_str(), 0777), 0);
+  pid_t child = ::fork();
+  if (child == 0) {
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0) _exit(3);
+    auto c = control::ControlClient::connect(daemon_->socket());
+    _exit(!c && c.error().code == ErrorCode::permissionDenied ? 0 : c ? 1 : 2);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+}  // namespace
+}  // namespace xrc::test

@@ -1,0 +1,195 @@
+// The real daemon and four real demo clients (2 swapchains each: per-eye swapchains, a 2-layer
+// array swapchain, depth swapchains, mip chains) for a few hundred frames; runtime images and
+// the display output are read back and compared texel-exact with what each client rendered.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "harness.hpp"
+#include "pattern.hpp"
+#include "xrc/client.hpp"
+
+namespace xrc::test {
+namespace {
+
+constexpr uint32_t kView = 256;  // harness daemons run with --view-size 256x256
+constexpr auto kLong = std::chrono::seconds(120);
+
+struct Client {
+  DemoSpec spec;
+  std::unique_ptr<Process> process;
+  DemoIdentity id;
+};
+
+bool hasValidationMessages(const std::string& log) {
+  for (const char* marker : {"Validation Error", "Validation Warning", "VUID-", "SYNC-HAZARD", "UNASSIGNED-"}) {
+    if (log.find(marker) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// binary wherever the GPU has external semaphores (the H100), host on lavapipe.
+std::string expectedSyncMode(const Daemon& daemon) {
+  auto system = client::describe(daemon.socket());
+  return system && system.value().daemonHasExternalSemaphoreFd ? "binary" : "host";
+}
+
+void runFramePath(const std::map<std::string, std::string>& env, uint64_t frames) {
+  TempDir dir;
+  Daemon daemon(dir, {}, env);
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+
+  std::vector<Client> clients(4);
+  clients[0].spec = {"alpha", 11, frames, "separate", false, true, 32, 16, 16, 1};
+  clients[1].spec = {"bravo", 22, frames, "array", true, false, 32, 80, 16, 1};
+  clients[2].spec = {"charlie", 33, frames, "separate", true, false, 32, 144, 16, 1};
+  clients[3].spec = {"delta", 44, frames, "separate", false, false, 32, 16, 80, 3};
+  // Clients are composited in connection order: alpha (the only projection) connects first.
+  clients[0].process = startDemo(daemon, dir, clients[0].spec, env);
+  ASSERT_TRUE(clients[0].process->waitForOutput("connected", kLong)) << clients[0].process->output();
+  for (size_t i = 1; i < clients.size(); ++i) clients[i].process = startDemo(daemon, dir, clients[i].spec, env);
+  const std::string done = "frames " + std::to_string(frames) + " ok";
+  for (auto& c : clients) {
+    ASSERT_TRUE(c.process->waitForOutput(done, kLong)) << c.spec.name << ":\n" << c.process->output();
+    ASSERT_TRUE(parseIdentity(c.process->output(), c.id)) << c.process->output();
+    EXPECT_EQ(c.id.syncMode, expectedSyncMode(daemon));
+    ASSERT_EQ(c.id.swapchains.size(), c.spec.depth ? (c.spec.stereo == "array" ? 2u : 3u) : 2u);
+  }
+
+  auto control = daemon.control();
+  ASSERT_TRUE(control);
+  auto status = control->status();
+  ASSERT_TRUE(status) << status.error().describe();
+  ASSERT_EQ(status.value().clients.size(), 4u);
+  for (auto& c : clients) {
+    auto it = std::find_if(status.value().clients.begin(), status.value().clients.end(),
+                           [&](const control::ClientStatus& s) { return s.id == c.id.clientId; });
+    ASSERT_NE(it, status.value().clients.end());
+    EXPECT_EQ(it->name, c.spec.name);
+    EXPECT_EQ(it->pid, uint32_t(c.process->pid()));
+    EXPECT_EQ(it->framesSubmitted, frames);
+    EXPECT_EQ(it->releases, frames * c.id.swapchains.size());
+  }
+
+  // Every runtime swapchain image holds the client's last frame, texel for texel.
+  for (auto& c : clients) {
+    for (uint32_t i = 0; i < c.id.swapchains.size(); ++i) {
+      auto read = control->readSwapchain(c.id.clientId, c.id.swapchains[i]);
+      ASSERT_TRUE(read) << read.error().describe();
+      EXPECT_EQ(read.value().releaseOrdinal, frames - 1);
+      std::string first;
+      EXPECT_EQ(countPatternMismatches(read.value().pixels, c.spec.seed, i, frames - 1, &first), 0u)
+          << c.spec.name << " swapchain " << i << ": " << first;
+    }
+  }
+
+  // The display output: alpha's projection everywhere, each client's quad at its place on top.
+  auto display = control->readDisplay();
+  ASSERT_TRUE(display) << display.error().describe();
+  const auto& px = display.value().pixels;
+  ASSERT_EQ(px.width, 2 * kView);
+  ASSERT_EQ(px.height, kView);
+  for (auto& c : clients) {
+    EXPECT_TRUE(std::any_of(display.value().shown.begin(), display.value().shown.end(),
+                            [&](const control::ShownLayer& l) { return l.clientId == c.id.clientId; }))
+        << c.spec.name << " is not on the display";
+  }
+  size_t mismatches = 0;
+  std::string first;
+  for (uint32_t eye = 0; eye < 2; ++eye) {
+    for (uint32_t y = 0; y < kView; ++y) {
+      for (uint32_t x = 0; x < kView; ++x) {
+        uint32_t want = pattern::color({clients[0].spec.seed, eye, frames - 1, 0, 0}, x, y);
+        for (auto& c : clients) {
+          const auto& s = c.spec;
+          if (x >= s.quadX && x < s.quadX + s.quadPx && y >= s.quadY && y < s.quadY + s.quadPx) {
+            want = pattern::color({s.seed, 0, frames - 1, 0, 0}, x - s.quadX, y - s.quadY);
+          }
+        }
+        uint32_t got;
+        std::memcpy(&got, &px.data[(size_t(y) * px.width + eye * kView + x) * 4], 4);
+        if (got != want && mismatches++ == 0) {
+          first = fmt::format("eye {} ({},{}): got {:#x} want {:#x}", eye, x, y, got, want);
+        }
+      }
+    }
+  }
+  std::string shown;
+  for (const auto& l : display.value().shown) {
+    shown += fmt::format(" [client {} frame {} swapchain {} ordinal {}]", l.clientId, l.frameId, l.swapchainId,
+                         l.releaseOrdinal);
+  }
+  EXPECT_EQ(mismatches, 0u) << "first at " << first << "; shown:" << shown;
+
+  for (auto& c : clients) {
+    c.process->closeStdin();
+    EXPECT_EQ(c.process->wait(std::chrono::seconds(30)), 0) << c.process->output();
+  }
+  EXPECT_TRUE(daemon.waitForStatus([](const control::DaemonStatus& s) { return s.clients.empty(); },
+                                   std::chrono::seconds(10)));
+  daemon.process().signal(SIGTERM);
+  EXPECT_EQ(daemon.process().wait(std::chrono::seconds(20)), 0) << daemon.process().output();
+
+  if (!env.empty()) {
+    EXPECT_FALSE(hasValidationMessages(daemon.process().output())) << daemon.process().output();
+    for (auto& c : clients) {
+      EXPECT_FALSE(hasValidationMessages(c.process->output())) << c.spec.name << ":\n" << c.process->output();
+    }
+  }
+}
+
+TEST(FramePath, FourClientsPixelExact) { runFramePath({}, 300); }
+
+TEST(FramePath, FourClientsUnderSynchronizationValidation) { runFramePath(validationEnv(), 120); }
+
+// A client killed mid-frame leaves no fds (and with them no shared memory or semaphores) behind,
+// and the other client keeps rendering.
+TEST(FramePath, SigkilledClientLeavesNothingBehind) {
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  auto control = daemon.control();  // the control connection itself is part of the baseline
+  ASSERT_TRUE(control);
+  const int baseline = daemon.fdCount();
+
+  DemoSpec survivorSpec{"survivor", 5, 400, "separate", false, true, 0, 0, 0, 1};
+  auto survivor = startDemo(daemon, dir, survivorSpec);
+  DemoSpec victimSpec{"victim", 6, 100000, "array", true, true, 0, 0, 0, 1};
+  auto victim = startDemo(daemon, dir, victimSpec);
+  ASSERT_TRUE(daemon.waitForStatus(
+      [](const control::DaemonStatus& s) {
+        return s.clients.size() == 2 &&
+               std::all_of(s.clients.begin(), s.clients.end(), [](auto& c) { return c.framesSubmitted > 20; });
+      },
+      kLong))
+      << victim->output();
+  EXPECT_GT(daemon.fdCount(), baseline);
+  victim->signal(SIGKILL);
+  ASSERT_EQ(victim->wait(std::chrono::seconds(10)), 128 + SIGKILL);
+
+  ASSERT_TRUE(survivor->waitForOutput("frames 400 ok", kLong)) << survivor->output();
+  DemoIdentity survivorId;
+  ASSERT_TRUE(parseIdentity(survivor->output(), survivorId));
+  auto read = control->readSwapchain(survivorId.clientId, survivorId.swapchains[0]);
+  ASSERT_TRUE(read) << read.error().describe();
+  EXPECT_EQ(countPatternMismatches(read.value().pixels, 5, 0, 399), 0u);
+
+  survivor->closeStdin();
+  EXPECT_EQ(survivor->wait(std::chrono::seconds(20)), 0);
+  ASSERT_TRUE(daemon.waitForStatus([](const control::DaemonStatus& s) { return s.clients.empty(); },
+                                   std::chrono::seconds(10)));
+  // Teardown of GPU objects runs on the frame worker after the disconnect: give it a moment.
+  for (int i = 0; i < 100 && daemon.fdCount() != baseline; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(daemon.fdCount(), baseline);
+}
+
+}  // namespace
+}  // namespace xrc::test

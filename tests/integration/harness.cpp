@@ -1,0 +1,233 @@
+#include "harness.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <vulkan/vulkan.h>
+
+#include "pattern.hpp"
+
+extern char** environ;
+
+namespace xrc::test {
+
+std::string binary(const char* envName) {
+  const char* value = std::getenv(envName);
+  return value ? value : "";
+}
+
+Process::Process(std::vector<std::string> argv, std::map<std::string, std::string> env, const std::string& logPath,
+                 bool stdinPipe)
+    : logPath_(logPath) {
+  std::map<std::string, std::string> merged;
+  for (char** e = environ; *e; ++e) {
+    std::string entry(*e);
+    auto eq = entry.find('=');
+    if (eq != std::string::npos) merged[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  for (auto& [k, v] : env) merged[k] = v;
+  std::vector<std::string> envStrings;
+  for (auto& [k, v] : merged) envStrings.push_back(k + "=" + v);
+  std::vector<char*> envp, args;
+  for (auto& s : envStrings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  for (auto& s : argv) args.push_back(s.data());
+  args.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  int pipeFds[2] = {-1, -1};
+  if (stdinPipe && ::pipe2(pipeFds, O_CLOEXEC) == 0) {
+    posix_spawn_file_actions_adddup2(&actions, pipeFds[0], STDIN_FILENO);
+    stdinFd_ = pipeFds[1];
+  } else {
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  }
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  if (posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), envp.data()) != 0) pid_ = -1;
+  posix_spawn_file_actions_destroy(&actions);
+  if (pipeFds[0] >= 0) ::close(pipeFds[0]);
+}
+
+Process::~Process() {
+  closeStdin();
+  if (running()) {
+    ::kill(pid_, SIGKILL);
+    wait(std::chrono::seconds(5));
+  }
+}
+
+std::string Process::output() const {
+  std::ifstream in(logPath_);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+bool Process::running() {
+  if (pid_ < 0 || reaped_) return false;
+  int status = 0;
+  pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) {
+    reaped_ = true;
+    status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return false;
+  }
+  return true;
+}
+
+bool Process::waitForOutput(const std::string& text, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (output().find(text) != std::string::npos) return true;
+    if (!running()) return output().find(text) != std::string::npos;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+void Process::closeStdin() {
+  if (stdinFd_ >= 0) ::close(stdinFd_);
+  stdinFd_ = -1;
+}
+
+void Process::signal(int sig) {
+  if (running()) ::kill(pid_, sig);
+}
+
+int Process::wait(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (running()) {
+    if (std::chrono::steady_clock::now() > deadline) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return status_;
+}
+
+TempDir::TempDir() {
+  char pattern[] = "/tmp/xrc-test-XXXXXX";
+  path = ::mkdtemp(pattern);
+}
+TempDir::~TempDir() { std::filesystem::remove_all(path); }
+
+Daemon::Daemon(const TempDir& dir, std::vector<std::string> extraArgs, std::map<std::string, std::string> env) {
+  socket_ = dir.path + "/daemon.sock";
+  std::vector<std::string> argv{binary("XRC_DAEMON"), "--socket", socket_, "--view-size", "256x256"};
+  argv.insert(argv.end(), extraArgs.begin(), extraArgs.end());
+  process_ = std::make_unique<Process>(argv, env, dir.path + "/daemon.log");
+  ready_ = process_->waitForOutput("serving", std::chrono::seconds(20));
+}
+
+std::unique_ptr<control::ControlClient> Daemon::control() {
+  auto c = control::ControlClient::connect(socket_);
+  return c ? std::move(c).value() : nullptr;
+}
+
+int Daemon::fdCount() const {
+  int count = 0;
+  const std::string dir = "/proc/" + std::to_string(process_->pid()) + "/fd";
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir)) ++count;
+  return count;
+}
+
+bool Daemon::waitForStatus(const std::function<bool(const control::DaemonStatus&)>& predicate,
+                           std::chrono::milliseconds timeout) {
+  auto c = control();
+  if (!c) return false;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto s = c->status();
+    if (s && predicate(s.value())) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+std::unique_ptr<Process> startDemo(const Daemon& daemon, const TempDir& dir, const DemoSpec& spec,
+                                   std::map<std::string, std::string> env) {
+  std::vector<std::string> argv{binary("XRC_DEMO"), "--socket", daemon.socket(), "--name", spec.name,
+                                "--seed", std::to_string(spec.seed), "--frames", std::to_string(spec.frames),
+                                "--stereo", spec.stereo, "--mips", std::to_string(spec.mips), "--hold"};
+  if (spec.depth) argv.push_back("--depth");
+  if (!spec.projection) argv.push_back("--no-projection");
+  if (spec.quadPx > 0) {
+    for (auto [flag, value] : {std::pair{"--quad-px", spec.quadPx}, std::pair{"--quad-x", spec.quadX},
+                               std::pair{"--quad-y", spec.quadY}}) {
+      argv.push_back(flag);
+      argv.push_back(std::to_string(value));
+    }
+  }
+  return std::make_unique<Process>(argv, env, dir.path + "/" + spec.name + ".log", true);
+}
+
+bool parseIdentity(const std::string& output, DemoIdentity& out) {
+  auto pos = output.find("client ");
+  if (pos == std::string::npos) return false;
+  std::istringstream line(output.substr(pos, output.find('\n', pos) - pos));
+  std::string word, sync, swapchains;
+  line >> word >> out.clientId >> word >> sync >> swapchains;
+  if (sync.rfind("sync=", 0) != 0 || swapchains.rfind("swapchains=", 0) != 0) return false;
+  out.syncMode = sync.substr(5);
+  std::istringstream ids(swapchains.substr(11));
+  std::string id;
+  out.swapchains.clear();
+  while (std::getline(ids, id, ',')) out.swapchains.push_back(uint32_t(std::stoul(id)));
+  return !out.swapchains.empty();
+}
+
+size_t countPatternMismatches(const control::Pixels& pixels, uint32_t seed, uint32_t swapchainIndex,
+                              uint64_t ordinal, std::string* first) {
+  const bool depth = pixels.format == VK_FORMAT_D32_SFLOAT;
+  size_t mismatches = 0;
+  const size_t expectedSize = size_t(pixels.width) * pixels.height * pixels.layers * 4;
+  if (pixels.data.size() != expectedSize) {
+    if (first) *first = "size " + std::to_string(pixels.data.size()) + " != " + std::to_string(expectedSize);
+    return expectedSize;
+  }
+  for (uint32_t layer = 0; layer < pixels.layers; ++layer) {
+    const pattern::Key key{seed, swapchainIndex, ordinal, layer, 0};
+    for (uint32_t y = 0; y < pixels.height; ++y) {
+      for (uint32_t x = 0; x < pixels.width; ++x) {
+        uint32_t got;
+        std::memcpy(&got, &pixels.data[((size_t(layer) * pixels.height + y) * pixels.width + x) * 4], 4);
+        uint32_t want;
+        if (depth) {
+          const float d = pattern::depth(key, x, y);
+          std::memcpy(&want, &d, 4);
+        } else {
+          want = pattern::color(key, x, y);
+        }
+        if (got != want) {
+          if (mismatches == 0 && first) {
+            std::ostringstream msg;
+            msg << "layer " << layer << " (" << x << "," << y << "): got 0x" << std::hex << got << " want 0x" << want;
+            *first = msg.str();
+          }
+          ++mismatches;
+        }
+      }
+    }
+  }
+  return mismatches;
+}
+
+std::map<std::string, std::string> validationEnv() {
+  return {{"VK_INSTANCE_LAYERS", "VK_LAYER_KHRONOS_validation"},
+          {"VK_LAYER_ENABLES", "VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT"}};
+}
+
+}  // namespace xrc::test

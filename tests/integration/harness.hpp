@@ -1,0 +1,104 @@
+// Test harness: real processes (the daemon, demo clients) with their output in files, and
+// helpers to check read-back pixels against the demo pattern.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "xrc/control.hpp"
+
+namespace xrc::test {
+
+// Paths to the built executables, passed by meson through the environment.
+std::string binary(const char* envName);
+
+class Process {
+ public:
+  // `env` entries are added to the current environment.
+  Process(std::vector<std::string> argv, std::map<std::string, std::string> env, const std::string& logPath,
+          bool stdinPipe = false);
+  ~Process();  // SIGKILLs a process still running
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  pid_t pid() const { return pid_; }
+  std::string output() const;  // stdout + stderr so far
+  // Waits until output contains `text`; false on timeout or if the process exited first.
+  bool waitForOutput(const std::string& text, std::chrono::milliseconds timeout);
+  void closeStdin();
+  void signal(int sig);
+  // Exit status (or 128 + signal); -1 on timeout.
+  int wait(std::chrono::milliseconds timeout);
+  bool running();
+
+ private:
+  pid_t pid_ = -1;
+  int stdinFd_ = -1;
+  std::string logPath_;
+  int status_ = -1;
+  bool reaped_ = false;
+};
+
+// A temporary directory removed at destruction.
+struct TempDir {
+  TempDir();
+  ~TempDir();
+  std::string path;
+};
+
+class Daemon {
+ public:
+  explicit Daemon(const TempDir& dir, std::vector<std::string> extraArgs = {},
+                  std::map<std::string, std::string> env = {});
+  bool ready() const { return ready_; }
+  const std::string& socket() const { return socket_; }
+  Process& process() { return *process_; }
+  std::unique_ptr<control::ControlClient> control();
+  // Number of open fds in the daemon process.
+  int fdCount() const;
+  // Polls status until `predicate` holds or the timeout passes.
+  bool waitForStatus(const std::function<bool(const control::DaemonStatus&)>& predicate,
+                     std::chrono::milliseconds timeout);
+
+ private:
+  std::string socket_;
+  std::unique_ptr<Process> process_;
+  bool ready_ = false;
+};
+
+struct DemoSpec {
+  std::string name;
+  uint32_t seed = 1;
+  uint64_t frames = 120;
+  std::string stereo = "separate";
+  bool depth = false;
+  bool projection = true;
+  uint32_t quadPx = 0, quadX = 0, quadY = 0;
+  uint32_t mips = 1;
+};
+
+std::unique_ptr<Process> startDemo(const Daemon& daemon, const TempDir& dir, const DemoSpec& spec,
+                                   std::map<std::string, std::string> env = {});
+// Parses "client N connected sync=M swapchains=a,b" from a demo's output.
+struct DemoIdentity {
+  uint32_t clientId = 0;
+  std::string syncMode;
+  std::vector<uint32_t> swapchains;
+};
+bool parseIdentity(const std::string& output, DemoIdentity& out);
+
+// Counts texels of `pixels` (mip 0, every layer) that differ from the demo pattern; `first`
+// describes the first mismatch.
+size_t countPatternMismatches(const control::Pixels& pixels, uint32_t seed, uint32_t swapchainIndex,
+                              uint64_t ordinal, std::string* first = nullptr);
+
+// Environment that loads the Khronos validation layer with synchronization validation.
+std::map<std::string, std::string> validationEnv();
+
+}  // namespace xrc::test

@@ -1,0 +1,233 @@
+// Pure protocol logic: negotiation, swapchain request validation, the per-image cycle, layers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "xrc/protocol_rules.hpp"
+
+namespace xrc {
+namespace {
+
+DeviceFacts device(uint8_t id, bool semaphores) {
+  DeviceFacts f;
+  f.deviceUuid.fill(id);
+  f.driverUuid.fill(uint8_t(id + 1));
+  f.name = "gpu" + std::to_string(id);
+  f.externalSemaphoreFd = semaphores;
+  return f;
+}
+
+NegotiationInput input(bool clientSem, bool daemonSem) {
+  NegotiationInput in;
+  in.clientMajor = kProtocolMajor;
+  in.clientMinor = kProtocolMinor;
+  in.client = device(1, clientSem);
+  in.daemon = device(1, daemonSem);
+  return in;
+}
+
+TEST(Negotiation, BinaryOnlyWhenBothSidesHaveExternalSemaphores) {
+  EXPECT_EQ(negotiate(input(true, true)).value(), SyncMode::binary);
+  EXPECT_EQ(negotiate(input(true, false)).value(), SyncMode::host);
+  EXPECT_EQ(negotiate(input(false, true)).value(), SyncMode::host);
+  EXPECT_EQ(negotiate(input(false, false)).value(), SyncMode::host);
+}
+
+TEST(Negotiation, MajorVersionMustMatchMinorMayDiffer) {
+  auto in = input(false, false);
+  in.clientMinor = kProtocolMinor + 5;
+  EXPECT_TRUE(negotiate(in).ok());
+  in.clientMajor = kProtocolMajor + 1;
+  auto r = negotiate(in);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::versionMismatch);
+  EXPECT_NE(r.error().message.find("major"), std::string::npos);
+}
+
+TEST(Negotiation, DeviceOrDriverMismatchIsAClearError) {
+  auto in = input(true, true);
+  in.client.deviceUuid[3] ^= 1;
+  auto r = negotiate(in);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::deviceMismatch);
+  EXPECT_NE(r.error().message.find(uuidToString(in.daemon.deviceUuid)), std::string::npos);
+  in = input(true, true);
+  in.client.driverUuid[0] ^= 1;
+  EXPECT_EQ(negotiate(in).error().code, ErrorCode::deviceMismatch);
+}
+
+TEST(Negotiation, ForcedModes) {
+  auto in = input(true, true);
+  in.forcedMode = SyncMode::host;
+  EXPECT_EQ(negotiate(in).value(), SyncMode::host);
+  in = input(false, true);
+  in.forcedMode = SyncMode::binary;
+  EXPECT_EQ(negotiate(in).error().code, ErrorCode::unsupported);
+}
+
+SwapchainLimits limits() {
+  SwapchainLimits l;
+  l.formats = {43 /*R8G8B8A8_SRGB*/, 126 /*D32_SFLOAT*/};
+  l.depthFormats = {126};
+  return l;
+}
+
+SwapchainRequest colorRequest() {
+  SwapchainRequest r;
+  r.usageFlags = xr_usage::colorAttachment | xr_usage::sampled;
+  r.format = 43;
+  r.width = 1440;
+  r.height = 1600;
+  r.arraySize = 2;
+  r.mipCount = 1;
+  return r;
+}
+
+ErrorCode codeOf(const SwapchainRequest& r) {
+  auto s = validateSwapchainRequest(r, limits());
+  return s ? ErrorCode::none : s.error().code;
+}
+
+TEST(SwapchainValidation, AcceptsAWellFormedRequest) { EXPECT_EQ(codeOf(colorRequest()), ErrorCode::none); }
+
+TEST(SwapchainValidation, RejectsBadExtentsCountsAndFormats) {
+  auto r = colorRequest();
+  r.width = 0;
+  EXPECT_EQ(codeOf(r), ErrorCode::invalidArgument);
+  r = colorRequest();
+  r.height = kMaxExtent + 1;
+  EXPECT_EQ(codeOf(r), ErrorCode::invalidArgument);
+  r = colorRequest();
+  r.format = 37;
+  EXPECT_EQ(codeOf(r), ErrorCode::unsupported);
+  r = colorRequest();
+  r.arraySize = 0;
+  EXPECT_EQ(codeOf(r), ErrorCode::invalidArgument);
+  r.arraySize = 1000000;
+  EXPECT_EQ(codeOf(r), ErrorCode::invalidArgument);
+  r = colorRequest();
+  r.mipCount = 12;  // 1600 allows 11 levels
+  EXPECT_EQ(codeOf(r), ErrorCode::invalidArgument);
+  r.mipCount = 11;
+  EXPECT_EQ(codeOf(r), ErrorCode::none);
+  r.mipCount = 0;
+  EXPECT_EQ(codeOf(r), ErrorCode::invalidArgument);
+  r = colorRequest();
+  r.sampleCount = 4;
+  EXPECT_EQ(codeOf(r), ErrorCode::unsupported);
+  r = colorRequest();
+  r.faceCount = 6;
+  EXPECT_EQ(codeOf(r), ErrorCode::unsupported);
+  r = colorRequest();
+  r.usageFlags |= 1ull << 40;
+  EXPECT_EQ(codeOf(r), ErrorCode::invalidArgument);
+  r = colorRequest();
+  r.createFlags = 1;
+  EXPECT_EQ(codeOf(r), ErrorCode::unsupported);
+}
+
+TEST(SwapchainValidation, UsageMustFitTheFormatKind) {
+  auto r = colorRequest();
+  r.format = 126;
+  EXPECT_EQ(codeOf(r), ErrorCode::invalidArgument);  // depth format with color usage
+  r.usageFlags = xr_usage::depthStencilAttachment;
+  EXPECT_EQ(codeOf(r), ErrorCode::none);
+  r.format = 43;
+  EXPECT_EQ(codeOf(r), ErrorCode::invalidArgument);  // color format with depth usage
+}
+
+TEST(ImageCycle, FollowsAcquireWaitReleaseRoundRobin) {
+  ImageCycle cycle(3);
+  for (uint32_t round = 0; round < 2; ++round) {
+    for (uint32_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(cycle.nextAcquireIndex(), i);
+      ASSERT_TRUE(cycle.acquire(i).ok());
+      ASSERT_TRUE(cycle.wait(i).ok());
+      ASSERT_TRUE(cycle.release(i).ok());
+      EXPECT_EQ(cycle.state(i), ImageCycle::State::copying);
+      ASSERT_TRUE(cycle.copyDone(i).ok());
+    }
+  }
+}
+
+TEST(ImageCycle, RejectsEveryOutOfOrderCall) {
+  ImageCycle cycle(3);
+  EXPECT_EQ(cycle.acquire(7).error().code, ErrorCode::invalidArgument);  // out of range
+  EXPECT_EQ(cycle.release(0).error().code, ErrorCode::callOrder);        // release without acquire
+  EXPECT_EQ(cycle.wait(0).error().code, ErrorCode::callOrder);           // wait without acquire
+  EXPECT_EQ(cycle.acquire(1).error().code, ErrorCode::callOrder);        // not the next image
+  ASSERT_TRUE(cycle.acquire(0).ok());
+  EXPECT_EQ(cycle.release(0).error().code, ErrorCode::callOrder);  // acquired but not waited
+  ASSERT_TRUE(cycle.wait(0).ok());
+  EXPECT_EQ(cycle.wait(0).error().code, ErrorCode::callOrder);  // double wait
+  ASSERT_TRUE(cycle.release(0).ok());
+  EXPECT_EQ(cycle.release(0).error().code, ErrorCode::callOrder);  // double release
+  EXPECT_EQ(cycle.state(0), ImageCycle::State::copying);
+}
+
+TEST(ImageCycle, AcquireBeyondImageCountIsExhausted) {
+  ImageCycle cycle(2);
+  ASSERT_TRUE(cycle.acquire(0).ok());
+  ASSERT_TRUE(cycle.acquire(1).ok());
+  auto s = cycle.acquire(0);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ErrorCode::exhausted);
+}
+
+TEST(ImageCycle, WaitAndReleaseFollowAcquireOrder) {
+  ImageCycle cycle(3);
+  ASSERT_TRUE(cycle.acquire(0).ok());
+  ASSERT_TRUE(cycle.acquire(1).ok());
+  EXPECT_EQ(cycle.wait(1).error().code, ErrorCode::callOrder);
+  ASSERT_TRUE(cycle.wait(0).ok());
+  ASSERT_TRUE(cycle.wait(1).ok());
+  EXPECT_EQ(cycle.release(1).error().code, ErrorCode::callOrder);
+  ASSERT_TRUE(cycle.release(0).ok());
+  ASSERT_TRUE(cycle.release(1).ok());
+}
+
+TEST(ImageCycle, ReacquireBeforeCopyAnswerIsRejected) {
+  ImageCycle cycle(1);
+  ASSERT_TRUE(cycle.acquire(0).ok());
+  ASSERT_TRUE(cycle.wait(0).ok());
+  ASSERT_TRUE(cycle.release(0).ok());
+  EXPECT_EQ(cycle.acquire(0).error().code, ErrorCode::callOrder);
+  ASSERT_TRUE(cycle.copyDone(0).ok());
+  EXPECT_TRUE(cycle.acquire(0).ok());
+}
+
+TEST(Layers, SubImageMustNameAReleasedSwapchainOfTheSessionWithinBounds) {
+  SwapchainFacts facts{256, 128, 2, false, true};
+  SubImageRef ref{4, 0, 0, 256, 128, 1};
+  EXPECT_TRUE(validateSubImage(ref, &facts, false, "view").ok());
+  EXPECT_EQ(validateSubImage(ref, nullptr, false, "view").error().code, ErrorCode::notFound);
+  EXPECT_EQ(validateSubImage(ref, &facts, true, "depth").error().code, ErrorCode::invalidArgument);
+  ref.arrayIndex = 2;
+  EXPECT_EQ(validateSubImage(ref, &facts, false, "view").error().code, ErrorCode::invalidArgument);
+  ref = {4, 10, 0, 256, 128, 0};
+  EXPECT_EQ(validateSubImage(ref, &facts, false, "view").error().code, ErrorCode::invalidArgument);
+  ref = {4, 0, 0, 0, 128, 0};
+  EXPECT_EQ(validateSubImage(ref, &facts, false, "view").error().code, ErrorCode::invalidArgument);
+  ref = {4, -1, 0, 16, 16, 0};
+  EXPECT_EQ(validateSubImage(ref, &facts, false, "view").error().code, ErrorCode::invalidArgument);
+  facts.hasContent = false;
+  ref = {4, 0, 0, 16, 16, 0};
+  EXPECT_EQ(validateSubImage(ref, &facts, false, "view").error().code, ErrorCode::callOrder);
+}
+
+TEST(Layers, QuadSizeAndPose) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(validateQuadExtent(0.5f, 0.25f).ok());
+  for (auto [w, h] : {std::pair{0.f, 1.f}, {1.f, -1.f}, {nan, 1.f}, {1.f, inf}}) {
+    EXPECT_EQ(validateQuadExtent(w, h).error().code, ErrorCode::invalidArgument) << w << "x" << h;
+  }
+  EXPECT_TRUE(validatePose({0, 0, 0, 1}, {0, 0, -1}).ok());
+  EXPECT_FALSE(validatePose({0, 0, 0, 2}, {0, 0, -1}).ok());
+  EXPECT_FALSE(validatePose({0, 0, 0, 1}, {0, nan, -1}).ok());
+  EXPECT_FALSE(validatePose({0, 0, 1}, {0, 0, -1}).ok());
+}
+
+}  // namespace
+}  // namespace xrc

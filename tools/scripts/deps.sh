@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what building, running and testing xr-compositor needs on Debian 12 (idempotent:
+# installs only what is missing). Sourced by run-demo.sh and run-tests.sh.
+set -euo pipefail
+
+XRC_PACKAGES=(
+  g++ meson ninja-build pkg-config
+  capnproto libcapnp-dev libboost-dev libvulkan-dev libopenxr-dev libfmt-dev libsystemd-dev
+  libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev
+  mesa-vulkan-drivers vulkan-validationlayers
+)
+
+xrc_install_deps() {
+  local missing=()
+  for p in "${XRC_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "installing: ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+# xrc_build DIR [meson options...]: configures DIR once, then builds it.
+xrc_build() {
+  local dir=$1
+  shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    meson setup "$dir" "$@"
+  fi
+  ninja -C "$dir"
+}
