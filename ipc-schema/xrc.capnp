@@ -210,6 +210,8 @@ struct ClientStatus {
   framesSubmitted @4 :UInt64;
   swapchains @5 :UInt32;
   releases @6 :UInt64;
+  gpuCopyUsP50 @7 :Float32;       # GPU time of the copies into runtime images (timestamp queries)
+  gpuCopyUsP99 @8 :Float32;
 }
 
 struct DaemonStatus {

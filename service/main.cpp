@@ -128,11 +128,13 @@ int run(const Options& options) {
       const int signal = stop.promise.wait(io.waitScope);
       log::info("signal {}: shutting down ({} connections)", signal, listener.connectionCount());
     }
-    // Connections (and with them every session) are gone; let their GPU teardown run.
+    // Connections (and with them every session) are gone: their GPU teardown runs on the
+    // frame worker, which needs the context and a running backend until it is drained.
+    worker.drain();
     signalsIo.stop();
     signalThread.join();
     backend.value()->stop();
-  }  // the frame worker drains its queue here
+  }
   ::unlink(socketPath.value().c_str());
   return exitCode;
 }

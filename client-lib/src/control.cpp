@@ -59,7 +59,8 @@ Result<DaemonStatus> ControlClient::status() {
             for (auto c : in.getClients()) {
               out.clients.push_back(ClientStatus{c.getId(), c.getName().cStr(), c.getPid(),
                                                  xrc::fromWire(c.getSyncMode()), c.getFramesSubmitted(),
-                                                 c.getSwapchains(), c.getReleases()});
+                                                 c.getSwapchains(), c.getReleases(), c.getGpuCopyUsP50(),
+                                                 c.getGpuCopyUsP99()});
             }
             return out;
           }),

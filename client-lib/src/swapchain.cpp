@@ -307,6 +307,7 @@ Status Swapchain::release() {
     VkFence fence = per.releaseFence.get();
     if (auto s = sc.submit(per.releaseCommands, VK_NULL_HANDLE, VK_NULL_HANDLE, fence); !s) return s;
     VkResult r = vkWaitForFences(device, 1, &fence, VK_TRUE, kReleaseFenceTimeoutNs);
+    if (r == VK_TIMEOUT) return makeError(ErrorCode::timeout, "release: the GPU did not finish image {} in time", index);
     if (auto s = vk::check(r, "vkWaitForFences(release)"); !s) return s;
     vkResetFences(device, 1, &fence);
   }

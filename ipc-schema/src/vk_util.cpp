@@ -87,11 +87,11 @@ VkImageLayout attachmentLayout(VkFormat format) {
 }
 
 VkImageCreateInfo sharedImageCreateInfo(const SwapchainRequest& r) {
+  // TRANSFER_SRC: the daemon copies out of the image. The attachment usage of the format's kind
+  // is always present: the frame path keeps the image in that layout while the app owns it.
   VkImageUsageFlags usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
-  if (r.usageFlags & xr_usage::colorAttachment) usage |= VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT;
-  if (r.usageFlags & xr_usage::depthStencilAttachment) {
-    usage |= VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT;
-  }
+  usage |= isDepthFormat(VkFormat(r.format)) ? VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT
+                                             : VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT;
   if (r.usageFlags & xr_usage::unorderedAccess) usage |= VK_IMAGE_USAGE_STORAGE_BIT;
   if (r.usageFlags & xr_usage::transferDst) usage |= VK_IMAGE_USAGE_TRANSFER_DST_BIT;
   if (r.usageFlags & xr_usage::sampled) usage |= VK_IMAGE_USAGE_SAMPLED_BIT;

@@ -62,6 +62,7 @@ struct LayerView {
   uint64_t copyValue = 0;  // copy timeline value that completes the content
   int32_t x = 0, y = 0, width = 0, height = 0;
   uint32_t arrayIndex = 0;
+  uint32_t eye = 0;  // projection: the view this sub-image is for
 };
 
 struct CommittedLayer {

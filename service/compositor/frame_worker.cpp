@@ -6,18 +6,21 @@ namespace xrc {
 
 FrameWorker::FrameWorker() : thread_([this] { run(); }) {}
 
-FrameWorker::~FrameWorker() {
+FrameWorker::~FrameWorker() { drain(); }
+
+void FrameWorker::drain() {
   {
     Lock lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
 void FrameWorker::post(kj::Function<void()> job) {
   {
     Lock lock(mutex_);
+    if (stopping_) return;
     jobs_.push_back(kj::mv(job));
   }
   wake_.notify_one();

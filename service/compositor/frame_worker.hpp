@@ -21,6 +21,8 @@ class FrameWorker {
   FrameWorker& operator=(const FrameWorker&) = delete;
 
   void post(kj::Function<void()> job) XRC_EXCLUDES(mutex_);
+  // Runs the jobs already queued, then stops the thread; later posts are dropped. Idempotent.
+  void drain() XRC_EXCLUDES(mutex_);
 
  private:
   void run();

@@ -171,7 +171,9 @@ void SharedSwapchain::recordCopy(PerImage& per, uint32_t index, VkImage destinat
   acquire.dstQueueFamilyIndex = copyFamily;
   acquire.image = per.image.get();
   acquire.subresourceRange = all;
-  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0,
+  // srcStage TRANSFER (seed 000 says TOP_OF_PIPE): the rendering_done wait is at TRANSFER, and
+  // only a first scope that includes it orders the acquire after the wait.
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0,
                        nullptr, 0, nullptr, 1, &acquire);
 
   // 2. Destination to TRANSFER_DST_OPTIMAL; old contents are discarded (every texel is copied).
@@ -230,25 +232,13 @@ Result<CopyResult> SharedSwapchain::copyToRuntime(uint32_t index, const RuntimeI
                                                   Timeline& copyTimeline, std::chrono::milliseconds timeout) {
   if (index >= images_.size()) return makeError(ErrorCode::internal, "copy of image {} out of range", index);
   PerImage& per = images_[index];
-  VkDevice device = gpu_.device();
   CopyResult result;
   result.runtimeIndex = lease.index;
 
   // The command buffer of this image's previous copy must be done before re-recording it. In
   // binary mode that copy signalled copying_done which the client waited for before rendering
   // again, so this is (almost always) already signalled.
-  if (per.submitted) {
-    VkFence fence = per.copyFence.get();
-    VkResult r = vkWaitForFences(device, 1, &fence, VK_TRUE, toNs(timeout));
-    if (r == VK_TIMEOUT) {
-      return makeError(ErrorCode::timeout, "previous copy of image {} did not finish within {} ms", index,
-                       timeout.count());
-    }
-    if (auto s = vk::check(r, "vkWaitForFences(copy)"); !s) return s.error();
-    result.gpuCopyUs = readCopyTime(index);
-    vkResetFences(device, 1, &fence);
-    per.submitted = false;
-  }
+  if (auto s = waitPrevious(per, index, timeout, &result.gpuCopyUs); !s) return s.error();
 
   recordCopy(per, index, lease.image);
 
@@ -302,18 +292,48 @@ Result<CopyResult> SharedSwapchain::copyToRuntime(uint32_t index, const RuntimeI
   if (mode_ == SyncMode::host) {
     // Host mode: no copying_done semaphore, so the client may only reuse the image once the copy
     // is complete; the release answer waits for this fence.
-    VkFence fence = per.copyFence.get();
-    VkResult r = vkWaitForFences(device, 1, &fence, VK_TRUE, toNs(timeout));
-    if (r == VK_TIMEOUT) {
-      return makeError(ErrorCode::timeout, "copy of image {} did not finish within {} ms", index,
-                       timeout.count());
-    }
-    if (auto s = vk::check(r, "vkWaitForFences(copy)"); !s) return s.error();
-    result.gpuCopyUs = readCopyTime(index);
-    vkResetFences(device, 1, &fence);
-    per.submitted = false;
+    if (auto s = waitPrevious(per, index, timeout, &result.gpuCopyUs); !s) return s.error();
   }
   return result;
+}
+
+Status SharedSwapchain::waitPrevious(PerImage& per, uint32_t index, std::chrono::milliseconds timeout,
+                                     std::optional<double>* gpuCopyUs) {
+  if (!per.submitted) return {};
+  VkFence fence = per.copyFence.get();
+  VkResult r = vkWaitForFences(gpu_.device(), 1, &fence, VK_TRUE, toNs(timeout));
+  if (r == VK_TIMEOUT) {
+    return makeError(ErrorCode::timeout, "previous copy of image {} did not finish within {} ms", index,
+                     timeout.count());
+  }
+  if (auto s = vk::check(r, "vkWaitForFences(copy)"); !s) return s;
+  if (gpuCopyUs != nullptr) *gpuCopyUs = readCopyTime(index);
+  vkResetFences(gpu_.device(), 1, &fence);
+  per.submitted = false;
+  return {};
+}
+
+Status SharedSwapchain::passThrough(uint32_t index, std::chrono::milliseconds timeout) {
+  if (mode_ != SyncMode::binary || index >= images_.size()) return {};
+  PerImage& per = images_[index];
+  if (auto s = waitPrevious(per, index, timeout, nullptr); !s) return s;
+  VkSemaphore wait = per.renderingDone.get(), signal = per.copyingDone.get();
+  VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+  VkSubmitInfo submit{};
+  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+  submit.waitSemaphoreCount = 1;
+  submit.pWaitSemaphores = &wait;
+  submit.pWaitDstStageMask = &stage;
+  submit.signalSemaphoreCount = 1;
+  submit.pSignalSemaphores = &signal;
+  Queue& queue = gpu_.copyQueue();
+  Lock lock(queue.submitMutex);
+  if (auto s = vk::check(vkQueueSubmit(queue.queue, 1, &submit, per.copyFence.get()), "vkQueueSubmit(pass-through)");
+      !s) {
+    return s;
+  }
+  per.submitted = true;
+  return {};
 }
 
 Status SharedSwapchain::waitIdle(std::chrono::milliseconds timeout) {

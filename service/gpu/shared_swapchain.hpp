@@ -47,6 +47,10 @@ class SharedSwapchain {
   // runtime image leased from the backend, per seed 000; in host mode waits for it (bounded).
   Result<CopyResult> copyToRuntime(uint32_t index, const RuntimeImageLease& lease, Timeline& copyTimeline,
                                    std::chrono::milliseconds timeout);
+  // Binary mode, when a released image cannot be copied: consumes rendering_done and signals
+  // copying_done anyway, so the client's next acquire of the image does not wait forever and
+  // its next release does not signal a signalled semaphore. No-op in host mode.
+  Status passThrough(uint32_t index, std::chrono::milliseconds timeout);
   // Waits (bounded) until no copy of this swapchain is in flight; before destruction.
   Status waitIdle(std::chrono::milliseconds timeout);
 
@@ -63,6 +67,9 @@ class SharedSwapchain {
 
   Status createImage(uint32_t index, ExportedImage& out);
   std::optional<double> readCopyTime(uint32_t index);
+  // Waits for the image's previous submission (its command buffer and fence are reused).
+  Status waitPrevious(PerImage& image, uint32_t index, std::chrono::milliseconds timeout,
+                      std::optional<double>* gpuCopyUs);
   void recordCopy(PerImage& image, uint32_t index, VkImage destination);
 
   GpuDevice& gpu_;

@@ -9,8 +9,9 @@
 namespace xrc {
 
 struct PeerCredentials {
+  static constexpr uint32_t kUnknownUid = UINT32_MAX;
   uint32_t pid = 0;
-  uint32_t uid = 0;
+  uint32_t uid = kUnknownUid;  // SO_PEERCRED failed: never treated as privileged
 };
 
 class CompositorServer final : public wire::Compositor::Server {

@@ -56,6 +56,8 @@ kj::Promise<void> ControlServer::status(StatusContext context) {
     out.setSyncMode(xrc::toWire(c.syncMode));
     out.setFramesSubmitted(c.framesSubmitted.load());
     out.setReleases(c.releases.load());
+    out.setGpuCopyUsP50(float(c.gpuCopyUs.percentile(50)));
+    out.setGpuCopyUsP99(float(c.gpuCopyUs.percentile(99)));
     Lock lock(c.swapchainsMutex);
     out.setSwapchains(uint32_t(c.swapchains.size()));
   }

@@ -253,11 +253,12 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
       layer.quadHeight = p.quadHeight;
       layer.quadOrientation = p.orientation;
       layer.quadPosition = p.position;
-      for (auto& v : p.views) {
+      for (uint32_t eye = 0; eye < p.views.size(); ++eye) {
+        const PendingView& v = p.views[eye];
         if (!v.core->hasContent) continue;  // its only release failed; nothing to show
         layer.views.push_back(LayerView{v.core->runtime, v.core->id, v.core->latestRuntimeIndex,
                                         v.core->latestOrdinal, v.core->latestCopyValue, v.ref.x, v.ref.y,
-                                        v.ref.width, v.ref.height, v.ref.arrayIndex});
+                                        v.ref.width, v.ref.height, v.ref.arrayIndex, eye});
       }
       frame.layers.push_back(std::move(layer));
     }
@@ -305,16 +306,14 @@ kj::Promise<void> SwapchainServer::release(ReleaseContext context) {
   auto paf = kj::newPromiseAndCrossThreadFulfiller<Status>();
   ctx.worker.post([&ctx, core = sc->core, client = session_->client, index,
                    fulfiller = kj::mv(paf.fulfiller)]() mutable {
+    auto fail = [&](const Error& error) {
+      if (auto s = core->shared->passThrough(index, ctx.gpuTimeout); !s) log::error("{}", s.error().describe());
+      fulfiller->fulfill(Status(error));
+    };
     auto lease = ctx.backend.acquireImage(*core->runtime, ctx.gpuTimeout);
-    if (!lease) {
-      fulfiller->fulfill(Status(lease.error()));
-      return;
-    }
+    if (!lease) return fail(lease.error());
     auto copy = core->shared->copyToRuntime(index, lease.value(), ctx.copyTimeline, ctx.gpuTimeout);
-    if (!copy) {
-      fulfiller->fulfill(Status(copy.error()));
-      return;
-    }
+    if (!copy) return fail(copy.error());
     ctx.backend.releaseImage(*core->runtime, lease.value().index, copy.value().copyValue);
     core->hasContent = true;
     core->latestRuntimeIndex = lease.value().index;

@@ -20,7 +20,8 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
                        {"sync_mode", xrc::syncModeName(c.syncMode)},
                        {"frames_submitted", c.framesSubmitted},
                        {"releases", c.releases},
-                       {"swapchains", c.swapchains}});
+                       {"swapchains", c.swapchains},
+                       {"gpu_copy_us", {{"p50", c.gpuCopyUsP50}, {"p99", c.gpuCopyUsP99}}}});
   }
   return {{"daemon_version", s.daemonVersion},
           {"backend", s.backend},
@@ -35,11 +36,11 @@ void printTable(const xrc::control::DaemonStatus& s) {
              double(s.uptimeNs) / 1e9, s.refreshHz, s.displayFrames);
   fmt::print("{} client{}\n", s.clients.size(), s.clients.size() == 1 ? "" : "s");
   if (s.clients.empty()) return;
-  fmt::print("{:>4}  {:<24} {:>8}  {:<6} {:>10} {:>10} {:>10}\n", "ID", "NAME", "PID", "SYNC", "FRAMES", "RELEASES",
-             "SWAPCHAINS");
+  fmt::print("{:>4}  {:<24} {:>8}  {:<6} {:>10} {:>10} {:>10} {:>14}\n", "ID", "NAME", "PID", "SYNC", "FRAMES",
+             "RELEASES", "SWAPCHAINS", "GPU COPY p50");
   for (const auto& c : s.clients) {
-    fmt::print("{:>4}  {:<24} {:>8}  {:<6} {:>10} {:>10} {:>10}\n", c.id, c.name.substr(0, 24), c.pid,
-               xrc::syncModeName(c.syncMode), c.framesSubmitted, c.releases, c.swapchains);
+    fmt::print("{:>4}  {:<24} {:>8}  {:<6} {:>10} {:>10} {:>10} {:>11.1f} us\n", c.id, c.name.substr(0, 24), c.pid,
+               xrc::syncModeName(c.syncMode), c.framesSubmitted, c.releases, c.swapchains, c.gpuCopyUsP50);
   }
 }
 

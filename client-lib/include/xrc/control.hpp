@@ -20,6 +20,7 @@ struct ClientStatus {
   uint64_t framesSubmitted = 0;
   uint32_t swapchains = 0;
   uint64_t releases = 0;
+  float gpuCopyUsP50 = 0, gpuCopyUsP99 = 0;  // 0 when the device has no timestamps
 };
 
 struct DaemonStatus {

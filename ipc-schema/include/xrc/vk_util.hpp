@@ -104,8 +104,9 @@ uint32_t texelSize(VkFormat format);
 // Attachment layout an image of this format rests in while the app owns it.
 VkImageLayout attachmentLayout(VkFormat format);
 
-// The shared image's create info for a validated request. TRANSFER_SRC is always added: the
-// daemon copies out of the image.
+// The shared image's create info for a validated request. TRANSFER_SRC and the format's
+// attachment usage are always added (the daemon copies out of the image; the frame path keeps it
+// in the attachment layout while the application owns it).
 VkImageCreateInfo sharedImageCreateInfo(const SwapchainRequest& request);
 
 // Formats the daemon may offer, preferred first.

@@ -180,7 +180,6 @@ Result<std::shared_ptr<RuntimeSwapchain>> HeadlessBackend::createSwapchain(const
     if (auto s = vk::check(vkAllocateMemory(device, &alloc, nullptr, &memory), "vkAllocateMemory(runtime)"); !s) {
       return s.error();
     }
-    // Reassigning `memory` after `image` keeps destruction order image-first per element.
     per.memory = vk::Memory(device, memory);
     if (auto s = vk::check(vkBindImageMemory(device, image, memory, 0), "vkBindImageMemory"); !s) return s.error();
   }
@@ -386,48 +385,49 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
 
     for (const auto& frame : frames) {
       for (const auto& layer : frame.layers) {
-        for (size_t v = 0; v < layer.views.size(); ++v) {
-          const LayerView& view = layer.views[v];
+        for (const LayerView& view : layer.views) {
           auto& sc = static_cast<HeadlessSwapchain&>(*view.swapchain);
           if (vk::isDepthFormat(sc.info.format)) continue;
           VkImage src = sc.images[view.runtimeIndex].image.get();
-          // Target rectangle in the output: a projection view fills its eye; a quad is placed
-          // by projecting its centre and size through the simulated HMD's field of view.
-          struct Target { int32_t x0, y0, x1, y1; };
+          // Target rectangle within an eye: a projection view fills its eye; a quad is placed in
+          // every eye by projecting its centre and size through the simulated HMD's field of view.
+          struct Target {
+            uint32_t eye;
+            int32_t x0, y0, x1, y1;  // eye-local pixels, may extend past the eye
+          };
           std::vector<Target> targets;
           if (layer.kind == CommittedLayer::Kind::projection) {
-            if (v >= options_.viewCount) continue;
-            targets.push_back({int32_t(v * viewW), 0, int32_t((v + 1) * viewW), int32_t(viewH)});
+            if (view.eye >= options_.viewCount) continue;
+            targets.push_back({view.eye, 0, 0, int32_t(viewW), int32_t(viewH)});
           } else {
             const float z = -layer.quadPosition[2];
             if (z <= 0.f) continue;
             const float cx = layer.quadPosition[0] / z / kTanHalfFov, cy = -layer.quadPosition[1] / z / kTanHalfFov;
             const float hw = layer.quadWidth / z / kTanHalfFov, hh = layer.quadHeight / z / kTanHalfFov;
+            auto px = [&](float ndc) { return int32_t(std::lround((ndc * 0.5f + 0.5f) * float(viewW))); };
+            auto py = [&](float ndc) { return int32_t(std::lround((ndc * 0.5f + 0.5f) * float(viewH))); };
             for (uint32_t eye = 0; eye < options_.viewCount; ++eye) {
-              auto px = [&](float ndc) { return int32_t(std::lround((ndc * 0.5f + 0.5f) * float(viewW))); };
-              auto py = [&](float ndc) { return int32_t(std::lround((ndc * 0.5f + 0.5f) * float(viewH))); };
-              targets.push_back({int32_t(eye * viewW) + px(cx - hw / 2), py(cy - hh / 2),
-                                 int32_t(eye * viewW) + px(cx + hw / 2), py(cy + hh / 2)});
+              targets.push_back({eye, px(cx - hw / 2), py(cy - hh / 2), px(cx + hw / 2), py(cy + hh / 2)});
             }
           }
           for (const Target& t : targets) {
-            const uint32_t eye = uint32_t(std::max(0, t.x0) / int32_t(viewW));
-            const int32_t eyeX0 = int32_t(eye * viewW), eyeX1 = eyeX0 + int32_t(viewW);
             const int32_t w = t.x1 - t.x0, h = t.y1 - t.y0;
             if (w <= 0 || h <= 0) continue;
             // Clip against the eye, shrinking the source rectangle in proportion.
-            const int32_t cx0 = std::max(t.x0, eyeX0), cx1 = std::min(t.x1, eyeX1);
+            const int32_t cx0 = std::max(t.x0, 0), cx1 = std::min(t.x1, int32_t(viewW));
             const int32_t cy0 = std::max(t.y0, 0), cy1 = std::min(t.y1, int32_t(viewH));
             if (cx0 >= cx1 || cy0 >= cy1) continue;
             auto sx = [&](int32_t x) { return view.x + int32_t(int64_t(x - t.x0) * view.width / w); };
             auto sy = [&](int32_t y) { return view.y + int32_t(int64_t(y - t.y0) * view.height / h); };
             const int32_t sx0 = sx(cx0), sx1 = sx(cx1), sy0 = sy(cy0), sy1 = sy(cy1);
+            if (sx1 <= sx0 || sy1 <= sy0) continue;  // shrunk below a texel
+            const int32_t eyeX = int32_t(t.eye * viewW);
             if (sx1 - sx0 == cx1 - cx0 && sy1 - sy0 == cy1 - cy0 && rgba8(sc.info.format)) {
               VkImageCopy region{};
               region.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, view.arrayIndex, 1};
               region.srcOffset = {sx0, sy0, 0};
               region.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-              region.dstOffset = {cx0, cy0, 0};
+              region.dstOffset = {eyeX + cx0, cy0, 0};
               region.extent = {uint32_t(cx1 - cx0), uint32_t(cy1 - cy0), 1};
               vkCmdCopyImage(cb, src, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, output_.get(),
                              VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
@@ -437,8 +437,8 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
               blit.srcOffsets[0] = {sx0, sy0, 0};
               blit.srcOffsets[1] = {sx1, sy1, 1};
               blit.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-              blit.dstOffsets[0] = {cx0, cy0, 0};
-              blit.dstOffsets[1] = {cx1, cy1, 1};
+              blit.dstOffsets[0] = {eyeX + cx0, cy0, 0};
+              blit.dstOffsets[1] = {eyeX + cx1, cy1, 1};
               vkCmdBlitImage(cb, src, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, output_.get(),
                              VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &blit, VK_FILTER_NEAREST);
             }

@@ -1,0 +1,211 @@
+#include "references.hpp"
+
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <vector>
+
+#include "xrc/unique_fd.hpp"
+#include "xrc/vk_util.hpp"
+
+namespace xrc::bench {
+
+namespace {
+Percentiles summarize(std::vector<double> v) {
+  if (v.empty()) return {};
+  std::sort(v.begin(), v.end());
+  auto at = [&](double p) { return v[std::min(v.size() - 1, size_t(p / 100.0 * double(v.size())))]; };
+  return {at(50), at(99)};
+}
+}  // namespace
+
+Percentiles socketPingPong(int iterations) {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return {};
+  UniqueFd mine(fds[0]), theirs(fds[1]);
+  std::array<char, 64> buffer{};
+  pid_t child = ::fork();
+  if (child == 0) {
+    mine.reset();
+    for (int i = 0; i < iterations; ++i) {
+      if (::read(theirs.get(), buffer.data(), buffer.size()) != ssize_t(buffer.size())) _exit(1);
+      if (::write(theirs.get(), buffer.data(), buffer.size()) != ssize_t(buffer.size())) _exit(1);
+    }
+    _exit(0);
+  }
+  theirs.reset();
+  std::vector<double> samples;
+  for (int i = 0; i < iterations; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    if (::write(mine.get(), buffer.data(), buffer.size()) != ssize_t(buffer.size())) break;
+    if (::read(mine.get(), buffer.data(), buffer.size()) != ssize_t(buffer.size())) break;
+    samples.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+  }
+  ::waitpid(child, nullptr, 0);
+  return summarize(samples);
+}
+
+Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t layers, int iterations,
+                                  std::string& queueUsed) {
+  VkApplicationInfo app{};
+  app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+  app.apiVersion = VK_API_VERSION_1_2;
+  VkInstanceCreateInfo ici{};
+  ici.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+  ici.pApplicationInfo = &app;
+  VkInstance rawInstance;
+  if (auto s = vk::check(vkCreateInstance(&ici, nullptr, &rawInstance), "vkCreateInstance"); !s) return s.error();
+  vk::InstanceOwner instance;
+  instance.reset(rawInstance);
+  uint32_t count = 1;
+  VkPhysicalDevice physical = VK_NULL_HANDLE;
+  vkEnumeratePhysicalDevices(rawInstance, &count, &physical);
+  if (physical == VK_NULL_HANDLE) return makeError(ErrorCode::unsupported, "no Vulkan device");
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(count);
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &count, families.data());
+  uint32_t family = UINT32_MAX;
+  for (uint32_t i = 0; i < count; ++i) {
+    if ((families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && !(families[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)) {
+      family = i;
+      queueUsed = "compute-only family " + std::to_string(i);
+      break;
+    }
+  }
+  if (family == UINT32_MAX) {
+    family = 0;
+    queueUsed = "graphics family 0 (no compute-only family)";
+  }
+  const float priority = 1.f;
+  VkDeviceQueueCreateInfo qi{};
+  qi.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+  qi.queueFamilyIndex = family;
+  qi.queueCount = 1;
+  qi.pQueuePriorities = &priority;
+  VkPhysicalDeviceVulkan12Features features12{};
+  features12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+  features12.hostQueryReset = VK_TRUE;
+  VkDeviceCreateInfo dci{};
+  dci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+  dci.pNext = &features12;
+  dci.queueCreateInfoCount = 1;
+  dci.pQueueCreateInfos = &qi;
+  VkDevice rawDevice;
+  if (auto s = vk::check(vkCreateDevice(physical, &dci, nullptr, &rawDevice), "vkCreateDevice"); !s) return s.error();
+  vk::DeviceOwner device;
+  device.reset(rawDevice);
+  VkQueue queue;
+  vkGetDeviceQueue(rawDevice, family, 0, &queue);
+  VkPhysicalDeviceMemoryProperties memoryProps;
+  vkGetPhysicalDeviceMemoryProperties(physical, &memoryProps);
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(physical, &props);
+
+  VkImageCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO;
+  info.imageType = VK_IMAGE_TYPE_2D;
+  info.format = VK_FORMAT_R8G8B8A8_UNORM;
+  info.extent = {width, height, 1};
+  info.mipLevels = 1;
+  info.arrayLayers = layers;
+  info.samples = VK_SAMPLE_COUNT_1_BIT;
+  info.tiling = VK_IMAGE_TILING_OPTIMAL;
+  info.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+  std::array<vk::Memory, 2> memories;
+  std::array<vk::Image, 2> images;
+  for (int i = 0; i < 2; ++i) {
+    VkImage image;
+    if (auto s = vk::check(vkCreateImage(rawDevice, &info, nullptr, &image), "vkCreateImage"); !s) return s.error();
+    images[i] = vk::Image(rawDevice, image);
+    VkMemoryRequirements req;
+    vkGetImageMemoryRequirements(rawDevice, image, &req);
+    VkMemoryAllocateInfo alloc{};
+  alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+    alloc.allocationSize = req.size;
+    alloc.memoryTypeIndex = vk::findMemoryType(memoryProps, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    VkDeviceMemory memory;
+    if (auto s = vk::check(vkAllocateMemory(rawDevice, &alloc, nullptr, &memory), "vkAllocateMemory"); !s) {
+      return s.error();
+    }
+    memories[i] = vk::Memory(rawDevice, memory);
+    vkBindImageMemory(rawDevice, image, memory, 0);
+  }
+  VkCommandPoolCreateInfo poolInfo{};
+  poolInfo.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  poolInfo.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  poolInfo.queueFamilyIndex = family;
+  VkCommandPool rawPool;
+  vkCreateCommandPool(rawDevice, &poolInfo, nullptr, &rawPool);
+  vk::CommandPool pool(rawDevice, rawPool);
+  VkCommandBufferAllocateInfo cbInfo{};
+  cbInfo.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  cbInfo.commandPool = rawPool;
+  cbInfo.commandBufferCount = 1;
+  VkCommandBuffer cb;
+  vkAllocateCommandBuffers(rawDevice, &cbInfo, &cb);
+  VkQueryPoolCreateInfo queryInfo{};
+  queryInfo.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+  queryInfo.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  queryInfo.queryCount = 2;
+  VkQueryPool rawQueries;
+  vkCreateQueryPool(rawDevice, &queryInfo, nullptr, &rawQueries);
+  vk::QueryPool queries(rawDevice, rawQueries);
+  VkFenceCreateInfo fenceInfo{};
+  fenceInfo.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+  VkFence rawFence;
+  vkCreateFence(rawDevice, &fenceInfo, nullptr, &rawFence);
+  vk::Fence fence(rawDevice, rawFence);
+
+  const VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, layers};
+  std::vector<double> samples;
+  for (int i = 0; i < iterations; ++i) {
+    VkCommandBufferBeginInfo begin{};
+  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    vkBeginCommandBuffer(cb, &begin);
+    vkCmdResetQueryPool(cb, rawQueries, 0, 2);
+    std::array<VkImageMemoryBarrier, 2> barriers{};
+    for (int k = 0; k < 2; ++k) {
+      barriers[k] = {};
+      barriers[k].sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
+      barriers[k].srcAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+      barriers[k].dstAccessMask = k == 0 ? VK_ACCESS_TRANSFER_READ_BIT : VK_ACCESS_TRANSFER_WRITE_BIT;
+      barriers[k].oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+      barriers[k].newLayout = k == 0 ? VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL : VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+      barriers[k].srcQueueFamilyIndex = barriers[k].dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+      barriers[k].image = images[k].get();
+      barriers[k].subresourceRange = range;
+    }
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0, nullptr,
+                         2, barriers.data());
+    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, rawQueries, 0);
+    VkImageCopy region{};
+    region.srcSubresource = region.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, layers};
+    region.extent = {width, height, 1};
+    vkCmdCopyImage(cb, images[0].get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, images[1].get(),
+                   VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, rawQueries, 1);
+    vkEndCommandBuffer(cb);
+    VkSubmitInfo submit{};
+  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+    submit.commandBufferCount = 1;
+    submit.pCommandBuffers = &cb;
+    vkQueueSubmit(queue, 1, &submit, rawFence);
+    vkWaitForFences(rawDevice, 1, &rawFence, VK_TRUE, 5000000000ull);
+    vkResetFences(rawDevice, 1, &rawFence);
+    std::array<uint64_t, 2> ticks{};
+    if (vkGetQueryPoolResults(rawDevice, rawQueries, 0, 2, sizeof(ticks), ticks.data(), 8, VK_QUERY_RESULT_64_BIT) ==
+            VK_SUCCESS &&
+        ticks[1] >= ticks[0] && i > 0) {  // the first copy warms up
+      samples.push_back(double(ticks[1] - ticks[0]) * props.limits.timestampPeriod / 1000.0);
+    }
+  }
+  vkDeviceWaitIdle(rawDevice);
+  return summarize(samples);
+}
+
+}  // namespace xrc::bench

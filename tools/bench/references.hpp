@@ -1,0 +1,24 @@
+// Reference measurements taken in the same run as the benchmark, so results are read as ratios:
+// a raw Unix-socket ping-pong and a GPU image copy on the compute-queue fast path.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "xrc/result.hpp"
+
+namespace xrc::bench {
+
+struct Percentiles {
+  double p50 = 0, p99 = 0;
+};
+
+// 64-byte ping-pong over a socketpair between two processes (round trip).
+Percentiles socketPingPong(int iterations);
+
+// vkCmdCopyImage of a `layers` x width x height RGBA8 image on a compute-only queue when the
+// device has one (else the graphics queue), GPU time by timestamp queries.
+Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t layers, int iterations,
+                                  std::string& queueUsed);
+
+}  // namespace xrc::bench
