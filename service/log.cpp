@@ -8,11 +8,16 @@ namespace {
 std::atomic<Level> gLevel{Level::info};
 const char* name(Level level) {
   switch (level) {
-    case Level::trace: return "trace";
-    case Level::debug: return "debug";
-    case Level::info: return "info";
-    case Level::warn: return "warn";
-    case Level::error: return "error";
+    case Level::trace:
+      return "trace";
+    case Level::debug:
+      return "debug";
+    case Level::info:
+      return "info";
+    case Level::warn:
+      return "warn";
+    case Level::error:
+      return "error";
   }
   return "?";
 }

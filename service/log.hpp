@@ -19,12 +19,20 @@ void at(Level level, fmt::format_string<Args...> format, Args&&... args) {
   if (enabled(level)) write(level, fmt::format(format, std::forward<Args>(args)...));
 }
 template <typename... Args>
-void debug(fmt::format_string<Args...> f, Args&&... a) { at(Level::debug, f, std::forward<Args>(a)...); }
+void debug(fmt::format_string<Args...> f, Args&&... a) {
+  at(Level::debug, f, std::forward<Args>(a)...);
+}
 template <typename... Args>
-void info(fmt::format_string<Args...> f, Args&&... a) { at(Level::info, f, std::forward<Args>(a)...); }
+void info(fmt::format_string<Args...> f, Args&&... a) {
+  at(Level::info, f, std::forward<Args>(a)...);
+}
 template <typename... Args>
-void warn(fmt::format_string<Args...> f, Args&&... a) { at(Level::warn, f, std::forward<Args>(a)...); }
+void warn(fmt::format_string<Args...> f, Args&&... a) {
+  at(Level::warn, f, std::forward<Args>(a)...);
+}
 template <typename... Args>
-void error(fmt::format_string<Args...> f, Args&&... a) { at(Level::error, f, std::forward<Args>(a)...); }
+void error(fmt::format_string<Args...> f, Args&&... a) {
+  at(Level::error, f, std::forward<Args>(a)...);
+}
 
 }  // namespace xrc::log

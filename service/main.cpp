@@ -3,10 +3,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <kj/async-io.h>
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <kj/async-io.h>
 
 #include <cstdio>
 #include <thread>
@@ -63,8 +63,10 @@ int run(const Options& options) {
   }
   headless.refreshHz = options.refreshHz;
   std::optional<SyncMode> forced;
-  if (options.syncMode == "host") forced = SyncMode::host;
-  else if (options.syncMode == "binary") forced = SyncMode::binary;
+  if (options.syncMode == "host")
+    forced = SyncMode::host;
+  else if (options.syncMode == "binary")
+    forced = SyncMode::binary;
   else if (options.syncMode != "auto") {
     log::error("--sync-mode must be auto, host or binary (got '{}')", options.syncMode);
     return 2;
@@ -104,8 +106,15 @@ int run(const Options& options) {
   int exitCode = 0;
   {
     FrameWorker worker;
-    DaemonContext ctx{*gpu.value(), *copyTimeline.value(), *backend.value(), worker, clients, forced,
-                      std::chrono::milliseconds(2000), monotonicNowNs(), uint32_t(::getuid())};
+    DaemonContext ctx{*gpu.value(),
+                      *copyTimeline.value(),
+                      *backend.value(),
+                      worker,
+                      clients,
+                      forced,
+                      std::chrono::milliseconds(2000),
+                      monotonicNowNs(),
+                      uint32_t(::getuid())};
     auto io = kj::setupAsyncIo();
     auto stop = kj::newPromiseAndCrossThreadFulfiller<int>();
 
@@ -120,9 +129,8 @@ int run(const Options& options) {
     backend.value()->start();
     {
       Listener listener(ctx, io, std::move(listenFd).value());
-      auto accepting = listener.run().eagerlyEvaluate([](kj::Exception&& e) {
-        log::error("accept failed: {}", e.getDescription().cStr());
-      });
+      auto accepting = listener.run().eagerlyEvaluate(
+          [](kj::Exception&& e) { log::error("accept failed: {}", e.getDescription().cStr()); });
       log::info("xr-compositord {} serving '{}' (backend {}, {} Hz, views {}x{}x{})", XRC_VERSION, socketPath.value(),
                 options.backend, options.refreshHz, headless.viewCount, headless.viewWidth, headless.viewHeight);
       const int signal = stop.promise.wait(io.waitScope);

@@ -51,13 +51,13 @@ void toWire(const SubImage& sub, wire::SubImage::Builder out) {
 Result<SystemDescription> describe(const std::string& socketPath) {
   auto link = RpcLink::open(socketPath);
   if (!link) return link.error();
-  auto reply = link.value()->wait(
-      link.value()->bootstrap().describeRequest().send().then(
-          [](capnp::Response<wire::Compositor::DescribeResults>&& r) -> Result<SystemDescription> {
-            if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
-            return fromWire(r.getSystem());
-          }),
-      "describe");
+  auto reply =
+      link.value()->wait(link.value()->bootstrap().describeRequest().send().then(
+                             [](capnp::Response<wire::Compositor::DescribeResults>&& r) -> Result<SystemDescription> {
+                               if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
+                               return fromWire(r.getSystem());
+                             }),
+                         "describe");
   if (!reply) return reply.error();
   return std::move(reply).value();
 }
@@ -101,8 +101,8 @@ Status Connection::Impl::takeAsyncError() {
 
 void Connection::Impl::taskFailed(kj::Exception&& exception) {
   if (!asyncError) {
-    asyncError = makeError(ErrorCode::internal, "connection to xr-compositord failed: {}",
-                           exception.getDescription().cStr());
+    asyncError =
+        makeError(ErrorCode::internal, "connection to xr-compositord failed: {}", exception.getDescription().cStr());
   }
 }
 
@@ -147,8 +147,8 @@ Result<std::unique_ptr<Connection>> Connection::connect(const ConnectOptions& op
   xrc::toWire(facts, info.initDevice());
   info.setHasExternalSemaphoreFd(facts.externalSemaphoreFd);
   Impl* raw = impl.get();
-  auto reply = impl->link->wait(
-      request.send().then([raw](capnp::Response<wire::Compositor::ConnectResults>&& r) -> Status {
+  auto reply =
+      impl->link->wait(request.send().then([raw](capnp::Response<wire::Compositor::ConnectResults>&& r) -> Status {
         if (auto s = xrc::fromWire(r.getError()); !s) return s;
         raw->session = r.getSession();
         raw->system = fromWire(r.getSystem());
@@ -156,7 +156,7 @@ Result<std::unique_ptr<Connection>> Connection::connect(const ConnectOptions& op
         raw->clientId = r.getClientId();
         return {};
       }),
-      "connect");
+                       "connect");
   if (!reply) return reply.error();
   if (!reply.value()) return reply.value().error();
   impl->roundTrips++;
@@ -165,15 +165,14 @@ Result<std::unique_ptr<Connection>> Connection::connect(const ConnectOptions& op
 
 Result<FrameTiming> Connection::waitFrame() {
   if (auto s = impl_->takeAsyncError(); !s) return s.error();
-  auto reply = impl_->link->wait(
-      impl_->session.waitFrameRequest().send().then(
-          [](capnp::Response<wire::Session::WaitFrameResults>&& r) -> Result<FrameTiming> {
-            if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
-            auto t = r.getTiming();
-            return FrameTiming{t.getFrameId(), t.getPredictedDisplayTime(), t.getPredictedDisplayPeriod(),
-                               t.getShouldRender()};
-          }),
-      "waitFrame");
+  auto reply = impl_->link->wait(impl_->session.waitFrameRequest().send().then([](capnp::Response<
+                                                                                   wire::Session::WaitFrameResults>&& r)
+                                                                                   -> Result<FrameTiming> {
+    if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
+    auto t = r.getTiming();
+    return FrameTiming{t.getFrameId(), t.getPredictedDisplayTime(), t.getPredictedDisplayPeriod(), t.getShouldRender()};
+  }),
+                                 "waitFrame");
   impl_->roundTrips++;
   if (!reply) return reply.error();
   if (reply.value()) impl_->waitedFrame = reply.value().value().frameId;

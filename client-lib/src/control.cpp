@@ -57,10 +57,9 @@ Result<DaemonStatus> ControlClient::status() {
             out.refreshHz = in.getRefreshHz();
             out.displayFrames = in.getDisplayFrames();
             for (auto c : in.getClients()) {
-              out.clients.push_back(ClientStatus{c.getId(), c.getName().cStr(), c.getPid(),
-                                                 xrc::fromWire(c.getSyncMode()), c.getFramesSubmitted(),
-                                                 c.getSwapchains(), c.getReleases(), c.getGpuCopyUsP50(),
-                                                 c.getGpuCopyUsP99()});
+              out.clients.push_back(ClientStatus{
+                  c.getId(), c.getName().cStr(), c.getPid(), xrc::fromWire(c.getSyncMode()), c.getFramesSubmitted(),
+                  c.getSwapchains(), c.getReleases(), c.getGpuCopyUsP50(), c.getGpuCopyUsP99()});
             }
             return out;
           }),

@@ -64,8 +64,9 @@ RpcLink::RpcLink(std::shared_ptr<kj::AsyncIoContext> io, kj::Own<kj::AsyncCapabi
       network_(*stream_, kMaxFdsPerMessage, capnp::rpc::twoparty::Side::CLIENT, readerOptions()),
       rpc_(capnp::makeRpcClient(network_)),
       bootstrap_(serverBootstrap(rpc_)),
-      watch_(network_.onDisconnect().then([flag = disconnected_] { *flag = true; },
-                                        [flag = disconnected_](kj::Exception&&) { *flag = true; })
-                 .eagerlyEvaluate(nullptr)) {}
+      watch_(
+          network_.onDisconnect()
+              .then([flag = disconnected_] { *flag = true; }, [flag = disconnected_](kj::Exception&&) { *flag = true; })
+              .eagerlyEvaluate(nullptr)) {}
 
 }  // namespace xrc::client

@@ -47,8 +47,8 @@ template <typename T>
 Result<T> RpcLink::wait(kj::Promise<T>&& promise, const char* what) {
   Result<T> result = makeError(ErrorCode::internal, "{}: no answer", what);
   kj::runCatchingExceptions([&] { result = promise.wait(io_->waitScope); }).map([&](kj::Exception&& e) {
-    result = makeError(ErrorCode::internal, "{}: connection to xr-compositord failed: {}", what,
-                       e.getDescription().cStr());
+    result =
+        makeError(ErrorCode::internal, "{}: connection to xr-compositord failed: {}", what, e.getDescription().cStr());
     return 0;
   });
   return result;

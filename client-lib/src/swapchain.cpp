@@ -55,17 +55,17 @@ Status Swapchain::Impl::recordCommands(PerImage& per) {
   // layout transition cannot race them; the semaphore/fence signal that follows is the memory
   // dependency the daemon's side relies on.
   VkImageMemoryBarrier toExternal = toAttachment;
-  toExternal.srcAccessMask = depth ? VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT
-                                   : VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
-                                         VK_ACCESS_SHADER_WRITE_BIT;
+  toExternal.srcAccessMask =
+      depth ? VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT
+            : VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT;
   toExternal.dstAccessMask = 0;
   toExternal.oldLayout = attachment;
   toExternal.newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
   toExternal.srcQueueFamilyIndex = connection->vulkan.queueFamilyIndex;
   toExternal.dstQueueFamilyIndex = VK_QUEUE_FAMILY_EXTERNAL;
   vkBeginCommandBuffer(per.releaseCommands, &begin);
-  vkCmdPipelineBarrier(per.releaseCommands, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
-                       0, 0, nullptr, 0, nullptr, 1, &toExternal);
+  vkCmdPipelineBarrier(per.releaseCommands, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0,
+                       0, nullptr, 0, nullptr, 1, &toExternal);
   return vk::check(vkEndCommandBuffer(per.releaseCommands), "vkEndCommandBuffer");
 }
 
@@ -124,7 +124,8 @@ Result<std::unique_ptr<Swapchain>> Connection::createSwapchain(const SwapchainRe
     VkImageCreateInfo info = sc->info;
     info.pNext = &external;
     VkImage image;
-    if (auto s = vk::check(vkCreateImage(device, &info, nullptr, &image), "vkCreateImage(import)"); !s) return s.error();
+    if (auto s = vk::check(vkCreateImage(device, &info, nullptr, &image), "vkCreateImage(import)"); !s)
+      return s.error();
     per.image = vk::Image(device, image);
     VkMemoryRequirements req;
     vkGetImageMemoryRequirements(device, image, &req);
@@ -250,8 +251,7 @@ Result<uint32_t> Swapchain::acquire() {
   VkFence fence = per.fence.get();
   vkResetFences(device, 1, &fence);
   const bool waitCopy = conn.syncMode == SyncMode::binary && per.everAcquired;
-  if (auto s = sc.submit(per.acquireCommands, waitCopy ? per.copyingDone.get() : VK_NULL_HANDLE, VK_NULL_HANDLE,
-                         fence);
+  if (auto s = sc.submit(per.acquireCommands, waitCopy ? per.copyingDone.get() : VK_NULL_HANDLE, VK_NULL_HANDLE, fence);
       !s) {
     return s.error();
   }
@@ -307,7 +307,8 @@ Status Swapchain::release() {
     VkFence fence = per.releaseFence.get();
     if (auto s = sc.submit(per.releaseCommands, VK_NULL_HANDLE, VK_NULL_HANDLE, fence); !s) return s;
     VkResult r = vkWaitForFences(device, 1, &fence, VK_TRUE, kReleaseFenceTimeoutNs);
-    if (r == VK_TIMEOUT) return makeError(ErrorCode::timeout, "release: the GPU did not finish image {} in time", index);
+    if (r == VK_TIMEOUT)
+      return makeError(ErrorCode::timeout, "release: the GPU did not finish image {} in time", index);
     if (auto s = vk::check(r, "vkWaitForFences(release)"); !s) return s;
     vkResetFences(device, 1, &fence);
   }

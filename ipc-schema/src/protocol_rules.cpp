@@ -7,17 +7,28 @@ namespace xrc {
 
 const char* errorCodeName(ErrorCode code) {
   switch (code) {
-    case ErrorCode::none: return "ok";
-    case ErrorCode::invalidArgument: return "invalid argument";
-    case ErrorCode::callOrder: return "call order";
-    case ErrorCode::versionMismatch: return "version mismatch";
-    case ErrorCode::deviceMismatch: return "device mismatch";
-    case ErrorCode::unsupported: return "unsupported";
-    case ErrorCode::notFound: return "not found";
-    case ErrorCode::exhausted: return "exhausted";
-    case ErrorCode::timeout: return "timeout";
-    case ErrorCode::internal: return "internal error";
-    case ErrorCode::permissionDenied: return "permission denied";
+    case ErrorCode::none:
+      return "ok";
+    case ErrorCode::invalidArgument:
+      return "invalid argument";
+    case ErrorCode::callOrder:
+      return "call order";
+    case ErrorCode::versionMismatch:
+      return "version mismatch";
+    case ErrorCode::deviceMismatch:
+      return "device mismatch";
+    case ErrorCode::unsupported:
+      return "unsupported";
+    case ErrorCode::notFound:
+      return "not found";
+    case ErrorCode::exhausted:
+      return "exhausted";
+    case ErrorCode::timeout:
+      return "timeout";
+    case ErrorCode::internal:
+      return "internal error";
+    case ErrorCode::permissionDenied:
+      return "permission denied";
   }
   return "unknown error";
 }
@@ -35,17 +46,15 @@ std::string uuidToString(const Uuid& uuid) {
 
 Result<SyncMode> negotiate(const NegotiationInput& in) {
   if (in.clientMajor != kProtocolMajor) {
-    return makeError(ErrorCode::versionMismatch,
-                     "client speaks protocol {}.{}, daemon speaks {}.{} (major must match)",
+    return makeError(ErrorCode::versionMismatch, "client speaks protocol {}.{}, daemon speaks {}.{} (major must match)",
                      in.clientMajor, in.clientMinor, kProtocolMajor, kProtocolMinor);
   }
   if (in.client.deviceUuid != in.daemon.deviceUuid || in.client.driverUuid != in.daemon.driverUuid) {
     return makeError(ErrorCode::deviceMismatch,
                      "client device '{}' (device {}, driver {}) is not the daemon's device '{}' "
                      "(device {}, driver {}); create the VkDevice on the daemon's GPU",
-                     in.client.name, uuidToString(in.client.deviceUuid),
-                     uuidToString(in.client.driverUuid), in.daemon.name,
-                     uuidToString(in.daemon.deviceUuid), uuidToString(in.daemon.driverUuid));
+                     in.client.name, uuidToString(in.client.deviceUuid), uuidToString(in.client.driverUuid),
+                     in.daemon.name, uuidToString(in.daemon.deviceUuid), uuidToString(in.daemon.driverUuid));
   }
   const bool binaryPossible = in.client.externalSemaphoreFd && in.daemon.externalSemaphoreFd;
   if (in.forcedMode) {
@@ -62,65 +71,57 @@ Result<SyncMode> negotiate(const NegotiationInput& in) {
 
 Status validateSwapchainRequest(const SwapchainRequest& r, const SwapchainLimits& limits) {
   if (r.createFlags != 0) {
-    return makeError(ErrorCode::unsupported, "swapchain create flags 0x{:x} are not supported",
-                     r.createFlags);
+    return makeError(ErrorCode::unsupported, "swapchain create flags 0x{:x} are not supported", r.createFlags);
   }
   if ((r.usageFlags & ~xr_usage::all) != 0) {
-    return makeError(ErrorCode::invalidArgument, "unknown swapchain usage bits 0x{:x}",
-                     r.usageFlags & ~xr_usage::all);
+    return makeError(ErrorCode::invalidArgument, "unknown swapchain usage bits 0x{:x}", r.usageFlags & ~xr_usage::all);
   }
   if (std::find(limits.formats.begin(), limits.formats.end(), r.format) == limits.formats.end()) {
     return makeError(ErrorCode::unsupported, "swapchain format {} is not supported", r.format);
   }
-  const bool depth = std::find(limits.depthFormats.begin(), limits.depthFormats.end(), r.format) !=
-                     limits.depthFormats.end();
+  const bool depth =
+      std::find(limits.depthFormats.begin(), limits.depthFormats.end(), r.format) != limits.depthFormats.end();
   if (depth && (r.usageFlags & (xr_usage::colorAttachment | xr_usage::unorderedAccess))) {
     return makeError(ErrorCode::invalidArgument,
-                     "depth format {} cannot have color-attachment or unordered-access usage",
-                     r.format);
+                     "depth format {} cannot have color-attachment or unordered-access usage", r.format);
   }
   if (!depth && (r.usageFlags & xr_usage::depthStencilAttachment)) {
-    return makeError(ErrorCode::invalidArgument,
-                     "color format {} cannot have depth-stencil-attachment usage", r.format);
+    return makeError(ErrorCode::invalidArgument, "color format {} cannot have depth-stencil-attachment usage",
+                     r.format);
   }
   if (r.width == 0 || r.height == 0) {
-    return makeError(ErrorCode::invalidArgument, "swapchain extent {}x{} is empty", r.width,
-                     r.height);
+    return makeError(ErrorCode::invalidArgument, "swapchain extent {}x{} is empty", r.width, r.height);
   }
   if (r.width > limits.maxWidth || r.height > limits.maxHeight) {
-    return makeError(ErrorCode::invalidArgument, "swapchain extent {}x{} exceeds the maximum {}x{}",
-                     r.width, r.height, limits.maxWidth, limits.maxHeight);
+    return makeError(ErrorCode::invalidArgument, "swapchain extent {}x{} exceeds the maximum {}x{}", r.width, r.height,
+                     limits.maxWidth, limits.maxHeight);
   }
   if (r.sampleCount != 1) {
-    return makeError(ErrorCode::unsupported, "sample count {} is not supported (only 1)",
-                     r.sampleCount);
+    return makeError(ErrorCode::unsupported, "sample count {} is not supported (only 1)", r.sampleCount);
   }
   if (r.faceCount != 1) {
-    return makeError(ErrorCode::unsupported, "face count {} is not supported (only 1)",
-                     r.faceCount);
+    return makeError(ErrorCode::unsupported, "face count {} is not supported (only 1)", r.faceCount);
   }
   if (r.arraySize == 0 || r.arraySize > limits.maxArrayLayers) {
-    return makeError(ErrorCode::invalidArgument, "array size {} is outside 1..{}", r.arraySize,
-                     limits.maxArrayLayers);
+    return makeError(ErrorCode::invalidArgument, "array size {} is outside 1..{}", r.arraySize, limits.maxArrayLayers);
   }
   uint32_t maxMips = 1;
   for (uint32_t extent = std::max(r.width, r.height); extent > 1; extent >>= 1) ++maxMips;
   if (r.mipCount == 0 || r.mipCount > maxMips) {
-    return makeError(ErrorCode::invalidArgument, "mip count {} is outside 1..{} for {}x{}",
-                     r.mipCount, maxMips, r.width, r.height);
+    return makeError(ErrorCode::invalidArgument, "mip count {} is outside 1..{} for {}x{}", r.mipCount, maxMips,
+                     r.width, r.height);
   }
   return {};
 }
 
 // --- ImageCycle --------------------------------------------------------------------------------
 
-ImageCycle::ImageCycle(uint32_t imageCount)
-    : states_(imageCount, State::free), acquireOrder_(imageCount, 0) {}
+ImageCycle::ImageCycle(uint32_t imageCount) : states_(imageCount, State::free), acquireOrder_(imageCount, 0) {}
 
 Status ImageCycle::checkIndex(uint32_t index, const char* call) const {
   if (index >= states_.size()) {
-    return makeError(ErrorCode::invalidArgument, "{}: image index {} is out of range (count {})",
-                     call, index, states_.size());
+    return makeError(ErrorCode::invalidArgument, "{}: image index {} is out of range (count {})", call, index,
+                     states_.size());
   }
   return {};
 }
@@ -128,17 +129,14 @@ Status ImageCycle::checkIndex(uint32_t index, const char* call) const {
 Status ImageCycle::acquire(uint32_t index) {
   if (auto s = checkIndex(index, "acquire"); !s) return s;
   if (states_[next_] == State::acquired || states_[next_] == State::waited) {
-    return makeError(ErrorCode::exhausted,
-                     "acquire: all {} images are already acquired; release one first",
+    return makeError(ErrorCode::exhausted, "acquire: all {} images are already acquired; release one first",
                      states_.size());
   }
   if (index != next_) {
-    return makeError(ErrorCode::callOrder, "acquire: image {} acquired out of order (next is {})",
-                     index, next_);
+    return makeError(ErrorCode::callOrder, "acquire: image {} acquired out of order (next is {})", index, next_);
   }
   if (states_[index] == State::copying) {
-    return makeError(ErrorCode::callOrder,
-                     "acquire: image {} is still being copied; wait for its release answer",
+    return makeError(ErrorCode::callOrder, "acquire: image {} is still being copied; wait for its release answer",
                      index);
   }
   states_[index] = State::acquired;
@@ -150,13 +148,11 @@ Status ImageCycle::acquire(uint32_t index) {
 Status ImageCycle::wait(uint32_t index) {
   if (auto s = checkIndex(index, "wait"); !s) return s;
   if (states_[index] != State::acquired) {
-    return makeError(ErrorCode::callOrder, "wait: image {} is not acquired (or already waited)",
-                     index);
+    return makeError(ErrorCode::callOrder, "wait: image {} is not acquired (or already waited)", index);
   }
   for (uint32_t i = 0; i < imageCount(); ++i) {
     if (states_[i] == State::acquired && acquireOrder_[i] < acquireOrder_[index]) {
-      return makeError(ErrorCode::callOrder,
-                       "wait: image {} must be waited before image {} (acquire order)", i, index);
+      return makeError(ErrorCode::callOrder, "wait: image {} must be waited before image {} (acquire order)", i, index);
     }
   }
   states_[index] = State::waited;
@@ -173,8 +169,7 @@ Status ImageCycle::release(uint32_t index) {
   }
   for (uint32_t i = 0; i < imageCount(); ++i) {
     if (states_[i] == State::waited && acquireOrder_[i] < acquireOrder_[index]) {
-      return makeError(ErrorCode::callOrder,
-                       "release: image {} must be released before image {} (acquire order)", i,
+      return makeError(ErrorCode::callOrder, "release: image {} must be released before image {} (acquire order)", i,
                        index);
     }
   }
@@ -193,48 +188,40 @@ Status ImageCycle::copyDone(uint32_t index) {
 
 // --- layers ------------------------------------------------------------------------------------
 
-Status validateSubImage(const SubImageRef& ref, const SwapchainFacts* facts, bool wantDepth,
-                        const char* what) {
+Status validateSubImage(const SubImageRef& ref, const SwapchainFacts* facts, bool wantDepth, const char* what) {
   if (facts == nullptr) {
-    return makeError(ErrorCode::notFound, "{}: swapchain {} is not a swapchain of this session",
-                     what, ref.swapchainId);
+    return makeError(ErrorCode::notFound, "{}: swapchain {} is not a swapchain of this session", what, ref.swapchainId);
   }
   if (facts->depth != wantDepth) {
-    return makeError(ErrorCode::invalidArgument, "{}: swapchain {} is a {} swapchain", what,
-                     ref.swapchainId, facts->depth ? "depth" : "color");
+    return makeError(ErrorCode::invalidArgument, "{}: swapchain {} is a {} swapchain", what, ref.swapchainId,
+                     facts->depth ? "depth" : "color");
   }
   if (!facts->hasContent) {
-    return makeError(ErrorCode::callOrder, "{}: swapchain {} has never been released", what,
-                     ref.swapchainId);
+    return makeError(ErrorCode::callOrder, "{}: swapchain {} has never been released", what, ref.swapchainId);
   }
   const int64_t right = int64_t(ref.x) + ref.width;
   const int64_t bottom = int64_t(ref.y) + ref.height;
-  if (ref.x < 0 || ref.y < 0 || ref.width <= 0 || ref.height <= 0 || right > facts->width ||
-      bottom > facts->height) {
-    return makeError(ErrorCode::invalidArgument,
-                     "{}: image rect ({},{} {}x{}) is not inside swapchain {} ({}x{})", what,
-                     ref.x, ref.y, ref.width, ref.height, ref.swapchainId, facts->width,
-                     facts->height);
+  if (ref.x < 0 || ref.y < 0 || ref.width <= 0 || ref.height <= 0 || right > facts->width || bottom > facts->height) {
+    return makeError(ErrorCode::invalidArgument, "{}: image rect ({},{} {}x{}) is not inside swapchain {} ({}x{})",
+                     what, ref.x, ref.y, ref.width, ref.height, ref.swapchainId, facts->width, facts->height);
   }
   if (ref.arrayIndex >= facts->arraySize) {
-    return makeError(ErrorCode::invalidArgument, "{}: array index {} >= array size {}", what,
-                     ref.arrayIndex, facts->arraySize);
+    return makeError(ErrorCode::invalidArgument, "{}: array index {} >= array size {}", what, ref.arrayIndex,
+                     facts->arraySize);
   }
   return {};
 }
 
 Status validateQuadExtent(float width, float height) {
   if (!std::isfinite(width) || !std::isfinite(height) || width <= 0.f || height <= 0.f) {
-    return makeError(ErrorCode::invalidArgument, "quad size {}x{} must be finite and positive",
-                     width, height);
+    return makeError(ErrorCode::invalidArgument, "quad size {}x{} must be finite and positive", width, height);
   }
   return {};
 }
 
 Status validatePose(const std::vector<float>& orientation, const std::vector<float>& position) {
   if (orientation.size() != 4 || position.size() != 3) {
-    return makeError(ErrorCode::invalidArgument,
-                     "pose needs 4 orientation and 3 position values (got {} and {})",
+    return makeError(ErrorCode::invalidArgument, "pose needs 4 orientation and 3 position values (got {} and {})",
                      orientation.size(), position.size());
   }
   double norm = 0;
@@ -246,8 +233,7 @@ Status validatePose(const std::vector<float>& orientation, const std::vector<flo
     if (!std::isfinite(v)) return makeError(ErrorCode::invalidArgument, "pose position is not finite");
   }
   if (std::abs(norm - 1.0) > 1e-2) {
-    return makeError(ErrorCode::invalidArgument, "pose orientation is not unit length (|q|^2={})",
-                     norm);
+    return makeError(ErrorCode::invalidArgument, "pose orientation is not unit length (|q|^2={})", norm);
   }
   return {};
 }

@@ -11,8 +11,8 @@ Result<std::string> resolveSocketPath(const std::string& explicitPath) {
   }
   const char* runtimeDir = std::getenv("XDG_RUNTIME_DIR");
   if (runtimeDir == nullptr || *runtimeDir == '\0') {
-    return makeError(ErrorCode::invalidArgument,
-                     "no socket path: pass --socket, set {} or set XDG_RUNTIME_DIR", kSocketEnv);
+    return makeError(ErrorCode::invalidArgument, "no socket path: pass --socket, set {} or set XDG_RUNTIME_DIR",
+                     kSocketEnv);
   }
   return std::string(runtimeDir) + "/xr-compositor/socket";
 }

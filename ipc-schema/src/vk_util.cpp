@@ -115,10 +115,9 @@ VkImageCreateInfo sharedImageCreateInfo(const SwapchainRequest& r) {
 
 const std::vector<VkFormat>& candidateSwapchainFormats() {
   static const std::vector<VkFormat> formats = {
-      VK_FORMAT_R8G8B8A8_SRGB,       VK_FORMAT_B8G8R8A8_SRGB,  VK_FORMAT_R8G8B8A8_UNORM,
-      VK_FORMAT_B8G8R8A8_UNORM,      VK_FORMAT_R16G16B16A16_SFLOAT,
-      VK_FORMAT_D32_SFLOAT,          VK_FORMAT_D16_UNORM,      VK_FORMAT_D24_UNORM_S8_UINT,
-      VK_FORMAT_D32_SFLOAT_S8_UINT,
+      VK_FORMAT_R8G8B8A8_SRGB,  VK_FORMAT_B8G8R8A8_SRGB,       VK_FORMAT_R8G8B8A8_UNORM,
+      VK_FORMAT_B8G8R8A8_UNORM, VK_FORMAT_R16G16B16A16_SFLOAT, VK_FORMAT_D32_SFLOAT,
+      VK_FORMAT_D16_UNORM,      VK_FORMAT_D24_UNORM_S8_UINT,   VK_FORMAT_D32_SFLOAT_S8_UINT,
   };
   return formats;
 }
@@ -131,9 +130,7 @@ uint32_t findMemoryType(const VkPhysicalDeviceMemoryProperties& props, uint32_t 
   return UINT32_MAX;
 }
 
-std::vector<const char*> requiredDeviceExtensions() {
-  return {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME};
-}
+std::vector<const char*> requiredDeviceExtensions() { return {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME}; }
 
 const char* semaphoreFdExtension() { return VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME; }
 
@@ -169,8 +166,8 @@ DeviceFacts queryDeviceFacts(VkPhysicalDevice device) {
     VkExternalSemaphoreProperties ext{};
     ext.sType = VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES;
     vkGetPhysicalDeviceExternalSemaphoreProperties(device, &info, &ext);
-    const VkExternalSemaphoreFeatureFlags both = VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT |
-                                                 VK_EXTERNAL_SEMAPHORE_FEATURE_IMPORTABLE_BIT;
+    const VkExternalSemaphoreFeatureFlags both =
+        VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT | VK_EXTERNAL_SEMAPHORE_FEATURE_IMPORTABLE_BIT;
     facts.externalSemaphoreFd = (ext.externalSemaphoreFeatures & both) == both;
   }
   return facts;

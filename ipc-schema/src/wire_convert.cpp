@@ -19,9 +19,7 @@ Status fromWire(wire::Error::Reader error) {
 wire::SyncMode toWire(SyncMode mode) {
   return mode == SyncMode::binary ? wire::SyncMode::BINARY : wire::SyncMode::HOST;
 }
-SyncMode fromWire(wire::SyncMode mode) {
-  return mode == wire::SyncMode::BINARY ? SyncMode::binary : SyncMode::host;
-}
+SyncMode fromWire(wire::SyncMode mode) { return mode == wire::SyncMode::BINARY ? SyncMode::binary : SyncMode::host; }
 
 void toWire(const DeviceFacts& facts, wire::DeviceIdentity::Builder out) {
   out.setDeviceUuid(kj::arrayPtr(facts.deviceUuid.data(), facts.deviceUuid.size()));
@@ -108,8 +106,7 @@ kj::Promise<Result<UniqueFd>> receiveFd(wire::FdCarrier::Client carrier, const c
       if (owned < 0) return makeError(ErrorCode::internal, "dup of the {} fd failed", what);
       return UniqueFd(owned);
     }
-    return makeError(ErrorCode::internal,
-                     "no file descriptor arrived for the {} (is fd passing enabled?)", what);
+    return makeError(ErrorCode::internal, "no file descriptor arrived for the {} (is fd passing enabled?)", what);
   });
 }
 

@@ -110,8 +110,7 @@ class Backend {
   // Any thread. `info` is the shared images' create info; the backend adds what it needs.
   virtual Result<std::shared_ptr<RuntimeSwapchain>> createSwapchain(const VkImageCreateInfo& info) = 0;
   // Frame worker thread: xrAcquireSwapchainImage + xrWaitSwapchainImage, bounded by `timeout`.
-  virtual Result<RuntimeImageLease> acquireImage(RuntimeSwapchain& swapchain,
-                                                 std::chrono::milliseconds timeout) = 0;
+  virtual Result<RuntimeImageLease> acquireImage(RuntimeSwapchain& swapchain, std::chrono::milliseconds timeout) = 0;
   // Frame worker thread: xrReleaseSwapchainImage. The copy signals copyValue on the copy timeline.
   virtual void releaseImage(RuntimeSwapchain& swapchain, uint32_t index, uint64_t copyValue) = 0;
 
@@ -121,8 +120,8 @@ class Backend {
   virtual void removeClient(uint32_t clientId) = 0;
 
   // Readbacks for tests and snapshots; `done` runs on a backend thread.
-  virtual void readRuntimeImage(std::shared_ptr<RuntimeSwapchain> swapchain, uint32_t index,
-                                uint64_t copyValue, std::function<void(Result<Pixels>)> done) = 0;
+  virtual void readRuntimeImage(std::shared_ptr<RuntimeSwapchain> swapchain, uint32_t index, uint64_t copyValue,
+                                std::function<void(Result<Pixels>)> done) = 0;
   virtual void readDisplay(std::function<void(Result<DisplaySnapshot>)> done) = 0;
 
   virtual void start() = 0;

@@ -46,8 +46,7 @@ struct ClientRecord {
 
 class ClientRegistry {
  public:
-  std::shared_ptr<ClientRecord> add(std::string name, uint32_t pid, uint32_t uid, SyncMode mode)
-      XRC_EXCLUDES(mutex_);
+  std::shared_ptr<ClientRecord> add(std::string name, uint32_t pid, uint32_t uid, SyncMode mode) XRC_EXCLUDES(mutex_);
   void remove(uint32_t id) XRC_EXCLUDES(mutex_);
   std::shared_ptr<ClientRecord> find(uint32_t id) const XRC_EXCLUDES(mutex_);
   std::vector<std::shared_ptr<ClientRecord>> snapshot() const XRC_EXCLUDES(mutex_);

@@ -49,8 +49,7 @@ Status GpuDevice::init(const DeviceOptions& options) {
     break;
   }
   if (physical_ == VK_NULL_HANDLE) {
-    return makeError(ErrorCode::unsupported,
-                     "no Vulkan 1.2 device with VK_KHR_external_memory_fd{}; devices:{}",
+    return makeError(ErrorCode::unsupported, "no Vulkan 1.2 device with VK_KHR_external_memory_fd{}; devices:{}",
                      options.deviceUuid.empty() ? "" : " and UUID " + options.deviceUuid,
                      seen.empty() ? " none" : seen);
   }
@@ -64,8 +63,7 @@ Status GpuDevice::init(const DeviceOptions& options) {
   for (uint32_t i = 0; i < count; ++i) {
     const auto flags = families[i].queueFlags;
     if ((flags & VK_QUEUE_GRAPHICS_BIT) && graphicsFamily == UINT32_MAX) graphicsFamily = i;
-    if ((flags & VK_QUEUE_COMPUTE_BIT) && !(flags & VK_QUEUE_GRAPHICS_BIT) &&
-        computeFamily == UINT32_MAX) {
+    if ((flags & VK_QUEUE_COMPUTE_BIT) && !(flags & VK_QUEUE_GRAPHICS_BIT) && computeFamily == UINT32_MAX) {
       computeFamily = i;
     }
   }
@@ -123,15 +121,14 @@ Status GpuDevice::init(const DeviceOptions& options) {
 
   getMemoryFd = reinterpret_cast<PFN_vkGetMemoryFdKHR>(vkGetDeviceProcAddr(device, "vkGetMemoryFdKHR"));
   if (facts_.externalSemaphoreFd) {
-    getSemaphoreFd =
-        reinterpret_cast<PFN_vkGetSemaphoreFdKHR>(vkGetDeviceProcAddr(device, "vkGetSemaphoreFdKHR"));
+    getSemaphoreFd = reinterpret_cast<PFN_vkGetSemaphoreFdKHR>(vkGetDeviceProcAddr(device, "vkGetSemaphoreFdKHR"));
   }
   queryFormats();
-  log::info("GPU: '{}' device {} driver {}; copy queue family {}{}, graphics family {}; external "
-            "semaphores: {}",
-            facts_.name, uuidToString(facts_.deviceUuid), uuidToString(facts_.driverUuid), copyFamily,
-            separateCopyFamily ? " (compute-only)" : "", graphicsFamily,
-            facts_.externalSemaphoreFd ? "yes" : "no");
+  log::info(
+      "GPU: '{}' device {} driver {}; copy queue family {}{}, graphics family {}; external "
+      "semaphores: {}",
+      facts_.name, uuidToString(facts_.deviceUuid), uuidToString(facts_.driverUuid), copyFamily,
+      separateCopyFamily ? " (compute-only)" : "", graphicsFamily, facts_.externalSemaphoreFd ? "yes" : "no");
   return {};
 }
 
@@ -147,10 +144,8 @@ void GpuDevice::queryFormats() {
     info.format = format;
     info.type = VK_IMAGE_TYPE_2D;
     info.tiling = VK_IMAGE_TILING_OPTIMAL;
-    info.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT |
-                 VK_IMAGE_USAGE_SAMPLED_BIT |
-                 (depth ? VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT
-                        : VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT);
+    info.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_SAMPLED_BIT |
+                 (depth ? VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT : VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT);
     VkExternalImageFormatProperties extProps{};
     extProps.sType = VK_STRUCTURE_TYPE_EXTERNAL_IMAGE_FORMAT_PROPERTIES;
     VkImageFormatProperties2 props{};

@@ -8,8 +8,7 @@ namespace {
 constexpr uint64_t toNs(std::chrono::milliseconds ms) { return uint64_t(ms.count()) * 1000000ull; }
 }  // namespace
 
-Result<std::unique_ptr<SharedSwapchain>> SharedSwapchain::create(GpuDevice& gpu,
-                                                                 const VkImageCreateInfo& info,
+Result<std::unique_ptr<SharedSwapchain>> SharedSwapchain::create(GpuDevice& gpu, const VkImageCreateInfo& info,
                                                                  uint32_t count, SyncMode mode,
                                                                  std::vector<ExportedImage>& exported) {
   auto swapchain = std::make_unique<SharedSwapchain>(gpu, mode);
@@ -68,8 +67,7 @@ Status SharedSwapchain::createImage(uint32_t index, ExportedImage& out) {
 
   VkMemoryRequirements req;
   vkGetImageMemoryRequirements(device, image, &req);
-  const uint32_t type = vk::findMemoryType(gpu_.memory(), req.memoryTypeBits,
-                                           VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  const uint32_t type = vk::findMemoryType(gpu_.memory(), req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
   if (type == UINT32_MAX) return makeError(ErrorCode::internal, "no device-local memory type for a shared image");
 
   VkMemoryDedicatedAllocateInfo dedicated{};
@@ -102,8 +100,8 @@ Status SharedSwapchain::createImage(uint32_t index, ExportedImage& out) {
   out.memoryTypeIndex = type;
 
   if (mode_ == SyncMode::binary) {
-    for (auto [semaphore, fdOut] : {std::pair{&per.renderingDone, &out.renderingDoneFd},
-                                    std::pair{&per.copyingDone, &out.copyingDoneFd}}) {
+    for (auto [semaphore, fdOut] :
+         {std::pair{&per.renderingDone, &out.renderingDoneFd}, std::pair{&per.copyingDone, &out.copyingDoneFd}}) {
       VkExportSemaphoreCreateInfo exportSem{};
       exportSem.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO;
       exportSem.handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
@@ -111,8 +109,7 @@ Status SharedSwapchain::createImage(uint32_t index, ExportedImage& out) {
       semInfo.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
       semInfo.pNext = &exportSem;
       VkSemaphore handle = VK_NULL_HANDLE;
-      if (auto s = vk::check(vkCreateSemaphore(device, &semInfo, nullptr, &handle), "vkCreateSemaphore(shared)");
-          !s) {
+      if (auto s = vk::check(vkCreateSemaphore(device, &semInfo, nullptr, &handle), "vkCreateSemaphore(shared)"); !s) {
         return s;
       }
       *semaphore = vk::Semaphore(device, handle);
@@ -131,8 +128,7 @@ Status SharedSwapchain::createImage(uint32_t index, ExportedImage& out) {
   cbInfo.commandPool = pool_.get();
   cbInfo.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   cbInfo.commandBufferCount = 1;
-  if (auto s = vk::check(vkAllocateCommandBuffers(device, &cbInfo, &per.commands), "vkAllocateCommandBuffers");
-      !s) {
+  if (auto s = vk::check(vkAllocateCommandBuffers(device, &cbInfo, &per.commands), "vkAllocateCommandBuffers"); !s) {
     return s;
   }
   VkFenceCreateInfo fenceInfo{};
@@ -173,8 +169,8 @@ void SharedSwapchain::recordCopy(PerImage& per, uint32_t index, VkImage destinat
   acquire.subresourceRange = all;
   // srcStage TRANSFER (seed 000 says TOP_OF_PIPE): the rendering_done wait is at TRANSFER, and
   // only a first scope that includes it orders the acquire after the wait.
-  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0,
-                       nullptr, 0, nullptr, 1, &acquire);
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0, nullptr, 1,
+                       &acquire);
 
   // 2. Destination to TRANSFER_DST_OPTIMAL; old contents are discarded (every texel is copied).
   //    srcStage TRANSFER chains with the wait on the backend's semaphore (its last read of this
@@ -189,8 +185,8 @@ void SharedSwapchain::recordCopy(PerImage& per, uint32_t index, VkImage destinat
   toDst.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
   toDst.image = destination;
   toDst.subresourceRange = all;
-  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0,
-                       nullptr, 0, nullptr, 1, &toDst);
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0, nullptr, 1,
+                       &toDst);
 
   // 3. Copy every mip level, all array layers at once.
   std::vector<VkImageCopy> regions(info_.mipLevels);
@@ -210,8 +206,8 @@ void SharedSwapchain::recordCopy(PerImage& per, uint32_t index, VkImage destinat
   toAttachment.dstAccessMask = 0;
   toAttachment.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
   toAttachment.newLayout = vk::attachmentLayout(info_.format);
-  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0,
-                       nullptr, 0, nullptr, 1, &toAttachment);
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, nullptr, 0,
+                       nullptr, 1, &toAttachment);
 
   if (timestamps_) {
     vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps_.get(), 2 * index + 1);
@@ -222,8 +218,8 @@ void SharedSwapchain::recordCopy(PerImage& per, uint32_t index, VkImage destinat
 std::optional<double> SharedSwapchain::readCopyTime(uint32_t index) {
   if (!timestamps_) return std::nullopt;
   std::array<uint64_t, 2> ticks{};
-  VkResult r = vkGetQueryPoolResults(gpu_.device(), timestamps_.get(), 2 * index, 2, sizeof(ticks),
-                                     ticks.data(), sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
+  VkResult r = vkGetQueryPoolResults(gpu_.device(), timestamps_.get(), 2 * index, 2, sizeof(ticks), ticks.data(),
+                                     sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
   if (r != VK_SUCCESS || ticks[1] < ticks[0]) return std::nullopt;
   return double(ticks[1] - ticks[0]) * gpu_.timestampPeriodNs() / 1000.0;
 }
@@ -282,8 +278,7 @@ Result<CopyResult> SharedSwapchain::copyToRuntime(uint32_t index, const RuntimeI
   {
     Queue& queue = gpu_.copyQueue();
     Lock lock(queue.submitMutex);
-    if (auto s = vk::check(vkQueueSubmit(queue.queue, 1, &submit, per.copyFence.get()), "vkQueueSubmit(copy)");
-        !s) {
+    if (auto s = vk::check(vkQueueSubmit(queue.queue, 1, &submit, per.copyFence.get()), "vkQueueSubmit(copy)"); !s) {
       return s.error();
     }
   }
@@ -342,8 +337,7 @@ Status SharedSwapchain::waitIdle(std::chrono::milliseconds timeout) {
     VkFence fence = per.copyFence.get();
     VkResult r = vkWaitForFences(gpu_.device(), 1, &fence, VK_TRUE, toNs(timeout));
     if (r != VK_SUCCESS) {
-      return makeError(ErrorCode::timeout, "copy still in flight at swapchain destruction ({})",
-                       vk::resultName(r));
+      return makeError(ErrorCode::timeout, "copy still in flight at swapchain destruction ({})", vk::resultName(r));
     }
     per.submitted = false;
   }

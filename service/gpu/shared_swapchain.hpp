@@ -34,9 +34,8 @@ class SharedSwapchain {
  public:
   // Creates `count` images like `info` and, in binary mode, their semaphores. Exports an fd set
   // per image into `exported` (the caller sends them; the swapchain keeps no fds).
-  static Result<std::unique_ptr<SharedSwapchain>> create(GpuDevice& gpu, const VkImageCreateInfo& info,
-                                                         uint32_t count, SyncMode mode,
-                                                         std::vector<ExportedImage>& exported);
+  static Result<std::unique_ptr<SharedSwapchain>> create(GpuDevice& gpu, const VkImageCreateInfo& info, uint32_t count,
+                                                         SyncMode mode, std::vector<ExportedImage>& exported);
   SharedSwapchain(GpuDevice& gpu, SyncMode mode) : gpu_(gpu), mode_(mode) {}
   ~SharedSwapchain();
 

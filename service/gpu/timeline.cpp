@@ -11,8 +11,7 @@ Result<std::unique_ptr<Timeline>> Timeline::create(VkDevice device) {
   info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
   info.pNext = &type;
   VkSemaphore semaphore = VK_NULL_HANDLE;
-  if (auto s = vk::check(vkCreateSemaphore(device, &info, nullptr, &semaphore), "vkCreateSemaphore(timeline)");
-      !s) {
+  if (auto s = vk::check(vkCreateSemaphore(device, &info, nullptr, &semaphore), "vkCreateSemaphore(timeline)"); !s) {
     return s.error();
   }
   auto timeline = std::make_unique<Timeline>();

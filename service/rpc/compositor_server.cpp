@@ -54,9 +54,9 @@ kj::Promise<void> CompositorServer::connect(ConnectContext context) {
 kj::Promise<void> CompositorServer::control(ControlContext context) {
   auto results = context.getResults();
   if (peer_.uid == PeerCredentials::kUnknownUid || (peer_.uid != ctx_.daemonUid && peer_.uid != 0)) {
-    toWire(makeError(ErrorCode::permissionDenied, "uid {} may not control a daemon of uid {}", peer_.uid,
-                     ctx_.daemonUid),
-           results.initError());
+    toWire(
+        makeError(ErrorCode::permissionDenied, "uid {} may not control a daemon of uid {}", peer_.uid, ctx_.daemonUid),
+        results.initError());
     return kj::READY_NOW;
   }
   setOk(results.initError());

@@ -74,9 +74,9 @@ kj::Promise<void> ControlServer::readSwapchain(ReadSwapchainContext context) {
     if (it != client->swapchains.end()) core = it->second.lock();
   }
   if (!core) {
-    xrc::toWire(makeError(ErrorCode::notFound, "no swapchain {} of client {}", params.getSwapchainId(),
-                          params.getClientId()),
-                context.getResults().initError());
+    xrc::toWire(
+        makeError(ErrorCode::notFound, "no swapchain {} of client {}", params.getSwapchainId(), params.getClientId()),
+        context.getResults().initError());
     return kj::READY_NOW;
   }
   using Reply = std::pair<Result<Pixels>, uint64_t>;
@@ -85,15 +85,16 @@ kj::Promise<void> ControlServer::readSwapchain(ReadSwapchainContext context) {
   DaemonContext& ctx = ctx_;
   ctx.worker.post([&ctx, core, fulfiller = kj::mv(paf.fulfiller)]() mutable {
     if (!core->hasContent) {
-      fulfiller->fulfill(kj::heap<Reply>(makeError(ErrorCode::callOrder, "swapchain {} has no content yet", core->id),
-                                         0));
+      fulfiller->fulfill(
+          kj::heap<Reply>(makeError(ErrorCode::callOrder, "swapchain {} has no content yet", core->id), 0));
       return;
     }
     const uint64_t ordinal = core->latestOrdinal;
-    ctx.backend.readRuntimeImage(core->runtime, core->latestRuntimeIndex, core->latestCopyValue,
-                                 [ordinal, f = std::make_shared<decltype(fulfiller)>(kj::mv(fulfiller))](Result<Pixels> pixels) mutable {
-                                   (*f)->fulfill(kj::heap<Reply>(std::move(pixels), ordinal));
-                                 });
+    ctx.backend.readRuntimeImage(
+        core->runtime, core->latestRuntimeIndex, core->latestCopyValue,
+        [ordinal, f = std::make_shared<decltype(fulfiller)>(kj::mv(fulfiller))](Result<Pixels> pixels) mutable {
+          (*f)->fulfill(kj::heap<Reply>(std::move(pixels), ordinal));
+        });
   });
   return paf.promise.then([context](kj::Own<Reply> reply) mutable {
     auto results = context.getResults();

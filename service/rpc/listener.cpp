@@ -34,7 +34,8 @@ Result<UniqueFd> bindListeningSocket(const std::string& path) {
   if (slash != std::string::npos && slash > 0) {
     const std::string dir = path.substr(0, slash);
     if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-      return makeError(ErrorCode::invalidArgument, "cannot create socket directory '{}': {}", dir, std::strerror(errno));
+      return makeError(ErrorCode::invalidArgument, "cannot create socket directory '{}': {}", dir,
+                       std::strerror(errno));
     }
   }
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
@@ -48,7 +49,7 @@ Result<UniqueFd> bindListeningSocket(const std::string& path) {
     if (::connect(probe.get(), reinterpret_cast<const sockaddr*>(&addr.value()), sizeof(sockaddr_un)) == 0) {
       return makeError(ErrorCode::exhausted, "another daemon is already serving '{}'", path);
     }
-    struct stat st{};
+    struct stat st {};
     if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) {
       return makeError(ErrorCode::invalidArgument, "'{}' exists and is not a socket; refusing to replace it", path);
     }
@@ -73,8 +74,7 @@ struct Listener::Connection {
   capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc;
 };
 
-Listener::Listener(DaemonContext& ctx, kj::AsyncIoContext& io, UniqueFd listenFd)
-    : ctx_(ctx), io_(io), tasks_(*this) {
+Listener::Listener(DaemonContext& ctx, kj::AsyncIoContext& io, UniqueFd listenFd) : ctx_(ctx), io_(io), tasks_(*this) {
   receiver_ = io.lowLevelProvider->wrapListenSocketFd(listenFd.release(), kj::LowLevelAsyncIoProvider::TAKE_OWNERSHIP);
 }
 

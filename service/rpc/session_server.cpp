@@ -30,15 +30,17 @@ std::vector<float> floats(capnp::List<float>::Reader list) {
 
 SubImageRef readSubImage(wire::SubImage::Reader in) {
   auto rect = in.getImageRect();
-  return SubImageRef{in.getSwapchainId(), rect.getX(), rect.getY(), rect.getWidth(), rect.getHeight(),
-                     in.getArrayIndex()};
+  return SubImageRef{in.getSwapchainId(), rect.getX(),      rect.getY(),
+                     rect.getWidth(),     rect.getHeight(), in.getArrayIndex()};
 }
 
 template <typename Context>
 kj::Promise<void> answer(Context& context, const Status& status) {
   auto error = context.getResults().initError();
-  if (status) setOk(error);
-  else toWire(status.error(), error);
+  if (status)
+    setOk(error);
+  else
+    toWire(status.error(), error);
   return kj::READY_NOW;
 }
 
@@ -71,16 +73,16 @@ kj::Promise<void> SessionServer::createSwapchain(CreateSwapchainContext context)
   limits.depthFormats = s.ctx.gpu.depthFormats();
   if (auto v = validateSwapchainRequest(request, limits); !v) return answer(context, v);
   if (s.swapchains.size() >= kMaxSwapchainsPerSession) {
-    return answer(context, makeError(ErrorCode::exhausted, "a session may have at most {} swapchains",
-                                     kMaxSwapchainsPerSession));
+    return answer(
+        context, makeError(ErrorCode::exhausted, "a session may have at most {} swapchains", kMaxSwapchainsPerSession));
   }
 
   const VkImageCreateInfo info = vk::sharedImageCreateInfo(request);
   auto runtime = s.ctx.backend.createSwapchain(info);
   if (!runtime) return answer(context, runtime.error());
   std::vector<gpu::ExportedImage> exported;
-  auto shared = gpu::SharedSwapchain::create(s.ctx.gpu, info, runtime.value()->imageCount(), s.client->syncMode,
-                                             exported);
+  auto shared =
+      gpu::SharedSwapchain::create(s.ctx.gpu, info, runtime.value()->imageCount(), s.client->syncMode, exported);
   if (!shared) return answer(context, shared.error());
 
   auto core = std::make_shared<SwapchainCore>();
@@ -151,8 +153,8 @@ kj::Promise<void> SessionServer::beginFrame(BeginFrameContext context) {
   SessionState& s = *state_;
   const uint64_t frameId = context.getParams().getFrameId();
   if (!s.waitedFrame || *s.waitedFrame != frameId) {
-    return answer(context, makeError(ErrorCode::callOrder, "beginFrame: frame {} was not returned by the last waitFrame",
-                                     frameId));
+    return answer(context, makeError(ErrorCode::callOrder,
+                                     "beginFrame: frame {} was not returned by the last waitFrame", frameId));
   }
   s.waitedFrame.reset();
   s.begunFrame = frameId;  // a frame begun and never ended is discarded here
@@ -173,14 +175,13 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
   }
 
   // Validate everything before touching any state.
-  auto lookup = [&](const SubImageRef& ref, bool depth, const char* what,
-                    std::vector<PendingView>& out) -> Status {
+  auto lookup = [&](const SubImageRef& ref, bool depth, const char* what, std::vector<PendingView>& out) -> Status {
     auto it = s.swapchains.find(ref.swapchainId);
     std::optional<SwapchainFacts> facts;
     if (it != s.swapchains.end()) {
       const auto& req = it->second->core->request;
-      facts = SwapchainFacts{req.width, req.height, req.arraySize,
-                             vk::isDepthFormat(VkFormat(req.format)), it->second->releasesRequested > 0};
+      facts = SwapchainFacts{req.width, req.height, req.arraySize, vk::isDepthFormat(VkFormat(req.format)),
+                             it->second->releasesRequested > 0};
     }
     if (auto v = validateSubImage(ref, facts ? &*facts : nullptr, depth, what); !v) return v;
     out.push_back(PendingView{it->second->core, ref});
@@ -243,28 +244,28 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
   // Committed on the frame worker, after every release this client sent before this call.
   auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
   DaemonContext& ctx = s.ctx;
-  ctx.worker.post([&ctx, frame = std::move(frame), pending = std::move(pending),
-                   fulfiller = kj::mv(paf.fulfiller)]() mutable {
-    for (auto& p : pending) {
-      CommittedLayer layer;
-      layer.kind = p.kind;
-      layer.flags = p.flags;
-      layer.quadWidth = p.quadWidth;
-      layer.quadHeight = p.quadHeight;
-      layer.quadOrientation = p.orientation;
-      layer.quadPosition = p.position;
-      for (uint32_t eye = 0; eye < p.views.size(); ++eye) {
-        const PendingView& v = p.views[eye];
-        if (!v.core->hasContent) continue;  // its only release failed; nothing to show
-        layer.views.push_back(LayerView{v.core->runtime, v.core->id, v.core->latestRuntimeIndex,
-                                        v.core->latestOrdinal, v.core->latestCopyValue, v.ref.x, v.ref.y,
-                                        v.ref.width, v.ref.height, v.ref.arrayIndex, eye});
-      }
-      frame.layers.push_back(std::move(layer));
-    }
-    ctx.backend.commitFrame(std::move(frame));
-    fulfiller->fulfill();
-  });
+  ctx.worker.post(
+      [&ctx, frame = std::move(frame), pending = std::move(pending), fulfiller = kj::mv(paf.fulfiller)]() mutable {
+        for (auto& p : pending) {
+          CommittedLayer layer;
+          layer.kind = p.kind;
+          layer.flags = p.flags;
+          layer.quadWidth = p.quadWidth;
+          layer.quadHeight = p.quadHeight;
+          layer.quadOrientation = p.orientation;
+          layer.quadPosition = p.position;
+          for (uint32_t eye = 0; eye < p.views.size(); ++eye) {
+            const PendingView& v = p.views[eye];
+            if (!v.core->hasContent) continue;  // its only release failed; nothing to show
+            layer.views.push_back(LayerView{v.core->runtime, v.core->id, v.core->latestRuntimeIndex,
+                                            v.core->latestOrdinal, v.core->latestCopyValue, v.ref.x, v.ref.y,
+                                            v.ref.width, v.ref.height, v.ref.arrayIndex, eye});
+          }
+          frame.layers.push_back(std::move(layer));
+        }
+        ctx.backend.commitFrame(std::move(frame));
+        fulfiller->fulfill();
+      });
   return paf.promise.then([context]() mutable { setOk(context.getResults().initError()); });
 }
 
@@ -304,32 +305,34 @@ kj::Promise<void> SwapchainServer::release(ReleaseContext context) {
 
   DaemonContext& ctx = session_->ctx;
   auto paf = kj::newPromiseAndCrossThreadFulfiller<Status>();
-  ctx.worker.post([&ctx, core = sc->core, client = session_->client, index,
-                   fulfiller = kj::mv(paf.fulfiller)]() mutable {
-    auto fail = [&](const Error& error) {
-      if (auto s = core->shared->passThrough(index, ctx.gpuTimeout); !s) log::error("{}", s.error().describe());
-      fulfiller->fulfill(Status(error));
-    };
-    auto lease = ctx.backend.acquireImage(*core->runtime, ctx.gpuTimeout);
-    if (!lease) return fail(lease.error());
-    auto copy = core->shared->copyToRuntime(index, lease.value(), ctx.copyTimeline, ctx.gpuTimeout);
-    if (!copy) return fail(copy.error());
-    ctx.backend.releaseImage(*core->runtime, lease.value().index, copy.value().copyValue);
-    core->hasContent = true;
-    core->latestRuntimeIndex = lease.value().index;
-    core->latestOrdinal = core->copies++;
-    core->latestCopyValue = copy.value().copyValue;
-    if (copy.value().gpuCopyUs) client->gpuCopyUs.add(*copy.value().gpuCopyUs);
-    fulfiller->fulfill(Status{});
-  });
+  ctx.worker.post(
+      [&ctx, core = sc->core, client = session_->client, index, fulfiller = kj::mv(paf.fulfiller)]() mutable {
+        auto fail = [&](const Error& error) {
+          if (auto s = core->shared->passThrough(index, ctx.gpuTimeout); !s) log::error("{}", s.error().describe());
+          fulfiller->fulfill(Status(error));
+        };
+        auto lease = ctx.backend.acquireImage(*core->runtime, ctx.gpuTimeout);
+        if (!lease) return fail(lease.error());
+        auto copy = core->shared->copyToRuntime(index, lease.value(), ctx.copyTimeline, ctx.gpuTimeout);
+        if (!copy) return fail(copy.error());
+        ctx.backend.releaseImage(*core->runtime, lease.value().index, copy.value().copyValue);
+        core->hasContent = true;
+        core->latestRuntimeIndex = lease.value().index;
+        core->latestOrdinal = core->copies++;
+        core->latestCopyValue = copy.value().copyValue;
+        if (copy.value().gpuCopyUs) client->gpuCopyUs.add(*copy.value().gpuCopyUs);
+        fulfiller->fulfill(Status{});
+      });
   auto session = session_;
   const uint32_t id = id_;
   return paf.promise.then([session, id, index, context](Status status) mutable {
     auto it = session->swapchains.find(id);
     if (it != session->swapchains.end()) (void)it->second->cycle.copyDone(index);
     auto error = context.getResults().initError();
-    if (status) setOk(error);
-    else toWire(status.error(), error);
+    if (status)
+      setOk(error);
+    else
+      toWire(status.error(), error);
   });
 }
 

@@ -131,8 +131,8 @@ void runFramePath(const std::map<std::string, std::string>& env, uint64_t frames
     c.process->closeStdin();
     EXPECT_EQ(c.process->wait(std::chrono::seconds(30)), 0) << c.process->output();
   }
-  EXPECT_TRUE(daemon.waitForStatus([](const control::DaemonStatus& s) { return s.clients.empty(); },
-                                   std::chrono::seconds(10)));
+  EXPECT_TRUE(
+      daemon.waitForStatus([](const control::DaemonStatus& s) { return s.clients.empty(); }, std::chrono::seconds(10)));
   daemon.process().signal(SIGTERM);
   EXPECT_EQ(daemon.process().wait(std::chrono::seconds(20)), 0) << daemon.process().output();
 
@@ -182,8 +182,8 @@ TEST(FramePath, SigkilledClientLeavesNothingBehind) {
 
   survivor->closeStdin();
   EXPECT_EQ(survivor->wait(std::chrono::seconds(20)), 0);
-  ASSERT_TRUE(daemon.waitForStatus([](const control::DaemonStatus& s) { return s.clients.empty(); },
-                                   std::chrono::seconds(10)));
+  ASSERT_TRUE(
+      daemon.waitForStatus([](const control::DaemonStatus& s) { return s.clients.empty(); }, std::chrono::seconds(10)));
   // Teardown of GPU objects runs on the frame worker after the disconnect: give it a moment.
   for (int i = 0; i < 100 && daemon.fdCount() != baseline; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -62,14 +62,25 @@ bool Daemon::waitForStatus(const std::function<bool(const control::DaemonStatus&
 
 std::unique_ptr<Process> startDemo(const Daemon& daemon, const TempDir& dir, const DemoSpec& spec,
                                    std::map<std::string, std::string> env) {
-  std::vector<std::string> argv{binary("XRC_DEMO"), "--socket", daemon.socket(), "--name", spec.name,
-                                "--seed", std::to_string(spec.seed), "--frames", std::to_string(spec.frames),
-                                "--stereo", spec.stereo, "--mips", std::to_string(spec.mips), "--hold"};
+  std::vector<std::string> argv{binary("XRC_DEMO"),
+                                "--socket",
+                                daemon.socket(),
+                                "--name",
+                                spec.name,
+                                "--seed",
+                                std::to_string(spec.seed),
+                                "--frames",
+                                std::to_string(spec.frames),
+                                "--stereo",
+                                spec.stereo,
+                                "--mips",
+                                std::to_string(spec.mips),
+                                "--hold"};
   if (spec.depth) argv.push_back("--depth");
   if (!spec.projection) argv.push_back("--no-projection");
   if (spec.quadPx > 0) {
-    for (auto [flag, value] : {std::pair{"--quad-px", spec.quadPx}, std::pair{"--quad-x", spec.quadX},
-                               std::pair{"--quad-y", spec.quadY}}) {
+    for (auto [flag, value] :
+         {std::pair{"--quad-px", spec.quadPx}, std::pair{"--quad-x", spec.quadX}, std::pair{"--quad-y", spec.quadY}}) {
       argv.push_back(flag);
       argv.push_back(std::to_string(value));
     }
@@ -92,8 +103,8 @@ bool parseIdentity(const std::string& output, DemoIdentity& out) {
   return !out.swapchains.empty();
 }
 
-size_t countPatternMismatches(const control::Pixels& pixels, uint32_t seed, uint32_t swapchainIndex,
-                              uint64_t ordinal, std::string* first) {
+size_t countPatternMismatches(const control::Pixels& pixels, uint32_t seed, uint32_t swapchainIndex, uint64_t ordinal,
+                              std::string* first) {
   const bool depth = pixels.format == VK_FORMAT_D32_SFLOAT;
   size_t mismatches = 0;
   const size_t expectedSize = size_t(pixels.width) * pixels.height * pixels.layers * 4;

@@ -65,8 +65,8 @@ bool parseIdentity(const std::string& output, DemoIdentity& out);
 
 // Counts texels of `pixels` (mip 0, every layer) that differ from the demo pattern; `first`
 // describes the first mismatch.
-size_t countPatternMismatches(const control::Pixels& pixels, uint32_t seed, uint32_t swapchainIndex,
-                              uint64_t ordinal, std::string* first = nullptr);
+size_t countPatternMismatches(const control::Pixels& pixels, uint32_t seed, uint32_t swapchainIndex, uint64_t ordinal,
+                              std::string* first = nullptr);
 
 // Environment that loads the Khronos validation layer with synchronization validation.
 std::map<std::string, std::string> validationEnv();

@@ -2,8 +2,8 @@
 // per-frame costs next to reference measurements taken in the same run (docs/BENCHMARKS.md).
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <fstream>
@@ -52,9 +52,9 @@ double field(const std::string& text, const std::string& key) {
 nlohmann::json runScenario(const Options& o, uint32_t clients) {
   TempDir dir;
   const std::string socket = dir.path + "/bench.sock";
-  Process daemon({o.daemon, "--socket", socket, "--view-size", o.viewSize, "--sync-mode", o.syncMode,
-                  "--log-level", "warn"},
-                 {}, dir.path + "/daemon.log");
+  Process daemon(
+      {o.daemon, "--socket", socket, "--view-size", o.viewSize, "--sync-mode", o.syncMode, "--log-level", "warn"}, {},
+      dir.path + "/daemon.log");
   // --log-level warn hides the "serving" line: wait for the socket instead.
   for (int i = 0; i < 200 && ::access(socket.c_str(), F_OK) != 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -64,8 +64,8 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
   std::vector<std::unique_ptr<Process>> demos;
   for (uint32_t i = 0; i < clients; ++i) {
     demos.push_back(std::make_unique<Process>(
-        std::vector<std::string>{o.demo, "--socket", socket, "--frames", std::to_string(o.frames), "--stats",
-                                 "--hold", "--stereo", "array", "--name", fmt::format("bench-{}", i), "--seed",
+        std::vector<std::string>{o.demo, "--socket", socket, "--frames", std::to_string(o.frames), "--stats", "--hold",
+                                 "--stereo", "array", "--name", fmt::format("bench-{}", i), "--seed",
                                  std::to_string(i)},
         std::map<std::string, std::string>{}, dir.path + fmt::format("/demo{}.log", i), true));
   }
@@ -107,8 +107,9 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
   const double totalFrames = double(clients) * double(o.frames);
   result["ok"] = ok;
   result["sync_mode"] = sync;
-  result["release_call_us"] = {{"p50", median(releaseP50)},
-                               {"p99", releaseP99.empty() ? 0 : *std::max_element(releaseP99.begin(), releaseP99.end())}};
+  result["release_call_us"] = {
+      {"p50", median(releaseP50)},
+      {"p99", releaseP99.empty() ? 0 : *std::max_element(releaseP99.begin(), releaseP99.end())}};
   result["round_trips_per_frame"] = median(roundTrips);
   result["gpu_copy_us"] = {{"p50", copyP50}, {"p99", copyP99}};
   result["daemon_cpu_us_per_client_frame"] = (cpuAfter - cpuBefore) * 1e6 / totalFrames;
@@ -152,8 +153,8 @@ int main(int argc, char** argv) {
   if (o.json) {
     fmt::print("{}\n", report.dump(2));
   } else {
-    fmt::print("reference: socket ping-pong p50 {:.1f} us p99 {:.1f} us; GPU copy 2x{} ({}) p50 {:.1f} us\n",
-               ping.p50, ping.p99, o.viewSize, queue, copy ? copy.value().p50 : -1.0);
+    fmt::print("reference: socket ping-pong p50 {:.1f} us p99 {:.1f} us; GPU copy 2x{} ({}) p50 {:.1f} us\n", ping.p50,
+               ping.p99, o.viewSize, queue, copy ? copy.value().p50 : -1.0);
     fmt::print("{:>7} {:>6} {:>14} {:>14} {:>10} {:>14} {:>14} {:>12}\n", "clients", "sync", "release p50 us",
                "release p99 us", "rt/frame", "gpu copy p50", "gpu copy p99", "cpu us/frame");
     for (auto& s : report["scenarios"]) {

@@ -124,7 +124,7 @@ Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t laye
     VkMemoryRequirements req;
     vkGetImageMemoryRequirements(rawDevice, image, &req);
     VkMemoryAllocateInfo alloc{};
-  alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+    alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
     alloc.allocationSize = req.size;
     alloc.memoryTypeIndex = vk::findMemoryType(memoryProps, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
     VkDeviceMemory memory;
@@ -164,7 +164,7 @@ Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t laye
   std::vector<double> samples;
   for (int i = 0; i < iterations; ++i) {
     VkCommandBufferBeginInfo begin{};
-  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
     begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     vkBeginCommandBuffer(cb, &begin);
     vkCmdResetQueryPool(cb, rawQueries, 0, 2);
@@ -191,7 +191,7 @@ Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t laye
     vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, rawQueries, 1);
     vkEndCommandBuffer(cb);
     VkSubmitInfo submit{};
-  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+    submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
     submit.commandBufferCount = 1;
     submit.pCommandBuffers = &cb;
     vkQueueSubmit(queue, 1, &submit, rawFence);

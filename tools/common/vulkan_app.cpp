@@ -2,8 +2,7 @@
 
 namespace xrc::tools {
 
-Result<std::unique_ptr<VulkanApp>> VulkanApp::create(const client::SystemDescription& system,
-                                                      const std::string& name) {
+Result<std::unique_ptr<VulkanApp>> VulkanApp::create(const client::SystemDescription& system, const std::string& name) {
   auto app = std::make_unique<VulkanApp>();
   VkApplicationInfo appInfo{};
   appInfo.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
@@ -80,8 +79,8 @@ Result<StagingBuffer> StagingBuffer::create(VulkanApp& app, VkDeviceSize size, V
   VkMemoryAllocateInfo alloc{};
   alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
   alloc.allocationSize = req.size;
-  alloc.memoryTypeIndex = vk::findMemoryType(app.memory(), req.memoryTypeBits,
-                                             VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+  alloc.memoryTypeIndex = vk::findMemoryType(
+      app.memory(), req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
   VkDeviceMemory memory;
   if (auto s = vk::check(vkAllocateMemory(device, &alloc, nullptr, &memory), "vkAllocateMemory"); !s) return s.error();
   out.memory_ = vk::Memory(device, memory);

@@ -1,7 +1,7 @@
 // xr-compositorctl: the operator's view of xr-compositord.
 //   xr-compositorctl [--socket PATH] status [--json]
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -23,12 +23,9 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
                        {"swapchains", c.swapchains},
                        {"gpu_copy_us", {{"p50", c.gpuCopyUsP50}, {"p99", c.gpuCopyUsP99}}}});
   }
-  return {{"daemon_version", s.daemonVersion},
-          {"backend", s.backend},
-          {"uptime_s", double(s.uptimeNs) / 1e9},
-          {"refresh_hz", s.refreshHz},
-          {"display_frames", s.displayFrames},
-          {"clients", clients}};
+  return {{"daemon_version", s.daemonVersion},    {"backend", s.backend},
+          {"uptime_s", double(s.uptimeNs) / 1e9}, {"refresh_hz", s.refreshHz},
+          {"display_frames", s.displayFrames},    {"clients", clients}};
 }
 
 void printTable(const xrc::control::DaemonStatus& s) {

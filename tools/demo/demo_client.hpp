@@ -23,8 +23,8 @@ struct DemoOptions {
   uint32_t quadPx = 0;  // > 0: also submit a quad layer of that many pixels at (quadX, quadY)
   uint32_t quadX = 0, quadY = 0;
   bool projection = true;  // false: submit only the quad layer
-  bool hold = false;   // keep the session after the last frame until stdin closes
-  bool stats = false;  // print timing statistics
+  bool hold = false;       // keep the session after the last frame until stdin closes
+  bool stats = false;      // print timing statistics
 };
 
 int runDemo(const DemoOptions& options);

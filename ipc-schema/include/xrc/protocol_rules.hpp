@@ -76,8 +76,8 @@ struct SwapchainLimits {
   uint32_t maxWidth = kMaxExtent;
   uint32_t maxHeight = kMaxExtent;
   uint32_t maxArrayLayers = kMaxArrayLayers;
-  std::vector<int64_t> formats;         // supported VkFormat values
-  std::vector<int64_t> depthFormats;    // the subset that are depth/stencil formats
+  std::vector<int64_t> formats;       // supported VkFormat values
+  std::vector<int64_t> depthFormats;  // the subset that are depth/stencil formats
 };
 
 Status validateSwapchainRequest(const SwapchainRequest& request, const SwapchainLimits& limits);
@@ -128,8 +128,7 @@ struct SwapchainFacts {
 };
 
 // `facts` is null when the id does not name a swapchain of this session.
-Status validateSubImage(const SubImageRef& ref, const SwapchainFacts* facts, bool wantDepth,
-                        const char* what);
+Status validateSubImage(const SubImageRef& ref, const SwapchainFacts* facts, bool wantDepth, const char* what);
 Status validateQuadExtent(float width, float height);
 Status validatePose(const std::vector<float>& orientation, const std::vector<float>& position);
 

@@ -112,8 +112,7 @@ VkImageCreateInfo sharedImageCreateInfo(const SwapchainRequest& request);
 // Formats the daemon may offer, preferred first.
 const std::vector<VkFormat>& candidateSwapchainFormats();
 
-uint32_t findMemoryType(const VkPhysicalDeviceMemoryProperties& props, uint32_t typeBits,
-                        VkMemoryPropertyFlags wanted);
+uint32_t findMemoryType(const VkPhysicalDeviceMemoryProperties& props, uint32_t typeBits, VkMemoryPropertyFlags wanted);
 
 // Device extensions both ends need for sharing images (and, optionally, semaphores).
 std::vector<const char*> requiredDeviceExtensions();

@@ -493,8 +493,8 @@ Result<Pixels> HeadlessBackend::readImage(VkImage image, VkFormat format, uint32
   VkMemoryAllocateInfo alloc{};
   alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
   alloc.allocationSize = req.size;
-  alloc.memoryTypeIndex = vk::findMemoryType(gpu_.memory(), req.memoryTypeBits,
-                                             VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+  alloc.memoryTypeIndex = vk::findMemoryType(
+      gpu_.memory(), req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
   VkDeviceMemory memory;
   if (auto s = vk::check(vkAllocateMemory(device, &alloc, nullptr, &memory), "vkAllocateMemory(readback)"); !s) {
     return s.error();
@@ -573,8 +573,8 @@ void HeadlessBackend::readDisplay(std::function<void(Result<DisplaySnapshot>)> d
       return;
     }
     uint64_t composeValue = 0;
-    auto pixels = readImage(output_.get(), kOutputFormat, options_.viewWidth * options_.viewCount,
-                            options_.viewHeight, 1, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, 0, composeValue);
+    auto pixels = readImage(output_.get(), kOutputFormat, options_.viewWidth * options_.viewCount, options_.viewHeight,
+                            1, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, 0, composeValue);
     if (!pixels) {
       done(pixels.error());
       return;

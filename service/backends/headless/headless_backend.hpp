@@ -55,11 +55,9 @@ class HeadlessBackend final : public Backend {
   Status compose(const std::vector<CommittedFrame>& frames);
   // Display thread: one graphics-queue submission that waits for `copyValue`, runs `record`,
   // signals the compose timeline, and waits for completion.
-  Status submitAndWait(uint64_t copyValue, const std::function<void(VkCommandBuffer)>& record,
-                       uint64_t& composeValue);
-  Result<Pixels> readImage(VkImage image, VkFormat format, uint32_t width, uint32_t height,
-                           uint32_t layers, VkImageLayout restingLayout, uint64_t copyValue,
-                           uint64_t& composeValue);
+  Status submitAndWait(uint64_t copyValue, const std::function<void(VkCommandBuffer)>& record, uint64_t& composeValue);
+  Result<Pixels> readImage(VkImage image, VkFormat format, uint32_t width, uint32_t height, uint32_t layers,
+                           VkImageLayout restingLayout, uint64_t copyValue, uint64_t& composeValue);
   void adjustHolds(const CommittedFrame& frame, int delta) XRC_REQUIRES(stateMutex_);
 
   gpu::GpuDevice& gpu_;
@@ -77,7 +75,7 @@ class HeadlessBackend final : public Backend {
   vk::Memory outputMemory_;
   vk::Image output_;
   VkImageLayout outputLayout_ = VK_IMAGE_LAYOUT_UNDEFINED;  // display thread only
-  std::vector<ShownLayer> shown_;                            // display thread only: last compose
+  std::vector<ShownLayer> shown_;                           // display thread only: last compose
 
   Mutex stateMutex_;
   std::condition_variable_any stateChanged_;
