@@ -228,7 +228,8 @@ struct Pixels {
   height @1 :UInt32;
   layers @2 :UInt32;
   format @3 :Int64;
-  data @4 :Data;                  # tightly packed, layer-major, mip 0 only
+  data @4 :Data;                  # tightly packed: mip-major, then layer-major
+  mips @5 :UInt32;                # mip levels in data (runtime images: all; display: 1)
 }
 
 struct DisplayedLayer {

@@ -1,5 +1,7 @@
 #include "xrc/control.hpp"
 
+#include <algorithm>
+
 #include "rpc_link.hpp"
 #include "xrc/wire_convert.hpp"
 
@@ -16,6 +18,7 @@ Pixels fromWire(wire::Pixels::Reader in) {
   out.width = in.getWidth();
   out.height = in.getHeight();
   out.layers = in.getLayers();
+  out.mips = std::max(1u, in.getMips());
   out.format = in.getFormat();
   auto data = in.getData();
   out.data.assign(data.begin(), data.end());

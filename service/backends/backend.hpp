@@ -81,7 +81,7 @@ struct CommittedFrame {
 };
 
 struct Pixels {
-  uint32_t width = 0, height = 0, layers = 0;
+  uint32_t width = 0, height = 0, layers = 0, mips = 1;  // data: mip-major, then layer-major
   int64_t format = 0;
   std::vector<uint8_t> data;
 };

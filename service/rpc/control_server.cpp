@@ -9,6 +9,7 @@ void toWire(const Pixels& pixels, wire::Pixels::Builder out) {
   out.setWidth(pixels.width);
   out.setHeight(pixels.height);
   out.setLayers(pixels.layers);
+  out.setMips(pixels.mips);
   out.setFormat(pixels.format);
   out.setData(kj::arrayPtr(pixels.data.data(), pixels.data.size()));
 }

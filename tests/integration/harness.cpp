@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -103,37 +104,46 @@ bool parseIdentity(const std::string& output, DemoIdentity& out) {
   return !out.swapchains.empty();
 }
 
-size_t countPatternMismatches(const control::Pixels& pixels, uint32_t seed, uint32_t swapchainIndex, uint64_t ordinal,
-                              std::string* first) {
+size_t countPatternMismatches(const control::Pixels& pixels, uint32_t seed, uint32_t swapchainIndex,
+                              uint64_t ordinal, std::string* first) {
   const bool depth = pixels.format == VK_FORMAT_D32_SFLOAT;
-  size_t mismatches = 0;
-  const size_t expectedSize = size_t(pixels.width) * pixels.height * pixels.layers * 4;
+  size_t expectedSize = 0;
+  for (uint32_t mip = 0; mip < pixels.mips; ++mip) {
+    expectedSize += size_t(std::max(1u, pixels.width >> mip)) * std::max(1u, pixels.height >> mip) * pixels.layers * 4;
+  }
   if (pixels.data.size() != expectedSize) {
     if (first) *first = "size " + std::to_string(pixels.data.size()) + " != " + std::to_string(expectedSize);
     return expectedSize;
   }
-  for (uint32_t layer = 0; layer < pixels.layers; ++layer) {
-    const pattern::Key key{seed, swapchainIndex, ordinal, layer, 0};
-    for (uint32_t y = 0; y < pixels.height; ++y) {
-      for (uint32_t x = 0; x < pixels.width; ++x) {
-        uint32_t got;
-        std::memcpy(&got, &pixels.data[((size_t(layer) * pixels.height + y) * pixels.width + x) * 4], 4);
-        uint32_t want;
-        if (depth) {
-          const float d = pattern::depth(key, x, y);
-          std::memcpy(&want, &d, 4);
-        } else {
-          want = pattern::color(key, x, y);
-        }
-        if (got != want) {
-          if (mismatches == 0 && first) {
-            std::ostringstream msg;
-            msg << "layer " << layer << " (" << x << "," << y << "): got 0x" << std::hex << got << " want 0x" << want;
-            *first = msg.str();
+  size_t mismatches = 0;
+  size_t offset = 0;
+  for (uint32_t mip = 0; mip < pixels.mips; ++mip) {
+    const uint32_t w = std::max(1u, pixels.width >> mip), h = std::max(1u, pixels.height >> mip);
+    for (uint32_t layer = 0; layer < pixels.layers; ++layer) {
+      const pattern::Key key{seed, swapchainIndex, ordinal, layer, mip};
+      for (uint32_t y = 0; y < h; ++y) {
+        for (uint32_t x = 0; x < w; ++x) {
+          uint32_t got;
+          std::memcpy(&got, &pixels.data[offset + (size_t(y) * w + x) * 4], 4);
+          uint32_t want;
+          if (depth) {
+            const float d = pattern::depth(key, x, y);
+            std::memcpy(&want, &d, 4);
+          } else {
+            want = pattern::color(key, x, y);
           }
-          ++mismatches;
+          if (got != want) {
+            if (mismatches == 0 && first) {
+              std::ostringstream msg;
+              msg << "mip " << mip << " layer " << layer << " (" << x << "," << y << "): got 0x" << std::hex << got
+                  << " want 0x" << want;
+              *first = msg.str();
+            }
+            ++mismatches;
+          }
         }
       }
+      offset += size_t(w) * h * 4;
     }
   }
   return mismatches;

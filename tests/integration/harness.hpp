@@ -63,7 +63,7 @@ struct DemoIdentity {
 };
 bool parseIdentity(const std::string& output, DemoIdentity& out);
 
-// Counts texels of `pixels` (mip 0, every layer) that differ from the demo pattern; `first`
+// Counts texels of `pixels` (every mip and layer) that differ from the demo pattern; `first`
 // describes the first mismatch.
 size_t countPatternMismatches(const control::Pixels& pixels, uint32_t seed, uint32_t swapchainIndex, uint64_t ordinal,
                               std::string* first = nullptr);

@@ -33,9 +33,9 @@ struct DaemonStatus {
 };
 
 struct Pixels {
-  uint32_t width = 0, height = 0, layers = 0;
+  uint32_t width = 0, height = 0, layers = 0, mips = 1;
   int64_t format = 0;
-  std::vector<uint8_t> data;  // tightly packed, layer-major, mip 0
+  std::vector<uint8_t> data;  // tightly packed: mip-major, then layer-major
 };
 
 struct ShownLayer {

@@ -475,12 +475,23 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
 }
 
 Result<Pixels> HeadlessBackend::readImage(VkImage image, VkFormat format, uint32_t width, uint32_t height,
-                                          uint32_t layers, VkImageLayout restingLayout, uint64_t copyValue,
+                                          uint32_t layers, uint32_t mips, VkImageLayout restingLayout,
+                                          uint64_t copyValue,
                                           uint64_t& composeValue) {
   VkDevice device = gpu_.device();
   const uint32_t texel = vk::texelSize(format);
   if (texel == 0) return makeError(ErrorCode::unsupported, "readback of format {} is not supported", int(format));
-  const VkDeviceSize size = VkDeviceSize(width) * height * layers * texel;
+  std::vector<VkBufferImageCopy> regions;
+  VkDeviceSize size = 0;
+  const VkImageAspectFlags aspect = vk::isDepthFormat(format) ? VK_IMAGE_ASPECT_DEPTH_BIT : VK_IMAGE_ASPECT_COLOR_BIT;
+  for (uint32_t mip = 0; mip < mips; ++mip) {
+    VkBufferImageCopy region{};
+    region.bufferOffset = size;
+    region.imageSubresource = {aspect, mip, 0, layers};
+    region.imageExtent = {std::max(1u, width >> mip), std::max(1u, height >> mip), 1};
+    regions.push_back(region);
+    size += VkDeviceSize(region.imageExtent.width) * region.imageExtent.height * layers * texel;
+  }
   VkBufferCreateInfo bufInfo{};
   bufInfo.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
   bufInfo.size = size;
@@ -502,18 +513,15 @@ Result<Pixels> HeadlessBackend::readImage(VkImage image, VkFormat format, uint32
   vk::Memory ownedMemory(device, memory);
   vkBindBufferMemory(device, buffer, memory, 0);
 
-  const VkImageAspectFlags aspect = vk::isDepthFormat(format) ? VK_IMAGE_ASPECT_DEPTH_BIT : VK_IMAGE_ASPECT_COLOR_BIT;
-  const VkImageSubresourceRange range{vk::aspectMask(format), 0, 1, 0, layers};
+  const VkImageSubresourceRange range{vk::aspectMask(format), 0, mips, 0, layers};
   auto record = [&](VkCommandBuffer cb) {
     if (restingLayout != VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL) {
       barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
               {imageBarrier(image, restingLayout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, 0, VK_ACCESS_TRANSFER_READ_BIT,
                             range)});
     }
-    VkBufferImageCopy region{};
-    region.imageSubresource = {aspect, 0, 0, layers};
-    region.imageExtent = {width, height, 1};
-    vkCmdCopyImageToBuffer(cb, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, buffer, 1, &region);
+    vkCmdCopyImageToBuffer(cb, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, buffer, uint32_t(regions.size()),
+                           regions.data());
     if (restingLayout != VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL) {
       barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
               {imageBarrier(image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, restingLayout, 0, 0, range)});
@@ -535,6 +543,7 @@ Result<Pixels> HeadlessBackend::readImage(VkImage image, VkFormat format, uint32
   pixels.width = width;
   pixels.height = height;
   pixels.layers = layers;
+  pixels.mips = mips;
   pixels.format = format;
   pixels.data.resize(size);
   void* mapped = nullptr;
@@ -555,7 +564,7 @@ void HeadlessBackend::readRuntimeImage(std::shared_ptr<RuntimeSwapchain> base, u
     const auto& info = swapchain->info;
     uint64_t composeValue = 0;
     auto result = readImage(swapchain->images[index].image.get(), info.format, info.extent.width, info.extent.height,
-                            info.arrayLayers, vk::attachmentLayout(info.format), copyValue, composeValue);
+                            info.arrayLayers, info.mipLevels, vk::attachmentLayout(info.format), copyValue, composeValue);
     {
       Lock lock(stateMutex_);
       swapchain->images[index].pins--;
@@ -574,7 +583,7 @@ void HeadlessBackend::readDisplay(std::function<void(Result<DisplaySnapshot>)> d
     }
     uint64_t composeValue = 0;
     auto pixels = readImage(output_.get(), kOutputFormat, options_.viewWidth * options_.viewCount, options_.viewHeight,
-                            1, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, 0, composeValue);
+                            1, 1, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, 0, composeValue);
     if (!pixels) {
       done(pixels.error());
       return;

@@ -56,8 +56,9 @@ class HeadlessBackend final : public Backend {
   // Display thread: one graphics-queue submission that waits for `copyValue`, runs `record`,
   // signals the compose timeline, and waits for completion.
   Status submitAndWait(uint64_t copyValue, const std::function<void(VkCommandBuffer)>& record, uint64_t& composeValue);
+  // Every mip level and layer, tightly packed (mip-major, then layer-major).
   Result<Pixels> readImage(VkImage image, VkFormat format, uint32_t width, uint32_t height, uint32_t layers,
-                           VkImageLayout restingLayout, uint64_t copyValue, uint64_t& composeValue);
+                           uint32_t mips, VkImageLayout restingLayout, uint64_t copyValue, uint64_t& composeValue);
   void adjustHolds(const CommittedFrame& frame, int delta) XRC_REQUIRES(stateMutex_);
 
   gpu::GpuDevice& gpu_;
