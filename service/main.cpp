@@ -103,7 +103,6 @@ int run(const Options& options) {
   }
 
   ClientRegistry clients;
-  int exitCode = 0;
   {
     FrameWorker worker;
     DaemonContext ctx{*gpu.value(),
@@ -144,7 +143,7 @@ int run(const Options& options) {
     backend.value()->stop();
   }
   ::unlink(socketPath.value().c_str());
-  return exitCode;
+  return 0;
 }
 
 }  // namespace

@@ -21,7 +21,6 @@ struct Connection::Impl : private kj::TaskSet::ErrorHandler {
   SyncMode syncMode = SyncMode::host;
   uint32_t clientId = 0;
   VulkanBinding vulkan;
-  PFN_vkGetMemoryFdKHR unusedGetMemoryFd = nullptr;
   PFN_vkImportSemaphoreFdKHR importSemaphoreFd = nullptr;
   uint64_t roundTrips = 0;
 

@@ -130,6 +130,53 @@ uint32_t findMemoryType(const VkPhysicalDeviceMemoryProperties& props, uint32_t 
   return UINT32_MAX;
 }
 
+Result<Memory> bindDeviceLocalMemory(VkDevice device, const VkPhysicalDeviceMemoryProperties& props, VkImage image,
+                                     const char* what) {
+  VkMemoryRequirements req;
+  vkGetImageMemoryRequirements(device, image, &req);
+  VkMemoryAllocateInfo alloc{};
+  alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+  alloc.allocationSize = req.size;
+  alloc.memoryTypeIndex = findMemoryType(props, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  if (alloc.memoryTypeIndex == UINT32_MAX) {
+    return makeError(ErrorCode::internal, "no device-local memory type for the {} image", what);
+  }
+  VkDeviceMemory memory;
+  if (auto s = check(vkAllocateMemory(device, &alloc, nullptr, &memory), "vkAllocateMemory"); !s) return s.error();
+  Memory owned(device, memory);
+  if (auto s = check(vkBindImageMemory(device, image, memory, 0), "vkBindImageMemory"); !s) return s.error();
+  return owned;
+}
+
+Result<HostBuffer> createHostBuffer(VkDevice device, const VkPhysicalDeviceMemoryProperties& props, VkDeviceSize size,
+                                    VkBufferUsageFlags usage) {
+  HostBuffer out;
+  VkBufferCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+  info.size = size;
+  info.usage = usage;
+  VkBuffer buffer;
+  if (auto s = check(vkCreateBuffer(device, &info, nullptr, &buffer), "vkCreateBuffer"); !s) return s.error();
+  out.buffer = Buffer(device, buffer);
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(device, buffer, &req);
+  VkMemoryAllocateInfo alloc{};
+  alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+  alloc.allocationSize = req.size;
+  alloc.memoryTypeIndex = findMemoryType(props, req.memoryTypeBits,
+                                         VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+  if (alloc.memoryTypeIndex == UINT32_MAX) return makeError(ErrorCode::internal, "no host-visible memory type");
+  VkDeviceMemory memory;
+  if (auto s = check(vkAllocateMemory(device, &alloc, nullptr, &memory), "vkAllocateMemory(host)"); !s) {
+    return s.error();
+  }
+  out.memory = Memory(device, memory);
+  if (auto s = check(vkBindBufferMemory(device, buffer, memory, 0), "vkBindBufferMemory"); !s) return s.error();
+  if (auto s = check(vkMapMemory(device, memory, 0, size, 0, &out.mapped), "vkMapMemory"); !s) return s.error();
+  out.size = size;
+  return out;
+}
+
 std::vector<const char*> requiredDeviceExtensions() { return {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME}; }
 
 const char* semaphoreFdExtension() { return VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME; }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "xrc/readback.hpp"
 #include "xrc/result.hpp"
 
 namespace xrc {
@@ -78,19 +79,6 @@ struct CommittedFrame {
   uint64_t frameId = 0;
   int64_t displayTimeNs = 0;
   std::vector<CommittedLayer> layers;
-};
-
-struct Pixels {
-  uint32_t width = 0, height = 0, layers = 0, mips = 1;  // data: mip-major, then layer-major
-  int64_t format = 0;
-  std::vector<uint8_t> data;
-};
-
-struct ShownLayer {
-  uint32_t clientId = 0;
-  uint64_t frameId = 0;
-  uint32_t swapchainId = 0;
-  uint64_t releaseOrdinal = 0;
 };
 
 struct DisplaySnapshot {

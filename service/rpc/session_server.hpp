@@ -16,7 +16,6 @@ namespace xrc {
 struct SwapchainState {
   std::shared_ptr<SwapchainCore> core;
   ImageCycle cycle;
-  bool destroyed = false;
   uint64_t releasesRequested = 0;
 };
 

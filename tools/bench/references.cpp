@@ -121,18 +121,9 @@ Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t laye
     VkImage image;
     if (auto s = vk::check(vkCreateImage(rawDevice, &info, nullptr, &image), "vkCreateImage"); !s) return s.error();
     images[i] = vk::Image(rawDevice, image);
-    VkMemoryRequirements req;
-    vkGetImageMemoryRequirements(rawDevice, image, &req);
-    VkMemoryAllocateInfo alloc{};
-    alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
-    alloc.allocationSize = req.size;
-    alloc.memoryTypeIndex = vk::findMemoryType(memoryProps, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-    VkDeviceMemory memory;
-    if (auto s = vk::check(vkAllocateMemory(rawDevice, &alloc, nullptr, &memory), "vkAllocateMemory"); !s) {
-      return s.error();
-    }
-    memories[i] = vk::Memory(rawDevice, memory);
-    vkBindImageMemory(rawDevice, image, memory, 0);
+    auto memory = vk::bindDeviceLocalMemory(rawDevice, memoryProps, image, "reference");
+    if (!memory) return memory.error();
+    memories[i] = std::move(memory).value();
   }
   VkCommandPoolCreateInfo poolInfo{};
   poolInfo.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;

@@ -64,30 +64,4 @@ client::VulkanBinding VulkanApp::binding() const {
   return client::VulkanBinding{instance_.get(), physical_, device_.get(), family_, queue_};
 }
 
-Result<StagingBuffer> StagingBuffer::create(VulkanApp& app, VkDeviceSize size, VkBufferUsageFlags usage) {
-  StagingBuffer out;
-  VkDevice device = app.device();
-  VkBufferCreateInfo info{};
-  info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
-  info.size = size;
-  info.usage = usage;
-  VkBuffer buffer;
-  if (auto s = vk::check(vkCreateBuffer(device, &info, nullptr, &buffer), "vkCreateBuffer"); !s) return s.error();
-  out.buffer_ = vk::Buffer(device, buffer);
-  VkMemoryRequirements req;
-  vkGetBufferMemoryRequirements(device, buffer, &req);
-  VkMemoryAllocateInfo alloc{};
-  alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
-  alloc.allocationSize = req.size;
-  alloc.memoryTypeIndex = vk::findMemoryType(
-      app.memory(), req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
-  VkDeviceMemory memory;
-  if (auto s = vk::check(vkAllocateMemory(device, &alloc, nullptr, &memory), "vkAllocateMemory"); !s) return s.error();
-  out.memory_ = vk::Memory(device, memory);
-  vkBindBufferMemory(device, buffer, memory, 0);
-  if (auto s = vk::check(vkMapMemory(device, memory, 0, size, 0, &out.mapped_), "vkMapMemory"); !s) return s.error();
-  out.size_ = size;
-  return out;
-}
-
 }  // namespace xrc::tools

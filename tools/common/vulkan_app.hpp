@@ -33,22 +33,4 @@ class VulkanApp {
   VkPhysicalDeviceMemoryProperties memory_{};
 };
 
-// A host-visible buffer, mapped for its whole life.
-class StagingBuffer {
- public:
-  static Result<StagingBuffer> create(VulkanApp& app, VkDeviceSize size, VkBufferUsageFlags usage);
-  StagingBuffer() = default;
-  StagingBuffer(StagingBuffer&&) = default;
-  StagingBuffer& operator=(StagingBuffer&&) = default;
-  VkBuffer buffer() const { return buffer_.get(); }
-  void* data() const { return mapped_; }
-  VkDeviceSize size() const { return size_; }
-
- private:
-  vk::Memory memory_;
-  vk::Buffer buffer_;
-  void* mapped_ = nullptr;
-  VkDeviceSize size_ = 0;
-};
-
 }  // namespace xrc::tools

@@ -19,7 +19,7 @@ struct RenderTarget {
   VkFormat format = VK_FORMAT_UNDEFINED;
   uint32_t width = 0, height = 0, layers = 1, mips = 1;
   vk::CommandPool pool;
-  std::vector<StagingBuffer> staging;  // per image
+  std::vector<vk::HostBuffer> staging;  // per image
   std::vector<VkCommandBuffer> commands;
   std::vector<vk::Fence> fences;
   uint64_t ordinal = 0;
@@ -61,7 +61,7 @@ Status createTarget(VulkanApp& app, client::Connection& conn, const SwapchainReq
   VkDeviceSize total = 0;
   for (uint32_t m = 0; m < t.mips; ++m) total += mipBytes(t, m);
   for (size_t i = 0; i < count; ++i) {
-    auto buffer = StagingBuffer::create(app, total, VK_BUFFER_USAGE_TRANSFER_SRC_BIT);
+    auto buffer = vk::createHostBuffer(app.device(), app.memory(), total, VK_BUFFER_USAGE_TRANSFER_SRC_BIT);
     if (!buffer) return buffer.error();
     t.staging.push_back(std::move(buffer).value());
     VkFenceCreateInfo fenceInfo{};
@@ -83,7 +83,7 @@ Status render(VulkanApp& app, RenderTarget& t, uint32_t image, uint32_t seed) {
   }
   vkResetFences(device, 1, &fence);
   const bool depth = vk::isDepthFormat(t.format);
-  auto* out = static_cast<uint8_t*>(t.staging[image].data());
+  auto* out = static_cast<uint8_t*>(t.staging[image].mapped);
   std::vector<VkBufferImageCopy> regions;
   VkDeviceSize offset = 0;
   for (uint32_t mip = 0; mip < t.mips; ++mip) {
@@ -128,7 +128,7 @@ Status render(VulkanApp& app, RenderTarget& t, uint32_t image, uint32_t seed) {
   barrier.subresourceRange = {vk::aspectMask(t.format), 0, t.mips, 0, t.layers};
   vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
                        nullptr, 1, &barrier);
-  vkCmdCopyBufferToImage(cb, t.staging[image].buffer(), barrier.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+  vkCmdCopyBufferToImage(cb, t.staging[image].buffer.get(), barrier.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                          uint32_t(regions.size()), regions.data());
   barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
   barrier.dstAccessMask = 0;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "xrc/protocol_rules.hpp"
+#include "xrc/readback.hpp"
 #include "xrc/result.hpp"
 
 namespace xrc::control {
@@ -32,18 +33,8 @@ struct DaemonStatus {
   std::vector<ClientStatus> clients;
 };
 
-struct Pixels {
-  uint32_t width = 0, height = 0, layers = 0, mips = 1;
-  int64_t format = 0;
-  std::vector<uint8_t> data;  // tightly packed: mip-major, then layer-major
-};
-
-struct ShownLayer {
-  uint32_t clientId = 0;
-  uint64_t frameId = 0;
-  uint32_t swapchainId = 0;
-  uint64_t releaseOrdinal = 0;
-};
+using xrc::Pixels;
+using xrc::ShownLayer;
 
 struct SwapchainReadback {
   Pixels pixels;

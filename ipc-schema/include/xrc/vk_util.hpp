@@ -114,6 +114,20 @@ const std::vector<VkFormat>& candidateSwapchainFormats();
 
 uint32_t findMemoryType(const VkPhysicalDeviceMemoryProperties& props, uint32_t typeBits, VkMemoryPropertyFlags wanted);
 
+// Allocates device-local memory for `image` (not exportable) and binds it.
+Result<Memory> bindDeviceLocalMemory(VkDevice device, const VkPhysicalDeviceMemoryProperties& props, VkImage image,
+                                     const char* what);
+
+// A host-visible, coherent buffer, mapped for its whole life (staging and readback).
+struct HostBuffer {
+  Memory memory;  // declared first: freed after the buffer is destroyed
+  Buffer buffer;
+  void* mapped = nullptr;
+  VkDeviceSize size = 0;
+};
+Result<HostBuffer> createHostBuffer(VkDevice device, const VkPhysicalDeviceMemoryProperties& props, VkDeviceSize size,
+                                    VkBufferUsageFlags usage);
+
 // Device extensions both ends need for sharing images (and, optionally, semaphores).
 std::vector<const char*> requiredDeviceExtensions();
 const char* semaphoreFdExtension();

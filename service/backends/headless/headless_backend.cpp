@@ -136,18 +136,10 @@ Status HeadlessBackend::init() {
   VkImage image;
   if (auto s = vk::check(vkCreateImage(device, &out, nullptr, &image), "vkCreateImage(display)"); !s) return s;
   output_ = vk::Image(device, image);
-  VkMemoryRequirements req;
-  vkGetImageMemoryRequirements(device, image, &req);
-  VkMemoryAllocateInfo alloc{};
-  alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
-  alloc.allocationSize = req.size;
-  alloc.memoryTypeIndex = vk::findMemoryType(gpu_.memory(), req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-  VkDeviceMemory memory;
-  if (auto s = vk::check(vkAllocateMemory(device, &alloc, nullptr, &memory), "vkAllocateMemory(display)"); !s) {
-    return s;
-  }
-  outputMemory_ = vk::Memory(device, memory);
-  return vk::check(vkBindImageMemory(device, image, memory, 0), "vkBindImageMemory(display)");
+  auto memory = vk::bindDeviceLocalMemory(device, gpu_.memory(), image, "display");
+  if (!memory) return memory.error();
+  outputMemory_ = std::move(memory).value();
+  return {};
 }
 
 Result<std::shared_ptr<RuntimeSwapchain>> HeadlessBackend::createSwapchain(const VkImageCreateInfo& requested) {
@@ -170,18 +162,9 @@ Result<std::shared_ptr<RuntimeSwapchain>> HeadlessBackend::createSwapchain(const
       return s.error();
     }
     per.image = vk::Image(device, image);
-    VkMemoryRequirements req;
-    vkGetImageMemoryRequirements(device, image, &req);
-    VkMemoryAllocateInfo alloc{};
-    alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
-    alloc.allocationSize = req.size;
-    alloc.memoryTypeIndex = vk::findMemoryType(gpu_.memory(), req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-    VkDeviceMemory memory;
-    if (auto s = vk::check(vkAllocateMemory(device, &alloc, nullptr, &memory), "vkAllocateMemory(runtime)"); !s) {
-      return s.error();
-    }
-    per.memory = vk::Memory(device, memory);
-    if (auto s = vk::check(vkBindImageMemory(device, image, memory, 0), "vkBindImageMemory"); !s) return s.error();
+    auto memory = vk::bindDeviceLocalMemory(device, gpu_.memory(), image, "runtime");
+    if (!memory) return memory.error();
+    per.memory = std::move(memory).value();
   }
   swapchain->info.queueFamilyIndexCount = 0;
   swapchain->info.pQueueFamilyIndices = nullptr;
@@ -341,7 +324,6 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
     VkImageSubresourceRange range;
   };
   std::vector<Source> sources;
-  std::vector<std::shared_ptr<RuntimeSwapchain>> touched;
   uint64_t copyValue = 0;
   std::vector<ShownLayer> shown;
   auto addSource = [&](const LayerView& view) {
@@ -352,7 +334,6 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
       if (s.image == image && s.range.baseArrayLayer == view.arrayIndex) return;
     }
     sources.push_back({image, vk::attachmentLayout(sc.info.format), range});
-    touched.push_back(view.swapchain);
     copyValue = std::max(copyValue, view.copyValue);
   };
   for (const auto& frame : frames) {
@@ -476,8 +457,7 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
 
 Result<Pixels> HeadlessBackend::readImage(VkImage image, VkFormat format, uint32_t width, uint32_t height,
                                           uint32_t layers, uint32_t mips, VkImageLayout restingLayout,
-                                          uint64_t copyValue,
-                                          uint64_t& composeValue) {
+                                          uint64_t copyValue, uint64_t& composeValue) {
   VkDevice device = gpu_.device();
   const uint32_t texel = vk::texelSize(format);
   if (texel == 0) return makeError(ErrorCode::unsupported, "readback of format {} is not supported", int(format));
@@ -492,26 +472,9 @@ Result<Pixels> HeadlessBackend::readImage(VkImage image, VkFormat format, uint32
     regions.push_back(region);
     size += VkDeviceSize(region.imageExtent.width) * region.imageExtent.height * layers * texel;
   }
-  VkBufferCreateInfo bufInfo{};
-  bufInfo.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
-  bufInfo.size = size;
-  bufInfo.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-  VkBuffer buffer;
-  if (auto s = vk::check(vkCreateBuffer(device, &bufInfo, nullptr, &buffer), "vkCreateBuffer"); !s) return s.error();
-  vk::Buffer ownedBuffer(device, buffer);
-  VkMemoryRequirements req;
-  vkGetBufferMemoryRequirements(device, buffer, &req);
-  VkMemoryAllocateInfo alloc{};
-  alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
-  alloc.allocationSize = req.size;
-  alloc.memoryTypeIndex = vk::findMemoryType(
-      gpu_.memory(), req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
-  VkDeviceMemory memory;
-  if (auto s = vk::check(vkAllocateMemory(device, &alloc, nullptr, &memory), "vkAllocateMemory(readback)"); !s) {
-    return s.error();
-  }
-  vk::Memory ownedMemory(device, memory);
-  vkBindBufferMemory(device, buffer, memory, 0);
+  auto readback = vk::createHostBuffer(device, gpu_.memory(), size, VK_BUFFER_USAGE_TRANSFER_DST_BIT);
+  if (!readback) return readback.error();
+  VkBuffer buffer = readback.value().buffer.get();
 
   const VkImageSubresourceRange range{vk::aspectMask(format), 0, mips, 0, layers};
   auto record = [&](VkCommandBuffer cb) {
@@ -546,10 +509,7 @@ Result<Pixels> HeadlessBackend::readImage(VkImage image, VkFormat format, uint32
   pixels.mips = mips;
   pixels.format = format;
   pixels.data.resize(size);
-  void* mapped = nullptr;
-  if (auto s = vk::check(vkMapMemory(device, memory, 0, size, 0, &mapped), "vkMapMemory"); !s) return s.error();
-  std::memcpy(pixels.data.data(), mapped, size);
-  vkUnmapMemory(device, memory);
+  std::memcpy(pixels.data.data(), readback.value().mapped, size);
   return pixels;
 }
 
@@ -563,8 +523,9 @@ void HeadlessBackend::readRuntimeImage(std::shared_ptr<RuntimeSwapchain> base, u
   boost::asio::post(io_, [this, swapchain, index, copyValue, done = std::move(done)] {
     const auto& info = swapchain->info;
     uint64_t composeValue = 0;
-    auto result = readImage(swapchain->images[index].image.get(), info.format, info.extent.width, info.extent.height,
-                            info.arrayLayers, info.mipLevels, vk::attachmentLayout(info.format), copyValue, composeValue);
+    auto result =
+        readImage(swapchain->images[index].image.get(), info.format, info.extent.width, info.extent.height,
+                  info.arrayLayers, info.mipLevels, vk::attachmentLayout(info.format), copyValue, composeValue);
     {
       Lock lock(stateMutex_);
       swapchain->images[index].pins--;
