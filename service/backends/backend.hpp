@@ -81,12 +81,6 @@ struct CommittedFrame {
   std::vector<CommittedLayer> layers;
 };
 
-struct DisplaySnapshot {
-  Pixels pixels;
-  std::vector<ShownLayer> shown;
-  uint64_t displayFrame = 0;
-};
-
 class Backend {
  public:
   virtual ~Backend() = default;

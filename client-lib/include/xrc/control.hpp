@@ -41,11 +41,7 @@ struct SwapchainReadback {
   uint64_t releaseOrdinal = 0;
 };
 
-struct DisplayReadback {
-  Pixels pixels;
-  std::vector<ShownLayer> shown;
-  uint64_t displayFrame = 0;
-};
+using DisplayReadback = xrc::DisplaySnapshot;
 
 class ControlClient {
  public:

@@ -20,4 +20,11 @@ struct ShownLayer {
   uint64_t releaseOrdinal = 0;
 };
 
+// The headless display output as of one composed display frame, and what it shows.
+struct DisplaySnapshot {
+  Pixels pixels;
+  std::vector<ShownLayer> shown;
+  uint64_t displayFrame = 0;
+};
+
 }  // namespace xrc
