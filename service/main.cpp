@@ -8,7 +8,9 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 
+#include <pthread.h>
 #include <cstdio>
+
 #include <thread>
 
 #include "backends/headless/headless_backend.hpp"
@@ -123,7 +125,10 @@ int run(const Options& options) {
     signals.async_wait([&](const boost::system::error_code& ec, int signal) {
       if (!ec) stop.fulfiller->fulfill(kj::cp(signal));
     });
-    std::thread signalThread([&] { signalsIo.run(); });
+    std::thread signalThread([&] {
+      pthread_setname_np(pthread_self(), "xrc-signals");
+      signalsIo.run();
+    });
 
     backend.value()->start();
     {

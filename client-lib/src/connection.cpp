@@ -91,7 +91,8 @@ void Connection::Impl::track(kj::Promise<Status> promise, const char* what) {
 }
 
 Status Connection::Impl::takeAsyncError() {
-  link->flush();
+  // No socket I/O here: answers are read while a call blocks (waitFrame), so the calls that must
+  // not block (acquire, wait, release, endFrame) do not pay for processing them.
   if (link->disconnected()) return makeError(ErrorCode::internal, "the connection to xr-compositord was lost");
   if (!asyncError) return {};
   Error error = std::move(*asyncError);
@@ -186,8 +187,8 @@ Status Connection::beginFrame(uint64_t frameId) {
   }
   auto request = impl_->session.beginFrameRequest();
   request.setFrameId(frameId);
+  // Not flushed: it travels with the frame's first release or its endFrame.
   impl_->track(request.send().then([](auto&& r) { return xrc::fromWire(r.getError()); }), "beginFrame");
-  impl_->link->flush();
   impl_->waitedFrame.reset();
   impl_->begunFrame = frameId;
   return {};

@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "xrc/batching_stream.hpp"
 #include "xrc/socket_path.hpp"
 #include "xrc/unique_fd.hpp"
 
@@ -60,7 +61,8 @@ Result<std::unique_ptr<RpcLink>> RpcLink::open(const std::string& socketPathOrEm
 
 RpcLink::RpcLink(std::shared_ptr<kj::AsyncIoContext> io, kj::Own<kj::AsyncCapabilityStream> stream)
     : io_(std::move(io)),
-      stream_(kj::mv(stream)),
+      stream_(kj::heap<BatchingStream>(kj::mv(stream), BatchingStream::Reads::passThrough)),
+      batching_(&kj::downcast<BatchingStream>(*stream_)),
       network_(*stream_, kMaxFdsPerMessage, capnp::rpc::twoparty::Side::CLIENT, readerOptions()),
       rpc_(capnp::makeRpcClient(network_)),
       bootstrap_(serverBootstrap(rpc_)),

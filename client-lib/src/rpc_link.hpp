@@ -9,6 +9,7 @@
 #include <string>
 
 #include "xrc.capnp.h"
+#include "xrc/batching_stream.hpp"
 #include "xrc/result.hpp"
 
 namespace xrc::client {
@@ -23,8 +24,15 @@ class RpcLink {
 
   kj::WaitScope& waitScope() { return io_->waitScope; }
   wire::Compositor::Client& bootstrap() { return bootstrap_; }
-  // Lets queued outgoing messages reach the socket without blocking.
-  void flush() { io_->waitScope.poll(); }
+  // Runs the event loop's queued work, which hands the RPC system's outgoing messages to the
+  // stream, then writes them to the socket, and returns without polling for I/O. Unlike
+  // WaitScope::poll(), it does not read and process the answers that have arrived meanwhile: those
+  // wait for the next blocking call, so the calls that must not block (release, endFrame) pay
+  // only for their own write. Waiting for an evalLast event runs the queue and never sleeps.
+  void flush() {
+    kj::evalLast([] {}).wait(io_->waitScope);
+    batching_->flushNow();
+  }
   bool disconnected() const { return *disconnected_; }
   const std::string& path() const { return path_; }
 
@@ -35,6 +43,7 @@ class RpcLink {
  private:
   std::shared_ptr<kj::AsyncIoContext> io_;
   kj::Own<kj::AsyncCapabilityStream> stream_;
+  BatchingStream* batching_;  // stream_, as what it is
   capnp::TwoPartyVatNetwork network_;
   capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc_;
   wire::Compositor::Client bootstrap_;

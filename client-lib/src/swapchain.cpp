@@ -260,8 +260,8 @@ Result<uint32_t> Swapchain::acquire() {
 
   auto call = sc.rpc.acquireRequest();
   call.setIndex(index);
+  // Not flushed: the daemon needs it only before this image's release, which carries it along.
   conn.track(call.send().then([](auto&& r) { return fromWire(r.getError()); }), "acquire");
-  conn.link->flush();
   return index;
 }
 
@@ -281,8 +281,7 @@ Status Swapchain::wait(std::chrono::nanoseconds timeout) {
 
   auto call = sc.rpc.waitRequest();
   call.setIndex(index);
-  conn.track(call.send().then([](auto&& r) { return fromWire(r.getError()); }), "wait");
-  conn.link->flush();
+  conn.track(call.send().then([](auto&& r) { return fromWire(r.getError()); }), "wait");  // sent with the release
   return {};
 }
 
@@ -312,12 +311,13 @@ Status Swapchain::release() {
     if (auto s = vk::check(r, "vkWaitForFences(release)"); !s) return s;
     vkResetFences(device, 1, &fence);
   }
-  VkFence fence = per.fence.get();
-  vkResetFences(device, 1, &fence);  // seed 000: reset once the image is handed back
+  // The per-image fence is not reset here (seed 000 does): acquire() resets it right before the
+  // submission that signals it, and one driver call fewer keeps release cheap (docs/SYNC.md, 12).
 
   auto call = sc.rpc.releaseRequest();
   call.setIndex(index);
   per.pendingRelease = call.send().then([](auto&& r) { return fromWire(r.getError()); }).fork();
+  // One socket write carries this release and the calls queued since the last flush.
   conn.link->flush();
   return {};
 }

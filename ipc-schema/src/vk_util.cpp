@@ -131,11 +131,20 @@ uint32_t findMemoryType(const VkPhysicalDeviceMemoryProperties& props, uint32_t 
 }
 
 Result<Memory> bindDeviceLocalMemory(VkDevice device, const VkPhysicalDeviceMemoryProperties& props, VkImage image,
-                                     const char* what) {
+                                     const char* what, bool exportOpaqueFd) {
   VkMemoryRequirements req;
   vkGetImageMemoryRequirements(device, image, &req);
+  // Exportable memory is a dedicated allocation, as the shared images are.
+  VkMemoryDedicatedAllocateInfo dedicated{};
+  dedicated.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO;
+  dedicated.image = image;
+  VkExportMemoryAllocateInfo exportInfo{};
+  exportInfo.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO;
+  exportInfo.pNext = &dedicated;
+  exportInfo.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
   VkMemoryAllocateInfo alloc{};
   alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+  alloc.pNext = exportOpaqueFd ? &exportInfo : nullptr;
   alloc.allocationSize = req.size;
   alloc.memoryTypeIndex = findMemoryType(props, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
   if (alloc.memoryTypeIndex == UINT32_MAX) {

@@ -149,10 +149,7 @@ void SharedSwapchain::recordCopy(PerImage& per, uint32_t index, VkImage destinat
   begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   vkBeginCommandBuffer(cb, &begin);
-  if (timestamps_) {
-    vkCmdResetQueryPool(cb, timestamps_.get(), 2 * index, 2);
-    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, timestamps_.get(), 2 * index);
-  }
+  if (timestamps_) vkCmdResetQueryPool(cb, timestamps_.get(), 2 * index, 2);
 
   // 1. Acquire the shared image from QUEUE_FAMILY_EXTERNAL: the client released it in
   //    TRANSFER_SRC_OPTIMAL, so old == new layout (no transition). The rendering_done wait (binary)
@@ -188,6 +185,11 @@ void SharedSwapchain::recordCopy(PerImage& per, uint32_t index, VkImage destinat
   vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0, nullptr, 1,
                        &toDst);
 
+  // The timestamps bracket the copy command alone, exactly as the bench's reference copy does.
+  // They are written at TRANSFER: a TOP_OF_PIPE timestamp would latch before the semaphore waits
+  // (which block TRANSFER) and count the client's rendering as copy time.
+  if (timestamps_) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, timestamps_.get(), 2 * index);
+
   // 3. Copy every mip level, all array layers at once.
   std::vector<VkImageCopy> regions(info_.mipLevels);
   for (uint32_t mip = 0; mip < info_.mipLevels; ++mip) {
@@ -198,6 +200,7 @@ void SharedSwapchain::recordCopy(PerImage& per, uint32_t index, VkImage destinat
   }
   vkCmdCopyImage(cb, per.image.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, destination,
                  VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, uint32_t(regions.size()), regions.data());
+  if (timestamps_) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, timestamps_.get(), 2 * index + 1);
 
   // 4. Destination back to its attachment layout. The copy's writes must be available before the
   //    layout transition (srcAccess TRANSFER_WRITE); nothing later in this batch reads it.
@@ -209,9 +212,6 @@ void SharedSwapchain::recordCopy(PerImage& per, uint32_t index, VkImage destinat
   vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, nullptr, 0,
                        nullptr, 1, &toAttachment);
 
-  if (timestamps_) {
-    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps_.get(), 2 * index + 1);
-  }
   vkEndCommandBuffer(cb);
 }
 

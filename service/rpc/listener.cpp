@@ -9,12 +9,12 @@
 
 #include "../log.hpp"
 #include "compositor_server.hpp"
+#include "xrc/batching_stream.hpp"
 
 namespace xrc {
 
 namespace {
 constexpr uint kMaxFdsPerMessage = 256;  // 3 fds per image, a few images per swapchain
-
 Result<sockaddr_un> socketAddress(const std::string& path) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -65,7 +65,9 @@ Result<UniqueFd> bindListeningSocket(const std::string& path) {
 
 struct Listener::Connection {
   Connection(DaemonContext& ctx, kj::Timer& timer, kj::Own<kj::AsyncCapabilityStream> s, PeerCredentials peer)
-      : stream(kj::mv(s)),
+      : stream(kj::heap<BatchingStream>(kj::mv(s), BatchingStream::Reads::readAhead)),
+        // Fd passing must be on for the daemon to send fds. Clients never send any: the read-ahead
+        // stream reads without ancillary data, so the kernel drops fds a client attaches.
         network(*stream, kMaxFdsPerMessage, capnp::rpc::twoparty::Side::SERVER),
         rpc(capnp::makeRpcServer(network, kj::heap<CompositorServer>(ctx, timer, peer))) {}
 

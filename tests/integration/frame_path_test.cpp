@@ -83,9 +83,8 @@ void runFramePath(const std::map<std::string, std::string>& env, uint64_t frames
       auto read = control->readSwapchain(c.id.clientId, c.id.swapchains[i]);
       ASSERT_TRUE(read) << read.error().describe();
       EXPECT_EQ(read.value().releaseOrdinal, frames - 1);
-      EXPECT_EQ(read.value().pixels.mips, i < (c.spec.depth ? c.id.swapchains.size() - 1 : c.id.swapchains.size())
-                                              ? c.spec.mips
-                                              : 1u);
+      EXPECT_EQ(read.value().pixels.mips,
+                i < (c.spec.depth ? c.id.swapchains.size() - 1 : c.id.swapchains.size()) ? c.spec.mips : 1u);
       std::string first;
       EXPECT_EQ(countPatternMismatches(read.value().pixels, c.spec.seed, i, frames - 1, &first), 0u)
           << c.spec.name << " swapchain " << i << ": " << first;

@@ -104,8 +104,8 @@ bool parseIdentity(const std::string& output, DemoIdentity& out) {
   return !out.swapchains.empty();
 }
 
-size_t countPatternMismatches(const control::Pixels& pixels, uint32_t seed, uint32_t swapchainIndex,
-                              uint64_t ordinal, std::string* first) {
+size_t countPatternMismatches(const control::Pixels& pixels, uint32_t seed, uint32_t swapchainIndex, uint64_t ordinal,
+                              std::string* first) {
   const bool depth = pixels.format == VK_FORMAT_D32_SFLOAT;
   size_t expectedSize = 0;
   for (uint32_t mip = 0; mip < pixels.mips; ++mip) {

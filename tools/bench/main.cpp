@@ -6,7 +6,9 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -29,9 +31,9 @@ struct Options {
   bool json = false;
 };
 
-// utime + stime of a process, in seconds.
-double cpuSeconds(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+// utime + stime of a process (or of one of its threads), in seconds.
+double cpuSeconds(pid_t pid, pid_t tid = 0) {
+  std::ifstream in("/proc/" + std::to_string(pid) + (tid ? "/task/" + std::to_string(tid) : std::string()) + "/stat");
   std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::istringstream rest(content.substr(content.rfind(')') + 2));
   std::string field;
@@ -42,6 +44,26 @@ double cpuSeconds(pid_t pid) {
     if (i == 15) stime = std::stoull(field);
   }
   return double(utime + stime) / double(sysconf(_SC_CLK_TCK));
+}
+
+// CPU seconds of each thread of `pid`, summed by thread name (the daemon names its threads).
+std::map<std::string, double> cpuSecondsByThread(pid_t pid) {
+  std::map<std::string, double> byName;
+  const std::string taskDir = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(taskDir, ec)) {
+    std::ifstream comm(entry.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    const pid_t tid = std::stoi(entry.path().filename().string());
+    // The main thread runs the RPC event loop; other unnamed threads belong to the Vulkan driver.
+    if (tid == pid)
+      name = "rpc-main";
+    else if (name.starts_with("xr-compositord") || name.starts_with("xr-comp"))
+      name = "driver";
+    byName[name] += cpuSeconds(pid, tid);
+  }
+  return byName;
 }
 
 double field(const std::string& text, const std::string& key) {
@@ -60,6 +82,7 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   const double cpuBefore = cpuSeconds(daemon.pid());
+  const auto threadsBefore = cpuSecondsByThread(daemon.pid());
   const auto wallBefore = std::chrono::steady_clock::now();
   std::vector<std::unique_ptr<Process>> demos;
   for (uint32_t i = 0; i < clients; ++i) {
@@ -84,6 +107,7 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
     roundTrips.push_back(field(out, "round_trips_per_frame"));
   }
   const double cpuAfter = cpuSeconds(daemon.pid());
+  auto threadsAfter = cpuSecondsByThread(daemon.pid());
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallBefore).count();
   auto control = xrc::control::ControlClient::connect(socket);
   double copyP50 = 0, copyP99 = 0;
@@ -114,6 +138,11 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
   result["gpu_copy_us"] = {{"p50", copyP50}, {"p99", copyP99}};
   result["daemon_cpu_us_per_client_frame"] = (cpuAfter - cpuBefore) * 1e6 / totalFrames;
   result["wall_s"] = wall;
+  for (auto& [name, seconds] : threadsAfter) {
+    const auto before = threadsBefore.find(name);
+    const double spent = seconds - (before == threadsBefore.end() ? 0 : before->second);
+    result["daemon_cpu_us_per_client_frame_by_thread"][name] = spent * 1e6 / totalFrames;
+  }
   return result;
 }
 
@@ -138,11 +167,16 @@ int main(int argc, char** argv) {
   const auto ping = xrc::bench::socketPingPong(20000);
   report["reference"]["socket_ping_pong_us"] = {{"p50", ping.p50}, {"p99", ping.p99}};
   std::string queue;
-  auto copy = xrc::bench::referenceCopy(w, h, 2, 50, queue);
+  auto copy = xrc::bench::referenceCopy(w, h, 2, 50, false, queue);
   if (copy) {
     report["reference"]["gpu_copy_us"] = {{"p50", copy.value().p50}, {"p99", copy.value().p99}, {"queue", queue}};
   } else {
     report["reference"]["gpu_copy_error"] = copy.error().describe();
+  }
+  auto exportableCopy = xrc::bench::referenceCopy(w, h, 2, 50, true, queue);
+  if (exportableCopy) {
+    report["reference"]["gpu_copy_exportable_us"] = {{"p50", exportableCopy.value().p50},
+                                                     {"p99", exportableCopy.value().p99}};
   }
   bool ok = true;
   for (uint32_t n : o.clients) {
@@ -153,8 +187,11 @@ int main(int argc, char** argv) {
   if (o.json) {
     fmt::print("{}\n", report.dump(2));
   } else {
-    fmt::print("reference: socket ping-pong p50 {:.1f} us p99 {:.1f} us; GPU copy 2x{} ({}) p50 {:.1f} us\n", ping.p50,
-               ping.p99, o.viewSize, queue, copy ? copy.value().p50 : -1.0);
+    fmt::print(
+        "reference: socket ping-pong p50 {:.1f} us p99 {:.1f} us; GPU copy 2x{} ({}) p50 {:.1f} us, between exportable "
+        "images {:.1f} us\n",
+        ping.p50, ping.p99, o.viewSize, queue, copy ? copy.value().p50 : -1.0,
+        exportableCopy ? exportableCopy.value().p50 : -1.0);
     fmt::print("{:>7} {:>6} {:>14} {:>14} {:>10} {:>14} {:>14} {:>12}\n", "clients", "sync", "release p50 us",
                "release p99 us", "rt/frame", "gpu copy p50", "gpu copy p99", "cpu us/frame");
     for (auto& s : report["scenarios"]) {
@@ -163,6 +200,13 @@ int main(int argc, char** argv) {
                  s["release_call_us"]["p99"].get<double>(), s["round_trips_per_frame"].get<double>(),
                  s["gpu_copy_us"]["p50"].get<double>(), s["gpu_copy_us"]["p99"].get<double>(),
                  s["daemon_cpu_us_per_client_frame"].get<double>());
+    }
+    for (auto& s : report["scenarios"]) {
+      fmt::print("daemon CPU us/client frame by thread ({} clients):", s["clients"].get<int>());
+      for (auto& [name, us] : s["daemon_cpu_us_per_client_frame_by_thread"].items()) {
+        fmt::print(" {}={:.1f}", name, us.get<double>());
+      }
+      fmt::print("\n");
     }
   }
   return ok ? 0 : 1;

@@ -49,7 +49,7 @@ Percentiles socketPingPong(int iterations) {
   return summarize(samples);
 }
 
-Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t layers, int iterations,
+Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t layers, int iterations, bool exportable,
                                   std::string& queueUsed) {
   VkApplicationInfo app{};
   app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
@@ -115,13 +115,17 @@ Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t laye
   info.samples = VK_SAMPLE_COUNT_1_BIT;
   info.tiling = VK_IMAGE_TILING_OPTIMAL;
   info.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+  VkExternalMemoryImageCreateInfo external{};
+  external.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO;
+  external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+  if (exportable) info.pNext = &external;
   std::array<vk::Memory, 2> memories;
   std::array<vk::Image, 2> images;
   for (int i = 0; i < 2; ++i) {
     VkImage image;
     if (auto s = vk::check(vkCreateImage(rawDevice, &info, nullptr, &image), "vkCreateImage"); !s) return s.error();
     images[i] = vk::Image(rawDevice, image);
-    auto memory = vk::bindDeviceLocalMemory(rawDevice, memoryProps, image, "reference");
+    auto memory = vk::bindDeviceLocalMemory(rawDevice, memoryProps, image, "reference", exportable);
     if (!memory) return memory.error();
     memories[i] = std::move(memory).value();
   }
@@ -173,13 +177,13 @@ Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t laye
     }
     vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0, nullptr,
                          2, barriers.data());
-    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, rawQueries, 0);
+    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, rawQueries, 0);  // as the daemon measures
     VkImageCopy region{};
     region.srcSubresource = region.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, layers};
     region.extent = {width, height, 1};
     vkCmdCopyImage(cb, images[0].get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, images[1].get(),
                    VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
-    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, rawQueries, 1);
+    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, rawQueries, 1);
     vkEndCommandBuffer(cb);
     VkSubmitInfo submit{};
     submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;

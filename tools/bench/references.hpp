@@ -17,8 +17,10 @@ struct Percentiles {
 Percentiles socketPingPong(int iterations);
 
 // vkCmdCopyImage of a `layers` x width x height RGBA8 image on a compute-only queue when the
-// device has one (else the graphics queue), GPU time by timestamp queries.
-Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t layers, int iterations,
+// device has one (else the graphics queue), GPU time by timestamp queries. `exportable` makes both
+// images OPAQUE_FD-exportable dedicated allocations, like the daemon's shared images, to separate
+// the cost of external memory (drivers may lay it out differently) from the daemon's own.
+Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t layers, int iterations, bool exportable,
                                   std::string& queueUsed);
 
 }  // namespace xrc::bench

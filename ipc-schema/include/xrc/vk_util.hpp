@@ -114,9 +114,10 @@ const std::vector<VkFormat>& candidateSwapchainFormats();
 
 uint32_t findMemoryType(const VkPhysicalDeviceMemoryProperties& props, uint32_t typeBits, VkMemoryPropertyFlags wanted);
 
-// Allocates device-local memory for `image` (not exportable) and binds it.
+// Allocates device-local memory for `image` and binds it; `exportOpaqueFd` makes it a dedicated,
+// OPAQUE_FD-exportable allocation (the image must have been created for external memory).
 Result<Memory> bindDeviceLocalMemory(VkDevice device, const VkPhysicalDeviceMemoryProperties& props, VkImage image,
-                                     const char* what);
+                                     const char* what, bool exportOpaqueFd = false);
 
 // A host-visible, coherent buffer, mapped for its whole life (staging and readback).
 struct HostBuffer {

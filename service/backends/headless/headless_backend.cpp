@@ -81,10 +81,7 @@ HeadlessBackend::HeadlessBackend(gpu::GpuDevice& gpu, gpu::Timeline& copyTimelin
 
 HeadlessBackend::~HeadlessBackend() {
   stop();
-  if (fence_) {
-    VkFence fence = fence_.get();
-    vkWaitForFences(gpu_.device(), 1, &fence, VK_TRUE, kGpuTimeoutNs);
-  }
+  if (auto s = waitSubmitted(); !s) log::error("display shutdown: {}", s.error().describe());
 }
 
 Status HeadlessBackend::init() {
@@ -261,21 +258,38 @@ void HeadlessBackend::tick() {
     Lock lock(stateMutex_);
     for (const auto& [id, frame] : frames_) {
       frames.push_back(frame);
-      adjustHolds(frame, +1);  // held until this composition finished on the GPU
+      adjustHolds(frame, +1);  // held while the composition is recorded and submitted
     }
   }
   if (auto s = compose(frames); !s) log::error("display composition failed: {}", s.error().describe());
   {
+    // compose() recorded each image's lastRead, which a copy into it waits for on the GPU, so the
+    // images are free for leasing as soon as the composition is submitted.
     Lock lock(stateMutex_);
     for (const auto& frame : frames) adjustHolds(frame, -1);
     stateChanged_.notify_all();
   }
+  inFlight_ = std::move(frames);  // keeps their swapchains alive until the GPU is done with them
   displayFrames_++;
 }
 
-Status HeadlessBackend::submitAndWait(uint64_t copyValue, const std::function<void(VkCommandBuffer)>& record,
-                                      uint64_t& composeValue) {
-  VkDevice device = gpu_.device();
+Status HeadlessBackend::waitSubmitted() {
+  if (!submitted_) return {};
+  VkFence fence = fence_.get();
+  VkResult r = vkWaitForFences(gpu_.device(), 1, &fence, VK_TRUE, kGpuTimeoutNs);
+  if (r != VK_SUCCESS) return makeError(ErrorCode::timeout, "display submission did not finish: {}", vk::resultName(r));
+  vkResetFences(gpu_.device(), 1, &fence);
+  submitted_ = false;
+  inFlight_.clear();
+  return {};
+}
+
+Status HeadlessBackend::submit(uint64_t copyValue, const std::function<void(VkCommandBuffer)>& record,
+                               uint64_t& composeValue) {
+  // One command buffer: the previous submission (normally a composition one vsync ago, long
+  // finished) must be done before it is re-recorded. Waiting here rather than right after
+  // submitting keeps the display thread from spinning in the driver for every composition.
+  if (auto s = waitSubmitted(); !s) return s;
   VkCommandBufferBeginInfo begin{};
   begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
@@ -309,9 +323,7 @@ Status HeadlessBackend::submitAndWait(uint64_t copyValue, const std::function<vo
     Lock lock(queue.submitMutex);
     if (auto s = vk::check(vkQueueSubmit(queue.queue, 1, &submit, fence), "vkQueueSubmit(display)"); !s) return s;
   }
-  VkResult r = vkWaitForFences(device, 1, &fence, VK_TRUE, kGpuTimeoutNs);
-  if (r != VK_SUCCESS) return makeError(ErrorCode::timeout, "display submission did not finish: {}", vk::resultName(r));
-  vkResetFences(device, 1, &fence);
+  submitted_ = true;
   return {};
 }
 
@@ -441,7 +453,7 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
   };
 
   uint64_t composeValue = 0;
-  if (auto s = submitAndWait(copyValue, record, composeValue); !s) return s;
+  if (auto s = submit(copyValue, record, composeValue); !s) return s;
   outputLayout_ = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
   shown_ = std::move(shown);
   Lock lock(stateMutex_);
@@ -500,7 +512,8 @@ Result<Pixels> HeadlessBackend::readImage(VkImage image, VkFormat format, uint32
     vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 0, nullptr, 1, &toHost, 0,
                          nullptr);
   };
-  if (auto s = submitAndWait(copyValue, record, composeValue); !s) return s.error();
+  if (auto s = submit(copyValue, record, composeValue); !s) return s.error();
+  if (auto s = waitSubmitted(); !s) return s.error();
 
   Pixels pixels;
   pixels.width = width;

@@ -53,9 +53,11 @@ class HeadlessBackend final : public Backend {
   void scheduleTick();
   void tick();
   Status compose(const std::vector<CommittedFrame>& frames);
-  // Display thread: one graphics-queue submission that waits for `copyValue`, runs `record`,
-  // signals the compose timeline, and waits for completion.
-  Status submitAndWait(uint64_t copyValue, const std::function<void(VkCommandBuffer)>& record, uint64_t& composeValue);
+  // Display thread: one graphics-queue submission that waits for `copyValue`, runs `record` and
+  // signals the compose timeline. It first waits for the previous submission (waitSubmitted).
+  Status submit(uint64_t copyValue, const std::function<void(VkCommandBuffer)>& record, uint64_t& composeValue);
+  // Display thread: waits for the outstanding submission, if any, and drops what it kept alive.
+  Status waitSubmitted();
   // Every mip level and layer, tightly packed (mip-major, then layer-major).
   Result<Pixels> readImage(VkImage image, VkFormat format, uint32_t width, uint32_t height, uint32_t layers,
                            uint32_t mips, VkImageLayout restingLayout, uint64_t copyValue, uint64_t& composeValue);
@@ -73,6 +75,8 @@ class HeadlessBackend final : public Backend {
   vk::CommandPool pool_;
   VkCommandBuffer commands_ = VK_NULL_HANDLE;  // display thread only
   vk::Fence fence_;
+  bool submitted_ = false;                // display thread only: fence_ is pending
+  std::vector<CommittedFrame> inFlight_;  // display thread only: read by the pending submission
   vk::Memory outputMemory_;
   vk::Image output_;
   VkImageLayout outputLayout_ = VK_IMAGE_LAYOUT_UNDEFINED;  // display thread only

@@ -1,0 +1,85 @@
+// A stream wrapper that lets the RPC system's small messages share syscalls.
+//
+// Cap'n Proto 0.9 writes every message with its own sendmsg as soon as the event loop turns, and
+// reads each message with separate header and body reads. A client's frame sends a burst of small
+// calls (beginFrame, acquire, wait, release) and the daemon answers each, so per-message syscalls
+// and wake-ups dominate the frame path's CPU cost (docs/BENCHMARKS.md). This wrapper:
+//  - queues plain writes and hands them to the socket in one write at the end of the current
+//    event-loop pass (kj::evalLast), in order, with at most one socket write outstanding; writes
+//    carrying fds wait until everything before them is written and go out on their own, so each
+//    fd arrives with its own message;
+//  - optionally reads ahead into a buffer, so a burst of messages costs one read. Read-ahead is
+//    only for ends that never receive fds (the daemon), because buffered bytes lose the fds
+//    attached to them.
+#pragma once
+
+#include <kj/async-io.h>
+#include <kj/vector.h>
+
+namespace xrc {
+
+class BatchingStream final : public kj::AsyncCapabilityStream, private kj::TaskSet::ErrorHandler {
+ public:
+  enum class Reads { passThrough, readAhead };
+
+  BatchingStream(kj::Own<kj::AsyncCapabilityStream> inner, Reads reads);
+  ~BatchingStream() noexcept(false);
+
+  // kj::AsyncOutputStream
+  kj::Promise<void> write(const void* buffer, size_t size) override;
+  kj::Promise<void> write(kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces) override;
+  kj::Promise<void> whenWriteDisconnected() override;
+
+  // kj::AsyncInputStream
+  kj::Promise<size_t> tryRead(void* buffer, size_t minBytes, size_t maxBytes) override;
+
+  // kj::AsyncIoStream
+  void shutdownWrite() override;
+  void abortRead() override;
+  kj::Maybe<int> getFd() const override;
+
+  // kj::AsyncCapabilityStream
+  kj::Promise<void> writeWithFds(kj::ArrayPtr<const kj::byte> data,
+                                 kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> moreData,
+                                 kj::ArrayPtr<const int> fds) override;
+  kj::Promise<ReadResult> tryReadWithFds(void* buffer, size_t minBytes, size_t maxBytes, kj::AutoCloseFd* fdBuffer,
+                                         size_t maxFds) override;
+  kj::Promise<void> writeWithStreams(kj::ArrayPtr<const kj::byte> data,
+                                     kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> moreData,
+                                     kj::Array<kj::Own<kj::AsyncCapabilityStream>> streams) override;
+  kj::Promise<ReadResult> tryReadWithStreams(void* buffer, size_t minBytes, size_t maxBytes,
+                                             kj::Own<kj::AsyncCapabilityStream>* streamBuffer,
+                                             size_t maxStreams) override;
+
+  // Hands everything queued to the socket now (one write), unless a write is still in flight.
+  void flushNow() { flushQueued(); }
+
+  // Counters for tests and benchmarks: how many writes reached the socket.
+  uint64_t socketWrites() const { return socketWrites_; }
+
+ private:
+  void append(kj::ArrayPtr<const kj::byte> bytes);
+  void scheduleFlush();
+  void flushQueued();
+  kj::Promise<void> whenIdle();  // no socket write in flight
+  void wakeIdleWaiters();
+  kj::Promise<size_t> readInto(kj::byte* out, size_t minBytes, size_t maxBytes, size_t done);
+  void taskFailed(kj::Exception&& exception) override;
+
+  kj::Own<kj::AsyncCapabilityStream> inner_;
+  const Reads reads_;
+
+  kj::Vector<kj::byte> queued_;  // written by the caller, not yet handed to the socket
+  bool flushScheduled_ = false;
+  bool writeInFlight_ = false;  // at most one socket write outstanding keeps the order
+  kj::Vector<kj::Own<kj::PromiseFulfiller<void>>> idleWaiters_;
+  kj::Maybe<kj::Exception> failure_;  // a failed socket write fails every later write
+  uint64_t socketWrites_ = 0;
+
+  kj::Array<kj::byte> readBuffer_;
+  size_t readPos_ = 0, readEnd_ = 0;
+
+  kj::TaskSet tasks_;  // the scheduled flush; declared last so it is cancelled first
+};
+
+}  // namespace xrc
