@@ -16,6 +16,7 @@
 #include "backends/headless/headless_backend.hpp"
 #include "compositor/daemon_context.hpp"
 #include "log.hpp"
+#include "platform/systemd.hpp"
 #include "rpc/listener.hpp"
 #include "xrc/socket_path.hpp"
 
@@ -98,7 +99,15 @@ int run(const Options& options) {
     log::error("headless backend: {}", backend.error().describe());
     return 1;
   }
-  auto listenFd = bindListeningSocket(socketPath.value());
+  // Socket activation: systemd owns the socket file; otherwise we bind (and later remove) it.
+  auto activated = platform::takeActivatedSocket();
+  if (!activated) {
+    log::error("{}", activated.error().message);
+    return 1;
+  }
+  const bool socketActivated = activated.value().has_value();
+  auto listenFd =
+      socketActivated ? Result<UniqueFd>(std::move(*activated.value())) : bindListeningSocket(socketPath.value());
   if (!listenFd) {
     log::error("{}", listenFd.error().message);
     return 1;
@@ -135,9 +144,14 @@ int run(const Options& options) {
       Listener listener(ctx, io, std::move(listenFd).value());
       auto accepting = listener.run().eagerlyEvaluate(
           [](kj::Exception&& e) { log::error("accept failed: {}", e.getDescription().cStr()); });
-      log::info("xr-compositord {} serving '{}' (backend {}, {} Hz, views {}x{}x{})", XRC_VERSION, socketPath.value(),
-                options.backend, options.refreshHz, headless.viewCount, headless.viewWidth, headless.viewHeight);
+      log::info("xr-compositord {} serving '{}'{} (backend {}, {} Hz, views {}x{}x{})", XRC_VERSION, socketPath.value(),
+                socketActivated ? " (socket from systemd)" : "", options.backend, options.refreshHz, headless.viewCount,
+                headless.viewWidth, headless.viewHeight);
+      // Ready only now: the GPU, the backend's display loop and the listener are all up.
+      platform::notify(
+          platform::readyMessage(fmt::format("serving, backend {}, {} Hz", options.backend, options.refreshHz)));
       const int signal = stop.promise.wait(io.waitScope);
+      platform::notify(platform::stoppingMessage());
       log::info("signal {}: shutting down ({} connections)", signal, listener.connectionCount());
     }
     // Connections (and with them every session) are gone: their GPU teardown runs on the
@@ -147,7 +161,7 @@ int run(const Options& options) {
     signalThread.join();
     backend.value()->stop();
   }
-  ::unlink(socketPath.value().c_str());
+  if (!socketActivated) ::unlink(socketPath.value().c_str());  // an activated socket is systemd's
   return 0;
 }
 

@@ -5,7 +5,7 @@ set -euo pipefail
 
 XRC_PACKAGES=(
   g++ meson ninja-build pkg-config
-  capnproto libcapnp-dev libboost-dev libvulkan-dev libopenxr-dev libfmt-dev libsystemd-dev
+  capnproto libcapnp-dev libboost-dev libvulkan-dev libopenxr-dev libfmt-dev libsystemd-dev systemd
   libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev
   mesa-vulkan-drivers vulkan-validationlayers
 )

@@ -1,0 +1,88 @@
+// The daemon as systemd runs it: readiness over NOTIFY_SOCKET, and a socket handed over by
+// socket activation (systemd-socket-activate does what systemd does with a .socket unit).
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <thread>
+
+#include "harness.hpp"
+#include "xrc/unique_fd.hpp"
+
+namespace xrc::test {
+namespace {
+
+// A NOTIFY_SOCKET listener: a datagram socket like the one systemd reads.
+class NotifyListener {
+ public:
+  explicit NotifyListener(const std::string& path) : path_(path), fd_(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+    bound_ = ::bind(fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  }
+  bool bound() const { return bound_; }
+  // Messages received within `timeout`, until one contains `text`.
+  bool waitFor(const std::string& text, std::chrono::milliseconds timeout, std::string* all) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      pollfd p{fd_.get(), POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      char buffer[4096];
+      const ssize_t n = ::recv(fd_.get(), buffer, sizeof(buffer), 0);
+      if (n <= 0) continue;
+      all->append(buffer, size_t(n)).append("\n");
+      if (std::string(buffer, size_t(n)).find(text) != std::string::npos) return true;
+    }
+    return false;
+  }
+
+ private:
+  std::string path_;
+  UniqueFd fd_;
+  bool bound_ = false;
+};
+
+TEST(Systemd, ReadyIsNotifiedOnceTheDaemonServesAndStoppingAtShutdown) {
+  TempDir dir;
+  NotifyListener listener(dir.path + "/notify");
+  ASSERT_TRUE(listener.bound());
+  Daemon daemon(dir, {}, {{"NOTIFY_SOCKET", dir.path + "/notify"}});
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  std::string seen;
+  ASSERT_TRUE(listener.waitFor("READY=1", std::chrono::seconds(10), &seen)) << seen;
+  EXPECT_NE(seen.find("STATUS=serving"), std::string::npos) << seen;
+  // READY means it serves: a client completes frames right away.
+  auto demo = startDemo(daemon, dir, DemoSpec{"after-ready", 3, 20});
+  EXPECT_TRUE(demo->waitForOutput("frames 20 ok", std::chrono::seconds(60))) << demo->output();
+  demo->closeStdin();  // the harness's demos hold until told to go
+  EXPECT_EQ(demo->wait(std::chrono::seconds(20)), 0) << demo->output();
+  daemon.process().signal(SIGTERM);
+  EXPECT_TRUE(listener.waitFor("STOPPING=1", std::chrono::seconds(10), &seen)) << seen;
+  EXPECT_EQ(daemon.process().wait(std::chrono::seconds(20)), 0);
+}
+
+TEST(Systemd, SocketActivatedDaemonServesOnTheSocketItWasGiven) {
+  TempDir dir;
+  const std::string socket = dir.path + "/activated.sock";
+  // systemd-socket-activate binds and listens, then execs the daemon with LISTEN_FDS=1.
+  Process daemon({"/usr/bin/systemd-socket-activate", "-l", socket, binary("XRC_DAEMON"), "--socket", socket,
+                  "--view-size", "256x256"},
+                 {}, dir.path + "/daemon.log");
+  for (int i = 0; i < 100 && ::access(socket.c_str(), F_OK) != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(::access(socket.c_str(), F_OK), 0) << daemon.output();
+  Process demo({binary("XRC_DEMO"), "--socket", socket, "--frames", "20", "--name", "activated"}, {},
+               dir.path + "/demo.log");
+  EXPECT_EQ(demo.wait(std::chrono::seconds(60)), 0) << demo.output() << daemon.output();
+  EXPECT_TRUE(daemon.waitForOutput("socket from systemd", std::chrono::seconds(5))) << daemon.output();
+  daemon.signal(SIGTERM);
+  EXPECT_EQ(daemon.wait(std::chrono::seconds(20)), 0) << daemon.output();
+}
+
+}  // namespace
+}  // namespace xrc::test
