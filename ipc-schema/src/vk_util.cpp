@@ -131,7 +131,7 @@ uint32_t findMemoryType(const VkPhysicalDeviceMemoryProperties& props, uint32_t 
 }
 
 Result<Memory> bindDeviceLocalMemory(VkDevice device, const VkPhysicalDeviceMemoryProperties& props, VkImage image,
-                                     const char* what, bool exportOpaqueFd) {
+                                     const char* what, bool exportOpaqueFd, MemoryPlacement* placement) {
   VkMemoryRequirements req;
   vkGetImageMemoryRequirements(device, image, &req);
   // Exportable memory is a dedicated allocation, as the shared images are.
@@ -154,6 +154,7 @@ Result<Memory> bindDeviceLocalMemory(VkDevice device, const VkPhysicalDeviceMemo
   if (auto s = check(vkAllocateMemory(device, &alloc, nullptr, &memory), "vkAllocateMemory"); !s) return s.error();
   Memory owned(device, memory);
   if (auto s = check(vkBindImageMemory(device, image, memory, 0), "vkBindImageMemory"); !s) return s.error();
+  if (placement != nullptr) *placement = {alloc.allocationSize, alloc.memoryTypeIndex};
   return owned;
 }
 

@@ -65,39 +65,20 @@ Status SharedSwapchain::createImage(uint32_t index, ExportedImage& out) {
   if (auto s = vk::check(vkCreateImage(device, &info, nullptr, &image), "vkCreateImage(shared)"); !s) return s;
   per.image = vk::Image(device, image);
 
-  VkMemoryRequirements req;
-  vkGetImageMemoryRequirements(device, image, &req);
-  const uint32_t type = vk::findMemoryType(gpu_.memory(), req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-  if (type == UINT32_MAX) return makeError(ErrorCode::internal, "no device-local memory type for a shared image");
-
-  VkMemoryDedicatedAllocateInfo dedicated{};
-  dedicated.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO;
-  dedicated.image = image;
-  VkExportMemoryAllocateInfo exportInfo{};
-  exportInfo.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO;
-  exportInfo.pNext = &dedicated;
-  exportInfo.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
-  VkMemoryAllocateInfo alloc{};
-  alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
-  alloc.pNext = &exportInfo;
-  alloc.allocationSize = req.size;
-  alloc.memoryTypeIndex = type;
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-  if (auto s = vk::check(vkAllocateMemory(device, &alloc, nullptr, &memory), "vkAllocateMemory(shared)"); !s) {
-    return s;
-  }
-  per.memory = vk::Memory(device, memory);
-  if (auto s = vk::check(vkBindImageMemory(device, image, memory, 0), "vkBindImageMemory"); !s) return s;
+  vk::MemoryPlacement placement;
+  auto memory = vk::bindDeviceLocalMemory(device, gpu_.memory(), image, "shared", /*exportOpaqueFd=*/true, &placement);
+  if (!memory) return memory.error();
+  per.memory = std::move(memory).value();
 
   VkMemoryGetFdInfoKHR fdInfo{};
   fdInfo.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR;
-  fdInfo.memory = memory;
+  fdInfo.memory = per.memory.get();
   fdInfo.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
   int fd = -1;
   if (auto s = vk::check(gpu_.getMemoryFd(device, &fdInfo, &fd), "vkGetMemoryFdKHR"); !s) return s;
   out.memoryFd = UniqueFd(fd);
-  out.allocationSize = req.size;
-  out.memoryTypeIndex = type;
+  out.allocationSize = placement.size;
+  out.memoryTypeIndex = placement.typeIndex;
 
   if (mode_ == SyncMode::binary) {
     for (auto [semaphore, fdOut] :

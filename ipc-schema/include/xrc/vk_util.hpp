@@ -114,10 +114,18 @@ const std::vector<VkFormat>& candidateSwapchainFormats();
 
 uint32_t findMemoryType(const VkPhysicalDeviceMemoryProperties& props, uint32_t typeBits, VkMemoryPropertyFlags wanted);
 
+// Where an allocation landed: what an importer of exported memory must be told.
+struct MemoryPlacement {
+  VkDeviceSize size = 0;
+  uint32_t typeIndex = 0;
+};
+
 // Allocates device-local memory for `image` and binds it; `exportOpaqueFd` makes it a dedicated,
 // OPAQUE_FD-exportable allocation (the image must have been created for external memory).
+// `placement`, when given, receives the allocation's size and memory type.
 Result<Memory> bindDeviceLocalMemory(VkDevice device, const VkPhysicalDeviceMemoryProperties& props, VkImage image,
-                                     const char* what, bool exportOpaqueFd = false);
+                                     const char* what, bool exportOpaqueFd = false,
+                                     MemoryPlacement* placement = nullptr);
 
 // A host-visible, coherent buffer, mapped for its whole life (staging and readback).
 struct HostBuffer {
