@@ -6,6 +6,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -69,9 +70,15 @@ TEST(Systemd, SocketActivatedDaemonServesOnTheSocketItWasGiven) {
   TempDir dir;
   const std::string socket = dir.path + "/activated.sock";
   // systemd-socket-activate binds and listens, then execs the daemon with LISTEN_FDS=1.
-  Process daemon({"/usr/bin/systemd-socket-activate", "-l", socket, binary("XRC_DAEMON"), "--socket", socket,
-                  "--view-size", "256x256"},
-                 {}, dir.path + "/daemon.log");
+  // It starts the daemon with a clean environment: pass on what the other tests' daemons inherit
+  // (sanitizer options and preloads, the Vulkan loader's settings).
+  std::vector<std::string> argv{"/usr/bin/systemd-socket-activate", "-l", socket};
+  for (const char* name : {"LD_PRELOAD", "ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS",
+                           "VK_ICD_FILENAMES", "VK_LAYER_PATH", "XDG_RUNTIME_DIR"}) {
+    if (std::getenv(name) != nullptr) argv.insert(argv.end(), {"-E", name});
+  }
+  argv.insert(argv.end(), {binary("XRC_DAEMON"), "--socket", socket, "--view-size", "256x256"});
+  Process daemon(argv, {}, dir.path + "/daemon.log");
   for (int i = 0; i < 100 && ::access(socket.c_str(), F_OK) != 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
