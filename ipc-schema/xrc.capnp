@@ -6,7 +6,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("xrc::wire");
 
 const protocolMajor :UInt16 = 1;
-const protocolMinor :UInt16 = 0;
+const protocolMinor :UInt16 = 1;  # 1: view poses/fovs, head pose with waitFrame, locateHead
 
 # --- errors -------------------------------------------------------------------------------------
 # Every call answers with an Error; code `none` means success. Errors are data, not exceptions, so
@@ -62,6 +62,8 @@ struct ViewDescription {
   recommendedHeight @1 :UInt32;
   maxWidth @2 :UInt32;
   maxHeight @3 :UInt32;
+  eyeInHead @4 :Pose;             # the view's pose relative to the head (VIEW space)
+  fov @5 :List(Float32);          # angleLeft angleRight angleUp angleDown (radians)
 }
 
 struct SystemDescription {
@@ -75,6 +77,12 @@ struct SystemDescription {
   maxSwapchains @7 :UInt32;            # per session
   maxArrayLayers @8 :UInt32;
   daemonHasExternalSemaphoreFd @9 :Bool;
+  # Spaces: the backend tracks in STAGE space (floor at y = 0, y up). LOCAL is gravity-aligned at
+  # the head's starting pose; `localInStage` places it. Stage bounds: width (x) and depth (z) in
+  # meters, both 0 when the backend knows none.
+  localInStage @10 :Pose;
+  stageBoundsWidth @11 :Float32;
+  stageBoundsDepth @12 :Float32;
 }
 
 # --- file descriptors ---------------------------------------------------------------------------
@@ -189,6 +197,13 @@ struct FrameTiming {
   predictedDisplayTime @1 :Int64;    # ns, CLOCK_MONOTONIC
   predictedDisplayPeriod @2 :Int64;  # ns
   shouldRender @3 :Bool;
+  # The head's (VIEW space's) predicted pose in STAGE space at predictedDisplayTime, so that
+  # locating views and spaces for that time needs no further round trip.
+  headInStage @4 :Pose;
+  # The session's visibility and input focus as the daemon decides them (OpenXR's VISIBLE and
+  # FOCUSED session states).
+  visible @5 :Bool;
+  focused @6 :Bool;
 }
 
 interface Session {
@@ -198,6 +213,9 @@ interface Session {
   waitFrame @1 () -> (error :Error, timing :FrameTiming);
   beginFrame @2 (frameId :UInt64) -> (error :Error);
   endFrame @3 (frameId :UInt64, displayTime :Int64, layers :List(Layer)) -> (error :Error);
+  # The head's pose in STAGE space at `time` (ns, CLOCK_MONOTONIC), for times that no waitFrame
+  # answer covered. `time` must be positive.
+  locateHead @4 (time :Int64) -> (error :Error, headInStage :Pose);
 }
 
 # --- control (xr-compositorctl) -----------------------------------------------------------------

@@ -14,7 +14,16 @@ SystemDescription fromWire(wire::SystemDescription::Reader in) {
   out.daemonVersion = in.getDaemonVersion().cStr();
   out.backend = in.getBackend().cStr();
   for (auto v : in.getViews()) {
-    out.views.push_back({v.getRecommendedWidth(), v.getRecommendedHeight(), v.getMaxWidth(), v.getMaxHeight()});
+    ViewDescription view;
+    view.recommendedWidth = v.getRecommendedWidth();
+    view.recommendedHeight = v.getRecommendedHeight();
+    view.maxWidth = v.getMaxWidth();
+    view.maxHeight = v.getMaxHeight();
+    view.eyeInHead = xrc::fromWire(v.getEyeInHead());
+    if (v.getFov().size() == 4) {
+      for (uint32_t i = 0; i < 4; ++i) view.fov[i] = v.getFov()[i];
+    }
+    out.views.push_back(view);
   }
   out.refreshHz = in.getRefreshHz();
   for (int64_t f : in.getSwapchainFormats()) out.swapchainFormats.push_back(VkFormat(f));
@@ -24,14 +33,10 @@ SystemDescription fromWire(wire::SystemDescription::Reader in) {
   out.maxSwapchains = in.getMaxSwapchains();
   out.maxArrayLayers = in.getMaxArrayLayers();
   out.daemonHasExternalSemaphoreFd = in.getDaemonHasExternalSemaphoreFd();
+  out.localInStage = xrc::fromWire(in.getLocalInStage());
+  out.stageBoundsWidth = in.getStageBoundsWidth();
+  out.stageBoundsDepth = in.getStageBoundsDepth();
   return out;
-}
-
-void toWire(const Pose& pose, wire::Pose::Builder out) {
-  auto o = out.initOrientation(4);
-  for (uint32_t i = 0; i < 4; ++i) o.set(i, pose.orientation[i]);
-  auto p = out.initPosition(3);
-  for (uint32_t i = 0; i < 3; ++i) p.set(i, pose.position[i]);
 }
 
 void toWire(const SubImage& sub, wire::SubImage::Builder out) {
@@ -62,21 +67,31 @@ Result<SystemDescription> describe(const std::string& socketPath) {
   return std::move(reply).value();
 }
 
-std::vector<const char*> requiredInstanceExtensions() { return {}; }
+std::vector<const char*> requiredInstanceExtensions() {
+  return {std::begin(vk::kQueryInstanceExtensions), std::end(vk::kQueryInstanceExtensions)};
+}
 
-std::vector<const char*> requiredDeviceExtensions(VkPhysicalDevice physicalDevice) {
-  std::vector<const char*> out = vk::requiredDeviceExtensions();
-  if (vk::queryDeviceFacts(physicalDevice).externalSemaphoreFd) out.push_back(vk::semaphoreFdExtension());
+std::vector<const char*> requiredDeviceExtensions(VkInstance instance, VkPhysicalDevice physicalDevice) {
+  // Named as extensions even where Vulkan 1.1 made them core, so that a version 1.0 device (an
+  // OpenXR app's) may use them too.
+  std::vector<const char*> out = {VK_KHR_EXTERNAL_MEMORY_EXTENSION_NAME, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME,
+                                  VK_KHR_GET_MEMORY_REQUIREMENTS_2_EXTENSION_NAME,
+                                  VK_KHR_DEDICATED_ALLOCATION_EXTENSION_NAME};
+  if (vk::queryDeviceFacts(physicalDevice, vk::PhysicalDeviceQueries::khr(instance)).externalSemaphoreFd) {
+    out.push_back(VK_KHR_EXTERNAL_SEMAPHORE_EXTENSION_NAME);
+    out.push_back(vk::semaphoreFdExtension());
+  }
   return out;
 }
 
 VkPhysicalDevice findDaemonDevice(VkInstance instance, const SystemDescription& system) {
+  const auto queries = vk::PhysicalDeviceQueries::khr(instance);
   uint32_t count = 0;
   vkEnumeratePhysicalDevices(instance, &count, nullptr);
   std::vector<VkPhysicalDevice> devices(count);
   vkEnumeratePhysicalDevices(instance, &count, devices.data());
   for (VkPhysicalDevice d : devices) {
-    const DeviceFacts facts = vk::queryDeviceFacts(d);
+    const DeviceFacts facts = vk::queryDeviceFacts(d, queries);
     if (facts.deviceUuid == system.device.deviceUuid && facts.driverUuid == system.device.driverUuid) return d;
   }
   return VK_NULL_HANDLE;
@@ -132,7 +147,14 @@ Result<std::unique_ptr<Connection>> Connection::connect(const ConnectOptions& op
   impl->vulkan = vkb;
   impl->importSemaphoreFd =
       reinterpret_cast<PFN_vkImportSemaphoreFdKHR>(vkGetDeviceProcAddr(vkb.device, "vkImportSemaphoreFdKHR"));
-  DeviceFacts facts = vk::queryDeviceFacts(vkb.physicalDevice);
+  if (vkb.instance == VK_NULL_HANDLE) return makeError(ErrorCode::invalidArgument, "connect: the VkInstance is required");
+  const auto queries = vk::PhysicalDeviceQueries::khr(vkb.instance);
+  if (queries.properties2 == nullptr) {
+    return makeError(ErrorCode::invalidArgument,
+                     "connect: the VkInstance must enable {} (see requiredInstanceExtensions())",
+                     VK_KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2_EXTENSION_NAME);
+  }
+  DeviceFacts facts = vk::queryDeviceFacts(vkb.physicalDevice, queries);
   facts.externalSemaphoreFd = facts.externalSemaphoreFd && impl->importSemaphoreFd != nullptr;
 
   auto link = RpcLink::open(options.socketPath);
@@ -171,7 +193,15 @@ Result<FrameTiming> Connection::waitFrame() {
                                                                                    -> Result<FrameTiming> {
     if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
     auto t = r.getTiming();
-    return FrameTiming{t.getFrameId(), t.getPredictedDisplayTime(), t.getPredictedDisplayPeriod(), t.getShouldRender()};
+    FrameTiming timing;
+    timing.frameId = t.getFrameId();
+    timing.predictedDisplayTimeNs = t.getPredictedDisplayTime();
+    timing.predictedDisplayPeriodNs = t.getPredictedDisplayPeriod();
+    timing.shouldRender = t.getShouldRender();
+    timing.headInStage = xrc::fromWire(t.getHeadInStage());
+    timing.visible = t.getVisible();
+    timing.focused = t.getFocused();
+    return timing;
   }),
                                  "waitFrame");
   impl_->roundTrips++;
@@ -179,6 +209,30 @@ Result<FrameTiming> Connection::waitFrame() {
   if (reply.value()) impl_->waitedFrame = reply.value().value().frameId;
   return std::move(reply).value();
 }
+
+Result<Pose> Connection::locateHead(int64_t timeNs) {
+  if (auto s = impl_->takeAsyncError(); !s) return s.error();
+  if (timeNs <= 0) return makeError(ErrorCode::invalidArgument, "locateHead: time {} is not positive", timeNs);
+  auto request = impl_->session.locateHeadRequest();
+  request.setTime(timeNs);
+  auto reply = impl_->link->wait(
+      request.send().then([](capnp::Response<wire::Session::LocateHeadResults>&& r) -> Result<Pose> {
+        if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
+        return xrc::fromWire(r.getHeadInStage());
+      }),
+      "locateHead");
+  impl_->roundTrips++;
+  if (!reply) return reply.error();
+  return std::move(reply).value();
+}
+
+Status Connection::poll() {
+  impl_->link->poll();
+  if (impl_->link->disconnected()) return makeError(ErrorCode::internal, "the connection to xr-compositord was lost");
+  return {};
+}
+
+bool Connection::lost() const { return impl_->link->disconnected(); }
 
 Status Connection::beginFrame(uint64_t frameId) {
   if (auto s = impl_->takeAsyncError(); !s) return s;
@@ -210,7 +264,7 @@ Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::
       auto views = out[i].initProjection(uint32_t(layer.views.size()));
       for (uint32_t v = 0; v < layer.views.size(); ++v) {
         const ProjectionView& pv = layer.views[v];
-        toWire(pv.pose, views[v].initPose());
+        xrc::toWire(pv.pose, views[v].initPose());
         auto fov = views[v].initFov(4);
         for (uint32_t k = 0; k < 4; ++k) fov.set(k, pv.fov[k]);
         toWire(pv.subImage, views[v].initSubImage());
@@ -227,7 +281,7 @@ Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::
     } else {
       auto quad = out[i].initQuad();
       toWire(layer.quadSubImage, quad.initSubImage());
-      toWire(layer.quadPose, quad.initPose());
+      xrc::toWire(layer.quadPose, quad.initPose());
       quad.setWidth(layer.quadWidth);
       quad.setHeight(layer.quadHeight);
     }

@@ -33,6 +33,8 @@ class RpcLink {
     kj::evalLast([] {}).wait(io_->waitScope);
     batching_->flushNow();
   }
+  // Reads and processes whatever arrived, without blocking.
+  void poll() { io_->waitScope.poll(); }
   bool disconnected() const { return *disconnected_; }
   const std::string& path() const { return path_; }
 

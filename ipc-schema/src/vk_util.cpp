@@ -202,27 +202,40 @@ bool deviceHasExtension(VkPhysicalDevice device, const char* name) {
   return false;
 }
 
-DeviceFacts queryDeviceFacts(VkPhysicalDevice device) {
+PhysicalDeviceQueries PhysicalDeviceQueries::core() {
+  return {vkGetPhysicalDeviceProperties2, vkGetPhysicalDeviceExternalSemaphoreProperties};
+}
+
+PhysicalDeviceQueries PhysicalDeviceQueries::khr(VkInstance instance) {
+  return {reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(
+              vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceProperties2KHR")),
+          reinterpret_cast<PFN_vkGetPhysicalDeviceExternalSemaphoreProperties>(
+              vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceExternalSemaphorePropertiesKHR"))};
+}
+
+DeviceFacts queryDeviceFacts(VkPhysicalDevice device, const PhysicalDeviceQueries& queries) {
+  DeviceFacts facts;
+  if (queries.properties2 == nullptr) return facts;  // all-zero UUIDs match no daemon
   VkPhysicalDeviceIDProperties id{};
   id.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES;
   VkPhysicalDeviceProperties2 props{};
   props.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
   props.pNext = &id;
-  vkGetPhysicalDeviceProperties2(device, &props);
+  queries.properties2(device, &props);
 
-  DeviceFacts facts;
   std::memcpy(facts.deviceUuid.data(), id.deviceUUID, VK_UUID_SIZE);
   std::memcpy(facts.driverUuid.data(), id.driverUUID, VK_UUID_SIZE);
   facts.name = props.properties.deviceName;
 
   // Binary semaphores must be exportable and importable as OPAQUE_FD.
-  if (deviceHasExtension(device, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME)) {
+  if (queries.externalSemaphoreProperties != nullptr &&
+      deviceHasExtension(device, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME)) {
     VkPhysicalDeviceExternalSemaphoreInfo info{};
     info.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO;
     info.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
     VkExternalSemaphoreProperties ext{};
     ext.sType = VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES;
-    vkGetPhysicalDeviceExternalSemaphoreProperties(device, &info, &ext);
+    queries.externalSemaphoreProperties(device, &info, &ext);
     const VkExternalSemaphoreFeatureFlags both =
         VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT | VK_EXTERNAL_SEMAPHORE_FEATURE_IMPORTABLE_BIT;
     facts.externalSemaphoreFd = (ext.externalSemaphoreFeatures & both) == both;

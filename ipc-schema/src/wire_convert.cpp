@@ -39,6 +39,26 @@ Result<DeviceFacts> fromWire(wire::DeviceIdentity::Reader in) {
   return facts;
 }
 
+void toWire(const Pose& pose, wire::Pose::Builder out) {
+  auto o = out.initOrientation(4);
+  for (uint32_t i = 0; i < 4; ++i) o.set(i, pose.orientation[i]);
+  auto p = out.initPosition(3);
+  for (uint32_t i = 0; i < 3; ++i) p.set(i, pose.position[i]);
+}
+
+Pose fromWire(wire::Pose::Reader in) {
+  Pose out;
+  auto o = in.getOrientation();
+  if (o.size() == 4) {
+    for (uint32_t i = 0; i < 4; ++i) out.orientation[i] = o[i];
+  }
+  auto p = in.getPosition();
+  if (p.size() == 3) {
+    for (uint32_t i = 0; i < 3; ++i) out.position[i] = p[i];
+  }
+  return out;
+}
+
 void toWire(const SwapchainRequest& r, wire::SwapchainCreateInfo::Builder out) {
   out.setCreateFlags(r.createFlags);
   out.setUsageFlags(r.usageFlags);

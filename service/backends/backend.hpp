@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "xrc/pose.hpp"
 #include "xrc/readback.hpp"
 #include "xrc/result.hpp"
 
@@ -19,12 +20,16 @@ namespace xrc {
 struct ViewInfo {
   uint32_t recommendedWidth = 0, recommendedHeight = 0;
   uint32_t maxWidth = 0, maxHeight = 0;
+  Pose eyeInHead;
+  std::array<float, 4> fov{};  // left right up down (radians)
 };
 
 struct SystemInfo {
   std::string backendName;
   std::vector<ViewInfo> views;
   double refreshHz = 90.0;
+  Pose localInStage;  // see SystemDescription in xrc.capnp
+  float stageBoundsWidth = 0, stageBoundsDepth = 0;
 };
 
 // Display vsyncs at origin + k * period on CLOCK_MONOTONIC (ns).
@@ -88,6 +93,8 @@ class Backend {
   virtual const SystemInfo& systemInfo() const = 0;
   virtual DisplayClock clock() const = 0;
   virtual uint64_t displayFrames() const = 0;
+  // Any thread: the head's (predicted) pose in STAGE space at `timeNs`.
+  virtual Pose headPoseAt(int64_t timeNs) const = 0;
 
   // Any thread. `info` is the shared images' create info; the backend adds what it needs.
   virtual Result<std::shared_ptr<RuntimeSwapchain>> createSwapchain(const VkImageCreateInfo& info) = 0;

@@ -25,7 +25,13 @@ void fillSystemDescription(DaemonContext& ctx, wire::SystemDescription::Builder 
     views[i].setRecommendedHeight(system.views[i].recommendedHeight);
     views[i].setMaxWidth(system.views[i].maxWidth);
     views[i].setMaxHeight(system.views[i].maxHeight);
+    toWire(system.views[i].eyeInHead, views[i].initEyeInHead());
+    auto fov = views[i].initFov(4);
+    for (uint32_t k = 0; k < 4; ++k) fov.set(k, system.views[i].fov[k]);
   }
+  toWire(system.localInStage, out.initLocalInStage());
+  out.setStageBoundsWidth(system.stageBoundsWidth);
+  out.setStageBoundsDepth(system.stageBoundsDepth);
   out.setRefreshHz(float(system.refreshHz));
   const auto& formats = ctx.gpu.swapchainFormats();
   auto list = out.initSwapchainFormats(uint32_t(formats.size()));

@@ -146,7 +146,20 @@ kj::Promise<void> SessionServer::waitFrame(WaitFrameContext context) {
         timing.setPredictedDisplayTime(predicted);
         timing.setPredictedDisplayPeriod(clock.periodNs);
         timing.setShouldRender(true);
+        toWire(state->ctx.backend.headPoseAt(predicted), timing.initHeadInStage());
+        // Every session is visible and focused until session roles exist (primary/overlay).
+        timing.setVisible(true);
+        timing.setFocused(true);
       });
+}
+
+kj::Promise<void> SessionServer::locateHead(LocateHeadContext context) {
+  const int64_t time = context.getParams().getTime();
+  if (time <= 0) return answer(context, makeError(ErrorCode::invalidArgument, "locateHead: time {} is not positive", time));
+  auto results = context.getResults();
+  setOk(results.initError());
+  toWire(state_->ctx.backend.headPoseAt(time), results.initHeadInStage());
+  return kj::READY_NOW;
 }
 
 kj::Promise<void> SessionServer::beginFrame(BeginFrameContext context) {

@@ -46,6 +46,7 @@ class SessionServer final : public wire::Session::Server {
   kj::Promise<void> waitFrame(WaitFrameContext context) override;
   kj::Promise<void> beginFrame(BeginFrameContext context) override;
   kj::Promise<void> endFrame(EndFrameContext context) override;
+  kj::Promise<void> locateHead(LocateHeadContext context) override;
 
  private:
   std::shared_ptr<SessionState> state_;

@@ -42,7 +42,7 @@ Result<std::unique_ptr<VulkanApp>> VulkanApp::create(const client::SystemDescrip
   qi.queueFamilyIndex = app->family_;
   qi.queueCount = 1;
   qi.pQueuePriorities = &priority;
-  const auto extensions = client::requiredDeviceExtensions(app->physical_);
+  const auto extensions = client::requiredDeviceExtensions(instance, app->physical_);
   VkDeviceCreateInfo dci{};
   dci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
   dci.queueCreateInfoCount = 1;

@@ -13,12 +13,14 @@
 
 #include <vulkan/vulkan.h>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "xrc/pose.hpp"
 #include "xrc/protocol_rules.hpp"
 #include "xrc/result.hpp"
 
@@ -26,6 +28,8 @@ namespace xrc::client {
 
 struct ViewDescription {
   uint32_t recommendedWidth = 0, recommendedHeight = 0, maxWidth = 0, maxHeight = 0;
+  Pose eyeInHead;                                       // the view relative to the head
+  std::array<float, 4> fov{-0.785f, 0.785f, 0.785f, -0.785f};  // left right up down (radians)
 };
 
 struct SystemDescription {
@@ -37,17 +41,21 @@ struct SystemDescription {
   DeviceFacts device;
   uint32_t maxLayers = 0, maxSwapchains = 0, maxArrayLayers = 0;
   bool daemonHasExternalSemaphoreFd = false;
+  Pose localInStage;  // LOCAL space's origin in STAGE space (the tracking origin, floor level)
+  float stageBoundsWidth = 0, stageBoundsDepth = 0;  // meters; 0: unknown
 };
 
 // Asks the daemon for its system description (including its Vulkan device UUIDs) without
 // starting a session. `socketPath` empty: $XR_COMPOSITOR_SOCKET, else the default path.
 Result<SystemDescription> describe(const std::string& socketPath = {});
 
-// Instance extensions the app's VkInstance needs (none beyond Vulkan 1.1 core today).
+// Instance extensions the app's VkInstance must enable (the KHR forms of the Vulkan 1.1 queries
+// the library makes, so that a Vulkan 1.0 instance works too).
 std::vector<const char*> requiredInstanceExtensions();
-// Device extensions the app's VkDevice must enable: external memory fd always, external
-// semaphore fd when the device has it (then the sync mode can be `binary`).
-std::vector<const char*> requiredDeviceExtensions(VkPhysicalDevice physicalDevice);
+// Device extensions the app's VkDevice must enable: external memory fd (and what it needs on a
+// 1.0 device) always, external semaphore fd when the device has it (then the sync mode can be
+// `binary`).
+std::vector<const char*> requiredDeviceExtensions(VkInstance instance, VkPhysicalDevice physicalDevice);
 // The VkPhysicalDevice among `instance`'s whose UUIDs match the daemon's, or VK_NULL_HANDLE.
 VkPhysicalDevice findDaemonDevice(VkInstance instance, const SystemDescription& system);
 
@@ -72,12 +80,11 @@ struct FrameTiming {
   int64_t predictedDisplayTimeNs = 0;
   int64_t predictedDisplayPeriodNs = 0;
   bool shouldRender = true;
+  Pose headInStage;  // predicted head (VIEW space) pose at predictedDisplayTimeNs
+  bool visible = true, focused = true;
 };
 
-struct Pose {
-  float orientation[4] = {0, 0, 0, 1};  // x y z w
-  float position[3] = {0, 0, 0};
-};
+using Pose = xrc::Pose;
 
 struct SubImage {
   uint32_t swapchainId = 0;
@@ -148,6 +155,15 @@ class Connection {
   Status beginFrame(uint64_t frameId);
   // Sent without waiting; an error the daemon answers is returned by a later call.
   Status endFrame(uint64_t frameId, int64_t displayTimeNs, const std::vector<Layer>& layers);
+
+  // The head's pose in STAGE space at `timeNs` (one round trip; waitFrame's answer already has
+  // it for the predicted display time).
+  Result<Pose> locateHead(int64_t timeNs);
+  // Processes what the daemon sent meanwhile without blocking, and reports a lost connection
+  // (daemon gone) as an error. For event loops that must notice the daemon leaving while idle.
+  Status poll();
+  // True once the connection to the daemon is gone; every later call fails.
+  bool lost() const;
 
   // Blocking round trips made so far (for benchmarks: the goal is one per frame).
   uint64_t blockingRoundTrips() const;

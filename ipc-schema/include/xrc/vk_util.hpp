@@ -142,6 +142,21 @@ std::vector<const char*> requiredDeviceExtensions();
 const char* semaphoreFdExtension();
 
 bool deviceHasExtension(VkPhysicalDevice device, const char* name);
-DeviceFacts queryDeviceFacts(VkPhysicalDevice device);
+
+// The two Vulkan 1.1 physical-device queries, from the core (instances of version >= 1.1) or
+// from their KHR extensions (version 1.0 instances, such as the ones OpenXR apps often create,
+// which must then enable kQueryInstanceExtensions).
+struct PhysicalDeviceQueries {
+  PFN_vkGetPhysicalDeviceProperties2 properties2 = nullptr;
+  PFN_vkGetPhysicalDeviceExternalSemaphoreProperties externalSemaphoreProperties = nullptr;
+  static PhysicalDeviceQueries core();
+  // Null members where `instance` did not enable the extensions.
+  static PhysicalDeviceQueries khr(VkInstance instance);
+};
+inline constexpr const char* kQueryInstanceExtensions[] = {
+    VK_KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2_EXTENSION_NAME, VK_KHR_EXTERNAL_MEMORY_CAPABILITIES_EXTENSION_NAME,
+    VK_KHR_EXTERNAL_SEMAPHORE_CAPABILITIES_EXTENSION_NAME};
+
+DeviceFacts queryDeviceFacts(VkPhysicalDevice device, const PhysicalDeviceQueries& queries = PhysicalDeviceQueries::core());
 
 }  // namespace xrc::vk

@@ -8,6 +8,7 @@
 #include <vulkan/vulkan.h>
 
 #include "xrc.capnp.h"
+#include "xrc/pose.hpp"
 #include "xrc/protocol_rules.hpp"
 #include "xrc/result.hpp"
 #include "xrc/unique_fd.hpp"
@@ -23,6 +24,10 @@ SyncMode fromWire(wire::SyncMode mode);
 
 void toWire(const DeviceFacts& facts, wire::DeviceIdentity::Builder out);
 Result<DeviceFacts> fromWire(wire::DeviceIdentity::Reader in);
+
+void toWire(const Pose& pose, wire::Pose::Builder out);
+// A pose with missing components reads as identity components; validity is checked separately.
+Pose fromWire(wire::Pose::Reader in);
 
 void toWire(const SwapchainRequest& request, wire::SwapchainCreateInfo::Builder out);
 SwapchainRequest fromWire(wire::SwapchainCreateInfo::Reader in);

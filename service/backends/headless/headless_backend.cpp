@@ -87,9 +87,17 @@ HeadlessBackend::~HeadlessBackend() {
 Status HeadlessBackend::init() {
   system_.backendName = "headless";
   system_.refreshHz = options_.refreshHz;
+  // Symmetric 90-degree fields of view; stereo eyes half an IPD left and right of the head.
+  constexpr float kHalfFov = 0.7853982f;
   for (uint32_t i = 0; i < options_.viewCount; ++i) {
-    system_.views.push_back(ViewInfo{options_.viewWidth, options_.viewHeight, kMaxExtent, kMaxExtent});
+    ViewInfo view{options_.viewWidth, options_.viewHeight, kMaxExtent, kMaxExtent, {}, {}};
+    view.fov = {-kHalfFov, kHalfFov, kHalfFov, -kHalfFov};
+    if (options_.viewCount == 2) view.eyeInHead.position[0] = (i == 0 ? -0.5f : 0.5f) * options_.ipd;
+    system_.views.push_back(view);
   }
+  system_.localInStage.position = {0, options_.eyeHeight, 0};
+  system_.stageBoundsWidth = 4;
+  system_.stageBoundsDepth = 4;
   clock_.periodNs = int64_t(std::llround(1e9 / options_.refreshHz));
   clock_.originNs = monotonicNowNs();
 

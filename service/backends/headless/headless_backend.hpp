@@ -22,6 +22,8 @@ struct HeadlessOptions {
   uint32_t viewWidth = 1440;
   uint32_t viewHeight = 1600;
   double refreshHz = 90.0;
+  float eyeHeight = 1.6f;  // meters above the stage floor; the head stays there, looking down -z
+  float ipd = 0.063f;      // meters between the two eyes (stereo)
 };
 
 class HeadlessSwapchain;
@@ -36,6 +38,8 @@ class HeadlessBackend final : public Backend {
   const SystemInfo& systemInfo() const override { return system_; }
   DisplayClock clock() const override { return clock_; }
   uint64_t displayFrames() const override { return displayFrames_.load(); }
+  // The simulated head does not move: it rests at LOCAL's origin.
+  Pose headPoseAt(int64_t) const override { return system_.localInStage; }
 
   Result<std::shared_ptr<RuntimeSwapchain>> createSwapchain(const VkImageCreateInfo& info) override;
   Result<RuntimeImageLease> acquireImage(RuntimeSwapchain& swapchain, std::chrono::milliseconds timeout) override;
