@@ -1,0 +1,156 @@
+// The runtime's two exported symbols: loader negotiation and xrGetInstanceProcAddr, which maps
+// function names onto the implementations in entry_points.hpp.
+#include <cstring>
+#include <string_view>
+
+#include "entry_points.hpp"
+#include "loader_interface.hpp"
+
+namespace xrc::openxr {
+
+namespace {
+
+struct Entry {
+  const char* name;
+  PFN_xrVoidFunction function;
+  const char* extension;  // null: core
+};
+
+// The static_cast checks each implementation against the function pointer type of its name.
+#define XRC_CORE(name) {"xr" #name, reinterpret_cast<PFN_xrVoidFunction>(static_cast<PFN_xr##name>(&name)), nullptr}
+#define XRC_EXT(name, ext) {"xr" #name, reinterpret_cast<PFN_xrVoidFunction>(static_cast<PFN_xr##name>(&name)), ext}
+
+XrResult XRAPI_CALL GetInstanceProcAddr(XrInstance instance, const char* name, PFN_xrVoidFunction* function);
+
+const Entry kEntries[] = {
+    XRC_CORE(GetInstanceProcAddr),
+    XRC_CORE(EnumerateInstanceExtensionProperties),
+    XRC_CORE(EnumerateApiLayerProperties),
+    XRC_CORE(CreateInstance),
+    XRC_CORE(DestroyInstance),
+    XRC_CORE(GetInstanceProperties),
+    XRC_CORE(PollEvent),
+    XRC_CORE(ResultToString),
+    XRC_CORE(StructureTypeToString),
+    XRC_CORE(GetSystem),
+    XRC_CORE(GetSystemProperties),
+    XRC_CORE(EnumerateEnvironmentBlendModes),
+    XRC_CORE(CreateSession),
+    XRC_CORE(DestroySession),
+    XRC_CORE(EnumerateReferenceSpaces),
+    XRC_CORE(CreateReferenceSpace),
+    XRC_CORE(GetReferenceSpaceBoundsRect),
+    XRC_CORE(CreateActionSpace),
+    XRC_CORE(LocateSpace),
+    XRC_CORE(DestroySpace),
+    XRC_CORE(EnumerateViewConfigurations),
+    XRC_CORE(GetViewConfigurationProperties),
+    XRC_CORE(EnumerateViewConfigurationViews),
+    XRC_CORE(EnumerateSwapchainFormats),
+    XRC_CORE(CreateSwapchain),
+    XRC_CORE(DestroySwapchain),
+    XRC_CORE(EnumerateSwapchainImages),
+    XRC_CORE(AcquireSwapchainImage),
+    XRC_CORE(WaitSwapchainImage),
+    XRC_CORE(ReleaseSwapchainImage),
+    XRC_CORE(BeginSession),
+    XRC_CORE(EndSession),
+    XRC_CORE(RequestExitSession),
+    XRC_CORE(WaitFrame),
+    XRC_CORE(BeginFrame),
+    XRC_CORE(EndFrame),
+    XRC_CORE(LocateViews),
+    XRC_CORE(StringToPath),
+    XRC_CORE(PathToString),
+    XRC_CORE(CreateActionSet),
+    XRC_CORE(DestroyActionSet),
+    XRC_CORE(CreateAction),
+    XRC_CORE(DestroyAction),
+    XRC_CORE(SuggestInteractionProfileBindings),
+    XRC_CORE(AttachSessionActionSets),
+    XRC_CORE(GetCurrentInteractionProfile),
+    XRC_CORE(GetActionStateBoolean),
+    XRC_CORE(GetActionStateFloat),
+    XRC_CORE(GetActionStateVector2f),
+    XRC_CORE(GetActionStatePose),
+    XRC_CORE(SyncActions),
+    XRC_CORE(EnumerateBoundSourcesForAction),
+    XRC_CORE(GetInputSourceLocalizedName),
+    XRC_CORE(ApplyHapticFeedback),
+    XRC_CORE(StopHapticFeedback),
+    XRC_EXT(GetVulkanInstanceExtensionsKHR, XR_KHR_VULKAN_ENABLE_EXTENSION_NAME),
+    XRC_EXT(GetVulkanDeviceExtensionsKHR, XR_KHR_VULKAN_ENABLE_EXTENSION_NAME),
+    XRC_EXT(GetVulkanGraphicsDeviceKHR, XR_KHR_VULKAN_ENABLE_EXTENSION_NAME),
+    XRC_EXT(GetVulkanGraphicsRequirementsKHR, XR_KHR_VULKAN_ENABLE_EXTENSION_NAME),
+    XRC_EXT(CreateVulkanInstanceKHR, XR_KHR_VULKAN_ENABLE2_EXTENSION_NAME),
+    XRC_EXT(CreateVulkanDeviceKHR, XR_KHR_VULKAN_ENABLE2_EXTENSION_NAME),
+    XRC_EXT(GetVulkanGraphicsDevice2KHR, XR_KHR_VULKAN_ENABLE2_EXTENSION_NAME),
+    XRC_EXT(ConvertTimespecTimeToTimeKHR, XR_KHR_CONVERT_TIMESPEC_TIME_EXTENSION_NAME),
+    XRC_EXT(ConvertTimeToTimespecTimeKHR, XR_KHR_CONVERT_TIMESPEC_TIME_EXTENSION_NAME),
+};
+
+#undef XRC_CORE
+#undef XRC_EXT
+
+// XR_KHR_vulkan_enable2's xrGetVulkanGraphicsRequirements2KHR shares its implementation and
+// function pointer type with the enable version.
+const Entry kAliases[] = {
+    {"xrGetVulkanGraphicsRequirements2KHR",
+     reinterpret_cast<PFN_xrVoidFunction>(static_cast<PFN_xrGetVulkanGraphicsRequirements2KHR>(
+         &GetVulkanGraphicsRequirements2KHR)),
+     XR_KHR_VULKAN_ENABLE2_EXTENSION_NAME},
+};
+
+const Entry* findEntry(std::string_view name) {
+  for (const Entry& e : kEntries) {
+    if (name == e.name) return &e;
+  }
+  for (const Entry& e : kAliases) {
+    if (name == e.name) return &e;
+  }
+  return nullptr;
+}
+
+XrResult XRAPI_CALL GetInstanceProcAddr(XrInstance instanceHandle, const char* name, PFN_xrVoidFunction* function) {
+  if (name == nullptr || function == nullptr) return XR_ERROR_VALIDATION_FAILURE;
+  *function = nullptr;
+  const Entry* entry = findEntry(name);
+  if (instanceHandle == XR_NULL_HANDLE) {
+    // The loader asks for the pre-instance functions this way; the core validation layer asks for
+    // every function with a null instance while it builds its dispatch table, so answer all.
+    if (entry == nullptr) return XR_ERROR_FUNCTION_UNSUPPORTED;
+    *function = entry->function;
+    return XR_SUCCESS;
+  }
+  auto instance = lookup<Instance>(instanceHandle);
+  if (!instance) return XR_ERROR_HANDLE_INVALID;
+  if (entry == nullptr) return XR_ERROR_FUNCTION_UNSUPPORTED;
+  if (entry->extension != nullptr && !instance->enabled(entry->extension)) return XR_ERROR_FUNCTION_UNSUPPORTED;
+  *function = entry->function;
+  return XR_SUCCESS;
+}
+
+}  // namespace
+
+}  // namespace xrc::openxr
+
+extern "C" __attribute__((visibility("default"))) XrResult XRAPI_CALL xrNegotiateLoaderRuntimeInterface(
+    const XrNegotiateLoaderInfo* loaderInfo, XrNegotiateRuntimeRequest* runtimeRequest) {
+  if (loaderInfo == nullptr || runtimeRequest == nullptr ||
+      loaderInfo->structType != XR_LOADER_INTERFACE_STRUCT_LOADER_INFO ||
+      loaderInfo->structVersion != XR_LOADER_INFO_STRUCT_VERSION || loaderInfo->structSize != sizeof *loaderInfo ||
+      runtimeRequest->structType != XR_LOADER_INTERFACE_STRUCT_RUNTIME_REQUEST ||
+      runtimeRequest->structVersion != XR_RUNTIME_INFO_STRUCT_VERSION ||
+      runtimeRequest->structSize != sizeof *runtimeRequest) {
+    return XR_ERROR_INITIALIZATION_FAILED;
+  }
+  if (loaderInfo->minInterfaceVersion > XR_CURRENT_LOADER_RUNTIME_VERSION ||
+      loaderInfo->maxInterfaceVersion < XR_CURRENT_LOADER_RUNTIME_VERSION ||
+      XR_VERSION_MAJOR(loaderInfo->maxApiVersion) < 1 || XR_VERSION_MAJOR(loaderInfo->minApiVersion) > 1) {
+    return XR_ERROR_INITIALIZATION_FAILED;
+  }
+  runtimeRequest->runtimeInterfaceVersion = XR_CURRENT_LOADER_RUNTIME_VERSION;
+  runtimeRequest->runtimeApiVersion = XR_CURRENT_API_VERSION;
+  runtimeRequest->getInstanceProcAddr = &xrc::openxr::GetInstanceProcAddr;
+  return XR_SUCCESS;
+}

@@ -1,0 +1,178 @@
+// The objects behind the OpenXR face's handles and helpers shared by its entry points. Each entry
+// point (xr_*.cpp) validates its handles and structures, then acts on these objects; the daemon
+// is reached only through client-lib's Connection and Swapchain.
+#pragma once
+
+#define XR_USE_GRAPHICS_API_VULKAN 1
+#define XR_USE_TIMESPEC 1
+#include <time.h>
+#include <vulkan/vulkan.h>
+#include <openxr/openxr.h>
+#include <openxr/openxr_platform.h>
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "action_registry.hpp"
+#include "handles.hpp"
+#include "path_table.hpp"
+#include "session_state.hpp"
+#include "xrc/client.hpp"
+
+namespace xrc::openxr {
+
+inline constexpr XrSystemId kSystemId = 1;
+inline constexpr const char* kRuntimeName = "xr-compositor";
+inline constexpr XrViewConfigurationType kViewConfiguration = XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO;
+
+struct Session;
+
+struct Instance {
+  static constexpr HandleType kHandleType = HandleType::instance;
+  uint64_t handle = 0;
+  std::string applicationName;
+  std::set<std::string> extensions;  // enabled at creation
+  std::string socketPath;            // empty: client-lib's default resolution
+  client::SystemDescription system;  // asked of the daemon at creation
+  PathTable paths;
+  ActionRegistry actions{paths};
+
+  Mutex mutex;
+  std::deque<XrEventDataBuffer> events XRC_GUARDED_BY(mutex);
+  bool graphicsRequirementsQueried XRC_GUARDED_BY(mutex) = false;
+  VkInstance appVkInstance XRC_GUARDED_BY(mutex) = VK_NULL_HANDLE;  // of the last graphics-device query
+  VkPhysicalDevice returnedPhysicalDevice XRC_GUARDED_BY(mutex) = VK_NULL_HANDLE;
+  uint64_t sessionHandle XRC_GUARDED_BY(mutex) = 0;  // one session at a time
+  std::vector<uint64_t> actionSetHandles XRC_GUARDED_BY(mutex);
+  bool lossReported XRC_GUARDED_BY(mutex) = false;
+
+  bool enabled(const char* extension) const { return extensions.count(extension) != 0; }
+  void pushEvent(const XrEventDataBuffer& event);
+};
+
+struct Session {
+  static constexpr HandleType kHandleType = HandleType::session;
+  std::shared_ptr<Instance> instance;
+  uint64_t handle = 0;
+
+  // Serializes everything below and every call into the connection: client-lib's Connection is
+  // used by one thread at a time, the one that created it (its event loop lives there).
+  Mutex mutex;
+  std::unique_ptr<client::Connection> connection XRC_GUARDED_BY(mutex);
+  std::thread::id connectionThread;
+  client::VulkanBinding vulkan;
+  SessionLifecycle lifecycle XRC_GUARDED_BY(mutex);
+  FrameOrder frames XRC_GUARDED_BY(mutex);
+  XrViewConfigurationType viewConfiguration XRC_GUARDED_BY(mutex) = kViewConfiguration;
+  std::vector<ActionSet*> attachedSets XRC_GUARDED_BY(mutex);
+  std::vector<std::shared_ptr<ActionSet>> attachedSetsKeepAlive XRC_GUARDED_BY(mutex);
+  // Head poses of recent predicted display times (from waitFrame answers), newest last.
+  std::deque<std::pair<int64_t, Pose>> headPoses XRC_GUARDED_BY(mutex);
+  std::vector<uint64_t> childHandles XRC_GUARDED_BY(mutex);  // spaces and swapchains
+};
+
+struct Space {
+  static constexpr HandleType kHandleType = HandleType::space;
+  std::shared_ptr<Session> session;
+  bool isAction = false;
+  XrReferenceSpaceType referenceType = XR_REFERENCE_SPACE_TYPE_LOCAL;
+  std::shared_ptr<Action> action;
+  XrPath subactionPath = XR_NULL_PATH;
+  Pose offset;  // pose of this space in the reference (or action) space
+};
+
+struct SwapchainObject {
+  static constexpr HandleType kHandleType = HandleType::swapchain;
+  std::shared_ptr<Session> session;
+  std::unique_ptr<client::Swapchain> impl;  // guarded by session->mutex
+  uint32_t width = 0, height = 0, arraySize = 0;
+  bool everReleased = false;  // guarded by session->mutex
+};
+
+struct ActionSetObject {
+  static constexpr HandleType kHandleType = HandleType::actionSet;
+  std::shared_ptr<Instance> instance;
+  std::shared_ptr<ActionSet> set;
+  std::vector<uint64_t> actionHandles;  // guarded by instance->mutex
+};
+
+struct ActionObject {
+  static constexpr HandleType kHandleType = HandleType::action;
+  std::shared_ptr<Instance> instance;
+  std::shared_ptr<Action> action;
+};
+
+XrViewConfigurationType systemViewConfiguration(const Instance& instance);
+// Instance handle + system id checks shared by the system-level entry points.
+XrResult lookupSystem(XrInstance handle, XrSystemId systemId, std::shared_ptr<Instance>& out);
+
+// --- helpers --------------------------------------------------------------------------------------
+
+// XrTime is CLOCK_MONOTONIC in nanoseconds, the daemon's clock.
+inline int64_t monotonicNowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+XrResult toXrResult(const Error& error);
+void logError(const char* function, const std::string& message);
+
+template <typename T, typename Xr>
+std::shared_ptr<T> lookup(Xr handle) {
+  if (handle == XR_NULL_HANDLE) return nullptr;
+  return Handles::get().find<T>(toRaw(handle));
+}
+
+// The caller's structure has the expected type (XR_ERROR_VALIDATION_FAILURE otherwise).
+template <typename S>
+bool hasType(const S* s, XrStructureType type) {
+  return s != nullptr && s->type == type;
+}
+
+// A chained structure of `type` in `next`, or null.
+const void* findInChain(const void* next, XrStructureType type);
+
+// The two-call idiom of enumerations (OpenXR 1.0, 2.11).
+template <typename T>
+XrResult enumerate(const std::vector<T>& items, uint32_t capacity, uint32_t* count, T* out) {
+  if (count == nullptr) return XR_ERROR_VALIDATION_FAILURE;
+  *count = uint32_t(items.size());
+  if (capacity == 0) return XR_SUCCESS;
+  if (out == nullptr) return XR_ERROR_VALIDATION_FAILURE;
+  if (capacity < items.size()) return XR_ERROR_SIZE_INSUFFICIENT;
+  for (size_t i = 0; i < items.size(); ++i) out[i] = items[i];
+  return XR_SUCCESS;
+}
+XrResult enumerateString(const std::string& text, uint32_t capacity, uint32_t* count, char* out);
+
+inline Pose toPose(const XrPosef& p) {
+  Pose out;
+  out.orientation = {p.orientation.x, p.orientation.y, p.orientation.z, p.orientation.w};
+  out.position = {p.position.x, p.position.y, p.position.z};
+  return out;
+}
+inline XrPosef toXr(const Pose& p) {
+  return {{p.orientation[0], p.orientation[1], p.orientation[2], p.orientation[3]},
+          {p.position[0], p.position[1], p.position[2]}};
+}
+
+// Session checks shared by the entry points: the calling thread may use the connection and
+// the daemon is still there. XR_ERROR_SESSION_LOST once it is gone (after LOSS_PENDING).
+XrResult checkConnection(Session& session) XRC_REQUIRES(session.mutex);
+// Notices a lost daemon: LOSS_PENDING and instance loss events, once.
+void noticeLoss(Session& session) XRC_REQUIRES(session.mutex);
+void queueStates(Session& session, const StateList& states);
+
+// Head pose in STAGE at `time`: from a recent waitFrame answer, else one round trip.
+XrResult headPoseAt(Session& session, XrTime time, Pose& out) XRC_REQUIRES(session.mutex);
+// A space's pose in STAGE at `time`; `located` false for action spaces (nothing bound).
+XrResult spaceInStage(Session& session, const Space& space, XrTime time, Pose& out, bool& located)
+    XRC_REQUIRES(session.mutex);
+
+}  // namespace xrc::openxr

@@ -1,0 +1,345 @@
+// Session lifecycle and the frame loop: xrWaitFrame is the one blocking round trip of a frame;
+// xrBeginFrame and xrEndFrame are validated here and sent without waiting for the daemon.
+#include <cmath>
+
+#include "entry_points.hpp"
+#include "xrc/vk_util.hpp"
+
+namespace xrc::openxr {
+
+namespace {
+
+constexpr size_t kRememberedHeadPoses = 8;
+
+// A session's daemon call failed: a lost connection becomes LOSS_PENDING + XR_ERROR_SESSION_LOST.
+XrResult failed(Session& session, const char* function, const Error& error) XRC_REQUIRES(session.mutex) {
+  if (session.connection->lost()) {
+    noticeLoss(session);
+    return XR_ERROR_SESSION_LOST;
+  }
+  logError(function, error.describe());
+  return toXrResult(error);
+}
+
+struct SubImageCheck {
+  XrResult result = XR_SUCCESS;
+  client::SubImage out;
+};
+
+SubImageCheck checkSubImage(const Session& session, const XrSwapchainSubImage& sub) {
+  SubImageCheck check;
+  auto swapchain = lookup<SwapchainObject>(sub.swapchain);
+  if (!swapchain || swapchain->session.get() != &session) return {XR_ERROR_HANDLE_INVALID, {}};
+  if (!swapchain->everReleased) return {XR_ERROR_LAYER_INVALID, {}};
+  const XrRect2Di& r = sub.imageRect;
+  if (r.offset.x < 0 || r.offset.y < 0 || r.extent.width <= 0 || r.extent.height <= 0 ||
+      int64_t(r.offset.x) + r.extent.width > int64_t(swapchain->width) ||
+      int64_t(r.offset.y) + r.extent.height > int64_t(swapchain->height)) {
+    return {XR_ERROR_SWAPCHAIN_RECT_INVALID, {}};
+  }
+  if (sub.imageArrayIndex >= swapchain->arraySize) return {XR_ERROR_VALIDATION_FAILURE, {}};
+  check.out.swapchainId = swapchain->impl->id();
+  check.out.x = r.offset.x;
+  check.out.y = r.offset.y;
+  check.out.width = r.extent.width;
+  check.out.height = r.extent.height;
+  check.out.arrayIndex = sub.imageArrayIndex;
+  return check;
+}
+
+bool isValidFov(const XrFovf& f) {
+  return std::isfinite(f.angleLeft) && std::isfinite(f.angleRight) && std::isfinite(f.angleUp) &&
+         std::isfinite(f.angleDown);
+}
+
+constexpr XrCompositionLayerFlags kKnownLayerFlags = XR_COMPOSITION_LAYER_CORRECT_CHROMATIC_ABERRATION_BIT |
+                                                     XR_COMPOSITION_LAYER_BLEND_TEXTURE_SOURCE_ALPHA_BIT |
+                                                     XR_COMPOSITION_LAYER_UNPREMULTIPLIED_ALPHA_BIT;
+
+// One layer of xrEndFrame, validated and converted (poses into STAGE space). `skip`: the layer's
+// space cannot be located now (an action space), so it is not shown.
+XrResult convertLayer(Session& session, const XrCompositionLayerBaseHeader* header, XrTime displayTime,
+                      client::Layer& out, bool& skip) XRC_REQUIRES(session.mutex) {
+  skip = false;
+  if (header == nullptr) return XR_ERROR_LAYER_INVALID;
+  if (header->type != XR_TYPE_COMPOSITION_LAYER_PROJECTION && header->type != XR_TYPE_COMPOSITION_LAYER_QUAD) {
+    return XR_ERROR_LAYER_INVALID;
+  }
+  if ((header->layerFlags & ~kKnownLayerFlags) != 0) return XR_ERROR_VALIDATION_FAILURE;
+  auto space = lookup<Space>(header->space);
+  if (!space || space->session.get() != &session) return XR_ERROR_HANDLE_INVALID;
+  Pose spacePose;
+  bool located = false;
+  if (XrResult r = spaceInStage(session, *space, displayTime, spacePose, located); XR_FAILED(r)) return r;
+  out.flags = header->layerFlags;
+
+  if (header->type == XR_TYPE_COMPOSITION_LAYER_PROJECTION) {
+    auto& layer = *reinterpret_cast<const XrCompositionLayerProjection*>(header);
+    out.kind = client::Layer::Kind::projection;
+    if (layer.viewCount != session.instance->system.views.size() || layer.views == nullptr) {
+      return XR_ERROR_VALIDATION_FAILURE;
+    }
+    for (uint32_t i = 0; i < layer.viewCount; ++i) {
+      const XrCompositionLayerProjectionView& view = layer.views[i];
+      if (view.type != XR_TYPE_COMPOSITION_LAYER_PROJECTION_VIEW) return XR_ERROR_VALIDATION_FAILURE;
+      const Pose pose = toPose(view.pose);
+      if (!isValidPose(pose)) return XR_ERROR_POSE_INVALID;
+      if (!isValidFov(view.fov)) return XR_ERROR_VALIDATION_FAILURE;
+      auto sub = checkSubImage(session, view.subImage);
+      if (XR_FAILED(sub.result)) return sub.result;
+      client::ProjectionView pv;
+      pv.pose = compose(spacePose, pose);
+      pv.fov[0] = view.fov.angleLeft;
+      pv.fov[1] = view.fov.angleRight;
+      pv.fov[2] = view.fov.angleUp;
+      pv.fov[3] = view.fov.angleDown;
+      pv.subImage = sub.out;
+      if (session.instance->enabled(XR_KHR_COMPOSITION_LAYER_DEPTH_EXTENSION_NAME)) {
+        if (auto depth = static_cast<const XrCompositionLayerDepthInfoKHR*>(
+                findInChain(view.next, XR_TYPE_COMPOSITION_LAYER_DEPTH_INFO_KHR))) {
+          if (!(depth->minDepth >= 0 && depth->minDepth < depth->maxDepth && depth->maxDepth <= 1) ||
+              !std::isfinite(depth->nearZ) || !std::isfinite(depth->farZ) || depth->nearZ == depth->farZ) {
+            return XR_ERROR_VALIDATION_FAILURE;
+          }
+          auto depthSub = checkSubImage(session, depth->subImage);
+          if (XR_FAILED(depthSub.result)) return depthSub.result;
+          pv.hasDepth = true;
+          pv.depthSubImage = depthSub.out;
+          pv.minDepth = depth->minDepth;
+          pv.maxDepth = depth->maxDepth;
+          pv.nearZ = depth->nearZ;
+          pv.farZ = depth->farZ;
+        }
+      }
+      out.views.push_back(pv);
+    }
+  } else {
+    auto& layer = *reinterpret_cast<const XrCompositionLayerQuad*>(header);
+    out.kind = client::Layer::Kind::quad;
+    if (layer.eyeVisibility != XR_EYE_VISIBILITY_BOTH && layer.eyeVisibility != XR_EYE_VISIBILITY_LEFT &&
+        layer.eyeVisibility != XR_EYE_VISIBILITY_RIGHT) {
+      return XR_ERROR_VALIDATION_FAILURE;
+    }
+    const Pose pose = toPose(layer.pose);
+    if (!isValidPose(pose)) return XR_ERROR_POSE_INVALID;
+    if (!(std::isfinite(layer.size.width) && std::isfinite(layer.size.height) && layer.size.width > 0 &&
+          layer.size.height > 0)) {
+      return XR_ERROR_VALIDATION_FAILURE;
+    }
+    auto sub = checkSubImage(session, layer.subImage);
+    if (XR_FAILED(sub.result)) return sub.result;
+    out.quadSubImage = sub.out;
+    out.quadPose = compose(spacePose, pose);
+    out.quadWidth = layer.size.width;
+    out.quadHeight = layer.size.height;
+  }
+  skip = !located;
+  return XR_SUCCESS;
+}
+
+}  // namespace
+
+XrResult XRAPI_CALL CreateSession(XrInstance handle, const XrSessionCreateInfo* info, XrSession* out) {
+  auto instance = lookup<Instance>(handle);
+  if (!instance) return XR_ERROR_HANDLE_INVALID;
+  if (!hasType(info, XR_TYPE_SESSION_CREATE_INFO) || out == nullptr || info->createFlags != 0) {
+    return XR_ERROR_VALIDATION_FAILURE;
+  }
+  if (info->systemId != kSystemId) return XR_ERROR_SYSTEM_INVALID;
+  {
+    Lock lock(instance->mutex);
+    if (!instance->graphicsRequirementsQueried) return XR_ERROR_GRAPHICS_REQUIREMENTS_CALL_MISSING;
+    if (instance->sessionHandle != 0) return XR_ERROR_LIMIT_REACHED;
+  }
+  auto binding =
+      static_cast<const XrGraphicsBindingVulkanKHR*>(findInChain(info->next, XR_TYPE_GRAPHICS_BINDING_VULKAN_KHR));
+  if (binding == nullptr || binding->instance == VK_NULL_HANDLE || binding->physicalDevice == VK_NULL_HANDLE ||
+      binding->device == VK_NULL_HANDLE) {
+    return XR_ERROR_GRAPHICS_DEVICE_INVALID;
+  }
+  if (client::findDaemonDevice(binding->instance, instance->system) != binding->physicalDevice) {
+    logError("xrCreateSession", "the graphics binding's physical device is not the daemon's");
+    return XR_ERROR_GRAPHICS_DEVICE_INVALID;
+  }
+  uint32_t familyCount = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(binding->physicalDevice, &familyCount, nullptr);
+  if (binding->queueFamilyIndex >= familyCount) return XR_ERROR_VALIDATION_FAILURE;
+
+  auto session = std::make_shared<Session>();
+  session->instance = instance;
+  session->vulkan.instance = binding->instance;
+  session->vulkan.physicalDevice = binding->physicalDevice;
+  session->vulkan.device = binding->device;
+  session->vulkan.queueFamilyIndex = binding->queueFamilyIndex;
+  vkGetDeviceQueue(binding->device, binding->queueFamilyIndex, binding->queueIndex, &session->vulkan.queue);
+  client::ConnectOptions options;
+  options.socketPath = instance->socketPath;
+  options.applicationName = instance->applicationName;
+  options.vulkan = session->vulkan;
+  auto connection = client::Connection::connect(options);
+  if (!connection) {
+    logError("xrCreateSession", connection.error().describe());
+    return connection.error().code == ErrorCode::deviceMismatch ? XR_ERROR_GRAPHICS_DEVICE_INVALID
+                                                                : XR_ERROR_RUNTIME_FAILURE;
+  }
+  session->connectionThread = std::this_thread::get_id();
+  session->handle = Handles::get().add(session);
+  StateList states;
+  {
+    Lock lock(session->mutex);
+    session->connection = std::move(connection).value();
+    session->lifecycle.created(states);
+  }
+  {
+    Lock lock(instance->mutex);
+    instance->sessionHandle = session->handle;
+  }
+  queueStates(*session, states);
+  *out = fromRaw<XrSession>(session->handle);
+  return XR_SUCCESS;
+}
+
+XrResult XRAPI_CALL DestroySession(XrSession handle) {
+  auto session = lookup<Session>(handle);
+  if (!session) return XR_ERROR_HANDLE_INVALID;
+  std::vector<uint64_t> children;
+  {
+    Lock lock(session->mutex);
+    children.swap(session->childHandles);
+  }
+  // Children first: swapchains talk to the daemon through the session's connection.
+  for (uint64_t child : children) Handles::get().remove(child);
+  {
+    Lock lock(session->mutex);
+    session->connection.reset();
+    session->attachedSets.clear();
+    session->attachedSetsKeepAlive.clear();
+  }
+  {
+    Lock lock(session->instance->mutex);
+    if (session->instance->sessionHandle == session->handle) session->instance->sessionHandle = 0;
+  }
+  Handles::get().remove(session->handle);
+  return XR_SUCCESS;
+}
+
+XrResult XRAPI_CALL BeginSession(XrSession handle, const XrSessionBeginInfo* info) {
+  auto session = lookup<Session>(handle);
+  if (!session) return XR_ERROR_HANDLE_INVALID;
+  if (!hasType(info, XR_TYPE_SESSION_BEGIN_INFO)) return XR_ERROR_VALIDATION_FAILURE;
+  const XrViewConfigurationType type = info->primaryViewConfigurationType;
+  if (type != XR_VIEW_CONFIGURATION_TYPE_PRIMARY_MONO && type != XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO &&
+      type != XR_VIEW_CONFIGURATION_TYPE_PRIMARY_QUAD_VARJO &&
+      type != XR_VIEW_CONFIGURATION_TYPE_SECONDARY_MONO_FIRST_PERSON_OBSERVER_MSFT) {
+    return XR_ERROR_VALIDATION_FAILURE;
+  }
+  if (type != systemViewConfiguration(*session->instance)) return XR_ERROR_VIEW_CONFIGURATION_TYPE_UNSUPPORTED;
+  Lock lock(session->mutex);
+  if (session->lifecycle.lost()) return XR_ERROR_SESSION_LOST;
+  if (XrResult r = session->lifecycle.begin(); XR_FAILED(r)) return r;
+  session->viewConfiguration = type;
+  return XR_SUCCESS;
+}
+
+XrResult XRAPI_CALL EndSession(XrSession handle) {
+  auto session = lookup<Session>(handle);
+  if (!session) return XR_ERROR_HANDLE_INVALID;
+  StateList states;
+  {
+    Lock lock(session->mutex);
+    if (XrResult r = session->lifecycle.end(states); XR_FAILED(r)) return r;
+    session->frames.reset();
+  }
+  queueStates(*session, states);
+  return XR_SUCCESS;
+}
+
+XrResult XRAPI_CALL RequestExitSession(XrSession handle) {
+  auto session = lookup<Session>(handle);
+  if (!session) return XR_ERROR_HANDLE_INVALID;
+  StateList states;
+  {
+    Lock lock(session->mutex);
+    if (XrResult r = session->lifecycle.requestExit(states); XR_FAILED(r)) return r;
+  }
+  queueStates(*session, states);
+  return XR_SUCCESS;
+}
+
+XrResult XRAPI_CALL WaitFrame(XrSession handle, const XrFrameWaitInfo* info, XrFrameState* state) {
+  auto session = lookup<Session>(handle);
+  if (!session) return XR_ERROR_HANDLE_INVALID;
+  if ((info != nullptr && info->type != XR_TYPE_FRAME_WAIT_INFO) || !hasType(state, XR_TYPE_FRAME_STATE)) {
+    return XR_ERROR_VALIDATION_FAILURE;
+  }
+  StateList states;
+  XrResult result = XR_SUCCESS;
+  {
+    Lock lock(session->mutex);
+    if (session->lifecycle.lost()) return XR_ERROR_SESSION_LOST;
+    if (!session->lifecycle.running()) return XR_ERROR_SESSION_NOT_RUNNING;
+    if (XrResult r = checkConnection(*session); XR_FAILED(r)) return r;
+    auto timing = session->connection->waitFrame();
+    if (!timing) return failed(*session, "xrWaitFrame", timing.error());
+    const client::FrameTiming& t = timing.value();
+    session->frames.waited(t.frameId, t.predictedDisplayTimeNs);
+    session->headPoses.emplace_back(t.predictedDisplayTimeNs, t.headInStage);
+    if (session->headPoses.size() > kRememberedHeadPoses) session->headPoses.pop_front();
+    session->lifecycle.frameWaited(t.visible, t.focused, states);
+    const XrSessionState now = session->lifecycle.state();
+    state->predictedDisplayTime = t.predictedDisplayTimeNs;
+    state->predictedDisplayPeriod = t.predictedDisplayPeriodNs;
+    state->shouldRender =
+        t.shouldRender && (now == XR_SESSION_STATE_VISIBLE || now == XR_SESSION_STATE_FOCUSED) ? XR_TRUE : XR_FALSE;
+  }
+  queueStates(*session, states);
+  return result;
+}
+
+XrResult XRAPI_CALL BeginFrame(XrSession handle, const XrFrameBeginInfo* info) {
+  auto session = lookup<Session>(handle);
+  if (!session) return XR_ERROR_HANDLE_INVALID;
+  if (info != nullptr && info->type != XR_TYPE_FRAME_BEGIN_INFO) return XR_ERROR_VALIDATION_FAILURE;
+  Lock lock(session->mutex);
+  if (session->lifecycle.lost()) return XR_ERROR_SESSION_LOST;
+  if (!session->lifecycle.running()) return XR_ERROR_SESSION_NOT_RUNNING;
+  if (XrResult r = checkConnection(*session); XR_FAILED(r)) return r;
+  uint64_t frameId = 0;
+  const XrResult order = session->frames.begin(frameId);
+  if (XR_FAILED(order)) return order;
+  if (auto s = session->connection->beginFrame(frameId); !s) return failed(*session, "xrBeginFrame", s.error());
+  return order;  // XR_FRAME_DISCARDED when a begun frame was never ended
+}
+
+XrResult XRAPI_CALL EndFrame(XrSession handle, const XrFrameEndInfo* info) {
+  auto session = lookup<Session>(handle);
+  if (!session) return XR_ERROR_HANDLE_INVALID;
+  if (!hasType(info, XR_TYPE_FRAME_END_INFO)) return XR_ERROR_VALIDATION_FAILURE;
+  Lock lock(session->mutex);
+  if (session->lifecycle.lost()) return XR_ERROR_SESSION_LOST;
+  if (!session->lifecycle.running()) return XR_ERROR_SESSION_NOT_RUNNING;
+  if (!session->frames.begun()) return XR_ERROR_CALL_ORDER_INVALID;
+  if (info->displayTime <= 0) return XR_ERROR_TIME_INVALID;
+  if (info->environmentBlendMode != XR_ENVIRONMENT_BLEND_MODE_OPAQUE) {
+    return XR_ERROR_ENVIRONMENT_BLEND_MODE_UNSUPPORTED;
+  }
+  if (info->layerCount > session->instance->system.maxLayers) return XR_ERROR_LAYER_LIMIT_EXCEEDED;
+  if (info->layerCount > 0 && info->layers == nullptr) return XR_ERROR_VALIDATION_FAILURE;
+  std::vector<client::Layer> layers;
+  layers.reserve(info->layerCount);
+  for (uint32_t i = 0; i < info->layerCount; ++i) {
+    client::Layer layer;
+    bool skip = false;
+    if (XrResult r = convertLayer(*session, info->layers[i], info->displayTime, layer, skip); XR_FAILED(r)) return r;
+    if (!skip) layers.push_back(std::move(layer));
+  }
+  if (XrResult r = checkConnection(*session); XR_FAILED(r)) return r;
+  uint64_t frameId = 0;
+  if (XrResult r = session->frames.end(frameId); XR_FAILED(r)) return r;
+  if (auto s = session->connection->endFrame(frameId, info->displayTime, layers); !s) {
+    return failed(*session, "xrEndFrame", s.error());
+  }
+  return XR_SUCCESS;
+}
+
+}  // namespace xrc::openxr

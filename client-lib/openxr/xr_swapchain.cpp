@@ -1,0 +1,165 @@
+// Swapchains: images are the daemon's shared images, imported by client-lib; acquire/wait/release
+// follow OpenXR's order rules, and release does not wait for the daemon.
+#include <algorithm>
+
+#include "entry_points.hpp"
+
+namespace xrc::openxr {
+
+namespace {
+
+// Ceiling for XR_INFINITE_DURATION waits: blocking waits are bounded; the app may wait again.
+constexpr int64_t kMaxImageWaitNs = 10'000'000'000;
+
+constexpr XrSwapchainUsageFlags kKnownUsage =
+    XR_SWAPCHAIN_USAGE_COLOR_ATTACHMENT_BIT | XR_SWAPCHAIN_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT |
+    XR_SWAPCHAIN_USAGE_UNORDERED_ACCESS_BIT | XR_SWAPCHAIN_USAGE_TRANSFER_SRC_BIT |
+    XR_SWAPCHAIN_USAGE_TRANSFER_DST_BIT | XR_SWAPCHAIN_USAGE_SAMPLED_BIT | XR_SWAPCHAIN_USAGE_MUTABLE_FORMAT_BIT;
+
+XrResult imageCallFailed(SwapchainObject& sc, const char* function, const Error& error)
+    XRC_REQUIRES(sc.session->mutex) {
+  if (sc.session->connection->lost()) {
+    noticeLoss(*sc.session);
+    return XR_ERROR_SESSION_LOST;
+  }
+  if (error.code != ErrorCode::callOrder) logError(function, error.describe());
+  return toXrResult(error);
+}
+
+}  // namespace
+
+XrResult XRAPI_CALL EnumerateSwapchainFormats(XrSession handle, uint32_t capacity, uint32_t* count, int64_t* formats) {
+  auto session = lookup<Session>(handle);
+  if (!session) return XR_ERROR_HANDLE_INVALID;
+  std::vector<int64_t> list;
+  for (VkFormat f : session->instance->system.swapchainFormats) list.push_back(int64_t(f));
+  return enumerate(list, capacity, count, formats);
+}
+
+XrResult XRAPI_CALL CreateSwapchain(XrSession handle, const XrSwapchainCreateInfo* info, XrSwapchain* out) {
+  auto session = lookup<Session>(handle);
+  if (!session) return XR_ERROR_HANDLE_INVALID;
+  if (!hasType(info, XR_TYPE_SWAPCHAIN_CREATE_INFO) || out == nullptr) return XR_ERROR_VALIDATION_FAILURE;
+  if ((info->usageFlags & ~kKnownUsage) != 0) return XR_ERROR_VALIDATION_FAILURE;
+  if ((info->createFlags & ~XrSwapchainCreateFlags(XR_SWAPCHAIN_CREATE_PROTECTED_CONTENT_BIT |
+                                                   XR_SWAPCHAIN_CREATE_STATIC_IMAGE_BIT)) != 0) {
+    return XR_ERROR_VALIDATION_FAILURE;
+  }
+  if (info->createFlags != 0) return XR_ERROR_FEATURE_UNSUPPORTED;  // protected and static images: not yet
+  const auto& formats = session->instance->system.swapchainFormats;
+  if (std::find(formats.begin(), formats.end(), VkFormat(info->format)) == formats.end()) {
+    return XR_ERROR_SWAPCHAIN_FORMAT_UNSUPPORTED;
+  }
+  if (info->width == 0 || info->height == 0 || info->arraySize == 0 || info->mipCount == 0 ||
+      info->sampleCount == 0 || (info->faceCount != 1 && info->faceCount != 6)) {
+    return XR_ERROR_VALIDATION_FAILURE;
+  }
+  SwapchainRequest request;
+  request.createFlags = info->createFlags;
+  request.usageFlags = info->usageFlags;
+  request.format = info->format;
+  request.sampleCount = info->sampleCount;
+  request.width = info->width;
+  request.height = info->height;
+  request.faceCount = info->faceCount;
+  request.arraySize = info->arraySize;
+  request.mipCount = info->mipCount;
+  auto swapchain = std::make_shared<SwapchainObject>();
+  swapchain->session = session;
+  swapchain->width = info->width;
+  swapchain->height = info->height;
+  swapchain->arraySize = info->arraySize;
+  {
+    Lock lock(session->mutex);
+    if (XrResult r = checkConnection(*session); XR_FAILED(r)) return r;
+    auto created = session->connection->createSwapchain(request);
+    if (!created) {
+      if (session->connection->lost()) {
+        noticeLoss(*session);
+        return XR_ERROR_SESSION_LOST;
+      }
+      logError("xrCreateSwapchain", created.error().describe());
+      return toXrResult(created.error());
+    }
+    swapchain->impl = std::move(created).value();
+  }
+  const uint64_t raw = Handles::get().add(swapchain);
+  Lock lock(session->mutex);
+  session->childHandles.push_back(raw);
+  *out = fromRaw<XrSwapchain>(raw);
+  return XR_SUCCESS;
+}
+
+XrResult XRAPI_CALL DestroySwapchain(XrSwapchain handle) {
+  auto swapchain = lookup<SwapchainObject>(handle);
+  if (!swapchain) return XR_ERROR_HANDLE_INVALID;
+  {
+    Lock lock(swapchain->session->mutex);
+    auto& children = swapchain->session->childHandles;
+    children.erase(std::remove(children.begin(), children.end(), toRaw(handle)), children.end());
+  }
+  Handles::get().remove(toRaw(handle));
+  return XR_SUCCESS;
+}
+
+XrResult XRAPI_CALL EnumerateSwapchainImages(XrSwapchain handle, uint32_t capacity, uint32_t* count,
+                                             XrSwapchainImageBaseHeader* images) {
+  auto swapchain = lookup<SwapchainObject>(handle);
+  if (!swapchain) return XR_ERROR_HANDLE_INVALID;
+  if (count == nullptr) return XR_ERROR_VALIDATION_FAILURE;
+  const std::vector<VkImage>& vkImages = swapchain->impl->images();
+  *count = uint32_t(vkImages.size());
+  if (capacity == 0) return XR_SUCCESS;
+  if (images == nullptr) return XR_ERROR_VALIDATION_FAILURE;
+  if (capacity < vkImages.size()) return XR_ERROR_SIZE_INSUFFICIENT;
+  auto out = reinterpret_cast<XrSwapchainImageVulkanKHR*>(images);
+  for (size_t i = 0; i < vkImages.size(); ++i) {
+    if (out[i].type != XR_TYPE_SWAPCHAIN_IMAGE_VULKAN_KHR) return XR_ERROR_VALIDATION_FAILURE;
+  }
+  for (size_t i = 0; i < vkImages.size(); ++i) out[i].image = vkImages[i];
+  return XR_SUCCESS;
+}
+
+XrResult XRAPI_CALL AcquireSwapchainImage(XrSwapchain handle, const XrSwapchainImageAcquireInfo* info,
+                                          uint32_t* index) {
+  auto swapchain = lookup<SwapchainObject>(handle);
+  if (!swapchain) return XR_ERROR_HANDLE_INVALID;
+  if ((info != nullptr && info->type != XR_TYPE_SWAPCHAIN_IMAGE_ACQUIRE_INFO) || index == nullptr) {
+    return XR_ERROR_VALIDATION_FAILURE;
+  }
+  Session& session = *swapchain->session;
+  Lock lock(session.mutex);
+  if (XrResult r = checkConnection(session); XR_FAILED(r)) return r;
+  auto acquired = swapchain->impl->acquire();
+  if (!acquired) return imageCallFailed(*swapchain, "xrAcquireSwapchainImage", acquired.error());
+  *index = acquired.value();
+  return XR_SUCCESS;
+}
+
+XrResult XRAPI_CALL WaitSwapchainImage(XrSwapchain handle, const XrSwapchainImageWaitInfo* info) {
+  auto swapchain = lookup<SwapchainObject>(handle);
+  if (!swapchain) return XR_ERROR_HANDLE_INVALID;
+  if (!hasType(info, XR_TYPE_SWAPCHAIN_IMAGE_WAIT_INFO)) return XR_ERROR_VALIDATION_FAILURE;
+  const int64_t timeout = std::clamp<int64_t>(info->timeout, 0, kMaxImageWaitNs);
+  Session& session = *swapchain->session;
+  Lock lock(session.mutex);
+  if (XrResult r = checkConnection(session); XR_FAILED(r)) return r;
+  auto waited = swapchain->impl->wait(std::chrono::nanoseconds(timeout));
+  if (!waited) return imageCallFailed(*swapchain, "xrWaitSwapchainImage", waited.error());
+  return XR_SUCCESS;
+}
+
+XrResult XRAPI_CALL ReleaseSwapchainImage(XrSwapchain handle, const XrSwapchainImageReleaseInfo* info) {
+  auto swapchain = lookup<SwapchainObject>(handle);
+  if (!swapchain) return XR_ERROR_HANDLE_INVALID;
+  if (info != nullptr && info->type != XR_TYPE_SWAPCHAIN_IMAGE_RELEASE_INFO) return XR_ERROR_VALIDATION_FAILURE;
+  Session& session = *swapchain->session;
+  Lock lock(session.mutex);
+  if (XrResult r = checkConnection(session); XR_FAILED(r)) return r;
+  auto released = swapchain->impl->release();
+  if (!released) return imageCallFailed(*swapchain, "xrReleaseSwapchainImage", released.error());
+  swapchain->everReleased = true;
+  return XR_SUCCESS;
+}
+
+}  // namespace xrc::openxr
