@@ -5,11 +5,6 @@
 
 namespace xrc::openxr {
 
-Handles& Handles::get() {
-  static Handles handles;
-  return handles;
-}
-
 void Instance::pushEvent(const XrEventDataBuffer& event) {
   Lock lock(mutex);
   // A bounded queue: an app that never polls must not grow it forever. The oldest events go

@@ -73,6 +73,9 @@ struct Session {
   std::vector<std::shared_ptr<ActionSet>> attachedSetsKeepAlive XRC_GUARDED_BY(mutex);
   // Head poses of recent predicted display times (from waitFrame answers), newest last.
   std::deque<std::pair<int64_t, Pose>> headPoses XRC_GUARDED_BY(mutex);
+  // The last timing the daemon gave, to keep pacing the app locally once the daemon is gone.
+  int64_t lastPredictedNs XRC_GUARDED_BY(mutex) = 0;
+  int64_t periodNs XRC_GUARDED_BY(mutex) = 11'111'111;
   std::vector<uint64_t> childHandles XRC_GUARDED_BY(mutex);  // spaces and swapchains
 };
 

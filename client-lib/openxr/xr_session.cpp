@@ -1,6 +1,7 @@
 // Session lifecycle and the frame loop: xrWaitFrame is the one blocking round trip of a frame;
 // xrBeginFrame and xrEndFrame are validated here and sent without waiting for the daemon.
 #include <cmath>
+#include <optional>
 
 #include "entry_points.hpp"
 #include "xrc/vk_util.hpp"
@@ -273,15 +274,37 @@ XrResult XRAPI_CALL WaitFrame(XrSession handle, const XrFrameWaitInfo* info, XrF
     return XR_ERROR_VALIDATION_FAILURE;
   }
   StateList states;
-  XrResult result = XR_SUCCESS;
   {
     Lock lock(session->mutex);
-    if (session->lifecycle.lost()) return XR_ERROR_SESSION_LOST;
     if (!session->lifecycle.running()) return XR_ERROR_SESSION_NOT_RUNNING;
-    if (XrResult r = checkConnection(*session); XR_FAILED(r)) return r;
-    auto timing = session->connection->waitFrame();
-    if (!timing) return failed(*session, "xrWaitFrame", timing.error());
-    const client::FrameTiming& t = timing.value();
+    if (XrResult r = checkConnection(*session); XR_FAILED(r) && r != XR_ERROR_SESSION_LOST) return r;
+    std::optional<client::FrameTiming> timing;
+    if (!session->lifecycle.lost()) {
+      auto answer = session->connection->waitFrame();
+      if (answer) {
+        timing = answer.value();
+      } else if (!session->connection->lost()) {
+        logError("xrWaitFrame", answer.error().describe());
+        return toXrResult(answer.error());
+      } else {
+        noticeLoss(*session);
+      }
+    }
+    if (!timing) {
+      // The daemon is gone (LOSS_PENDING is queued). The frame loop keeps its pace without
+      // rendering until the app polls the event, so that an app that treats frame-call errors
+      // as fatal still gets to see the loss and wind down as the spec intends.
+      const int64_t next = std::max(session->lastPredictedNs + session->periodNs, monotonicNowNs() + session->periodNs);
+      std::this_thread::sleep_for(std::chrono::nanoseconds(next - session->periodNs - monotonicNowNs()));
+      timing = client::FrameTiming{};
+      timing->predictedDisplayTimeNs = next;
+      timing->predictedDisplayPeriodNs = session->periodNs;
+      timing->shouldRender = false;
+      timing->headInStage = session->headPoses.empty() ? Pose{} : session->headPoses.back().second;
+    }
+    const client::FrameTiming& t = *timing;
+    session->lastPredictedNs = t.predictedDisplayTimeNs;
+    session->periodNs = t.predictedDisplayPeriodNs;
     session->frames.waited(t.frameId, t.predictedDisplayTimeNs);
     session->headPoses.emplace_back(t.predictedDisplayTimeNs, t.headInStage);
     if (session->headPoses.size() > kRememberedHeadPoses) session->headPoses.pop_front();
@@ -293,7 +316,7 @@ XrResult XRAPI_CALL WaitFrame(XrSession handle, const XrFrameWaitInfo* info, XrF
         t.shouldRender && (now == XR_SESSION_STATE_VISIBLE || now == XR_SESSION_STATE_FOCUSED) ? XR_TRUE : XR_FALSE;
   }
   queueStates(*session, states);
-  return result;
+  return XR_SUCCESS;
 }
 
 XrResult XRAPI_CALL BeginFrame(XrSession handle, const XrFrameBeginInfo* info) {
@@ -301,12 +324,12 @@ XrResult XRAPI_CALL BeginFrame(XrSession handle, const XrFrameBeginInfo* info) {
   if (!session) return XR_ERROR_HANDLE_INVALID;
   if (info != nullptr && info->type != XR_TYPE_FRAME_BEGIN_INFO) return XR_ERROR_VALIDATION_FAILURE;
   Lock lock(session->mutex);
-  if (session->lifecycle.lost()) return XR_ERROR_SESSION_LOST;
   if (!session->lifecycle.running()) return XR_ERROR_SESSION_NOT_RUNNING;
-  if (XrResult r = checkConnection(*session); XR_FAILED(r)) return r;
+  if (XrResult r = checkConnection(*session); XR_FAILED(r) && r != XR_ERROR_SESSION_LOST) return r;
   uint64_t frameId = 0;
   const XrResult order = session->frames.begin(frameId);
   if (XR_FAILED(order)) return order;
+  if (session->lifecycle.lost()) return order;  // frames after the loss go nowhere (see xrWaitFrame)
   if (auto s = session->connection->beginFrame(frameId); !s) return failed(*session, "xrBeginFrame", s.error());
   return order;  // XR_FRAME_DISCARDED when a begun frame was never ended
 }
@@ -316,7 +339,6 @@ XrResult XRAPI_CALL EndFrame(XrSession handle, const XrFrameEndInfo* info) {
   if (!session) return XR_ERROR_HANDLE_INVALID;
   if (!hasType(info, XR_TYPE_FRAME_END_INFO)) return XR_ERROR_VALIDATION_FAILURE;
   Lock lock(session->mutex);
-  if (session->lifecycle.lost()) return XR_ERROR_SESSION_LOST;
   if (!session->lifecycle.running()) return XR_ERROR_SESSION_NOT_RUNNING;
   if (!session->frames.begun()) return XR_ERROR_CALL_ORDER_INVALID;
   if (info->displayTime <= 0) return XR_ERROR_TIME_INVALID;
@@ -333,9 +355,10 @@ XrResult XRAPI_CALL EndFrame(XrSession handle, const XrFrameEndInfo* info) {
     if (XrResult r = convertLayer(*session, info->layers[i], info->displayTime, layer, skip); XR_FAILED(r)) return r;
     if (!skip) layers.push_back(std::move(layer));
   }
-  if (XrResult r = checkConnection(*session); XR_FAILED(r)) return r;
+  if (XrResult r = checkConnection(*session); XR_FAILED(r) && r != XR_ERROR_SESSION_LOST) return r;
   uint64_t frameId = 0;
   if (XrResult r = session->frames.end(frameId); XR_FAILED(r)) return r;
+  if (session->lifecycle.lost()) return XR_SUCCESS;  // see xrWaitFrame
   if (auto s = session->connection->endFrame(frameId, info->displayTime, layers); !s) {
     return failed(*session, "xrEndFrame", s.error());
   }

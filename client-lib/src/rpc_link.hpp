@@ -58,6 +58,8 @@ template <typename T>
 Result<T> RpcLink::wait(kj::Promise<T>&& promise, const char* what) {
   Result<T> result = makeError(ErrorCode::internal, "{}: no answer", what);
   kj::runCatchingExceptions([&] { result = promise.wait(io_->waitScope); }).map([&](kj::Exception&& e) {
+    // The disconnect watch may not have run yet; a call that saw the connection break knows.
+    if (e.getType() == kj::Exception::Type::DISCONNECTED) *disconnected_ = true;
     result =
         makeError(ErrorCode::internal, "{}: connection to xr-compositord failed: {}", what, e.getDescription().cStr());
     return 0;

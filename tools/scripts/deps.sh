@@ -8,6 +8,7 @@ XRC_PACKAGES=(
   capnproto libcapnp-dev libboost-dev libvulkan-dev libopenxr-dev libfmt-dev libsystemd-dev systemd
   libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev
   mesa-vulkan-drivers vulkan-validationlayers
+  libopenxr-loader1 libopenxr-utils openxr-layer-corevalidation
 )
 
 xrc_install_deps() {

@@ -1,0 +1,414 @@
+// The runtime face through the real OpenXR loader, driven the way a careless app would: each bad
+// call gets the error the spec names, and the session keeps working afterwards.
+#include <gtest/gtest.h>
+
+// OpenXR's idiom `XrThing thing{XR_TYPE_THING};` value-initialises the rest on purpose.
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+#define XR_USE_GRAPHICS_API_VULKAN 1
+#include <vulkan/vulkan.h>
+#include <openxr/openxr.h>
+#include <openxr/openxr_platform.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "harness.hpp"
+
+namespace xrc::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+template <typename F>
+F proc(XrInstance instance, const char* name) {
+  PFN_xrVoidFunction f = nullptr;
+  EXPECT_EQ(xrGetInstanceProcAddr(instance, name, &f), XR_SUCCESS) << name;
+  return reinterpret_cast<F>(f);
+}
+
+XrResult createInstance(std::vector<const char*> extensions, XrInstance* out) {
+  XrInstanceCreateInfo info{};
+  info.type = XR_TYPE_INSTANCE_CREATE_INFO;
+  std::strcpy(info.applicationInfo.applicationName, "xrc-bad-input");
+  info.applicationInfo.apiVersion = XR_MAKE_VERSION(1, 0, 0);
+  info.enabledExtensionCount = uint32_t(extensions.size());
+  info.enabledExtensionNames = extensions.data();
+  return xrCreateInstance(&info, out);
+}
+
+// An OpenXR session on lavapipe through XR_KHR_vulkan_enable2, with one color swapchain.
+class OpenXrSession : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(daemon_.ready()) << daemon_.process().output();
+    ::setenv("XR_RUNTIME_JSON", binary("XRC_OPENXR_MANIFEST").c_str(), 1);
+    ::setenv("XR_COMPOSITOR_SOCKET", daemon_.socket().c_str(), 1);
+    ASSERT_EQ(createInstance({XR_KHR_VULKAN_ENABLE2_EXTENSION_NAME, XR_KHR_COMPOSITION_LAYER_DEPTH_EXTENSION_NAME},
+                             &instance_),
+              XR_SUCCESS);
+    XrSystemGetInfo systemInfo{XR_TYPE_SYSTEM_GET_INFO, nullptr, XR_FORM_FACTOR_HEAD_MOUNTED_DISPLAY};
+    ASSERT_EQ(xrGetSystem(instance_, &systemInfo, &system_), XR_SUCCESS);
+  }
+
+  void createVulkan() {
+    XrGraphicsRequirementsVulkan2KHR requirements{XR_TYPE_GRAPHICS_REQUIREMENTS_VULKAN2_KHR};
+    ASSERT_EQ(proc<PFN_xrGetVulkanGraphicsRequirements2KHR>(instance_, "xrGetVulkanGraphicsRequirements2KHR")(
+                  instance_, system_, &requirements),
+              XR_SUCCESS);
+    VkApplicationInfo app{};
+    app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+    app.apiVersion = VK_API_VERSION_1_0;  // as hello_xr: the runtime must cope with 1.0
+    VkInstanceCreateInfo ici{};
+    ici.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+    ici.pApplicationInfo = &app;
+    XrVulkanInstanceCreateInfoKHR xrIci{XR_TYPE_VULKAN_INSTANCE_CREATE_INFO_KHR};
+    xrIci.systemId = system_;
+    xrIci.pfnGetInstanceProcAddr = vkGetInstanceProcAddr;
+    xrIci.vulkanCreateInfo = &ici;
+    VkResult vr = VK_ERROR_UNKNOWN;
+    ASSERT_EQ(proc<PFN_xrCreateVulkanInstanceKHR>(instance_, "xrCreateVulkanInstanceKHR")(instance_, &xrIci,
+                                                                                          &vkInstance_, &vr),
+              XR_SUCCESS);
+    ASSERT_EQ(vr, VK_SUCCESS);
+    XrVulkanGraphicsDeviceGetInfoKHR getInfo{XR_TYPE_VULKAN_GRAPHICS_DEVICE_GET_INFO_KHR, nullptr, system_,
+                                             vkInstance_};
+    ASSERT_EQ(proc<PFN_xrGetVulkanGraphicsDevice2KHR>(instance_, "xrGetVulkanGraphicsDevice2KHR")(instance_, &getInfo,
+                                                                                                  &physical_),
+              XR_SUCCESS);
+    const float priority = 1;
+    VkDeviceQueueCreateInfo qi{};
+    qi.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+    qi.queueFamilyIndex = 0;  // lavapipe: one graphics family
+    qi.queueCount = 1;
+    qi.pQueuePriorities = &priority;
+    VkDeviceCreateInfo dci{};
+    dci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+    dci.queueCreateInfoCount = 1;
+    dci.pQueueCreateInfos = &qi;
+    XrVulkanDeviceCreateInfoKHR xrDci{XR_TYPE_VULKAN_DEVICE_CREATE_INFO_KHR};
+    xrDci.systemId = system_;
+    xrDci.pfnGetInstanceProcAddr = vkGetInstanceProcAddr;
+    xrDci.vulkanPhysicalDevice = physical_;
+    xrDci.vulkanCreateInfo = &dci;
+    ASSERT_EQ(proc<PFN_xrCreateVulkanDeviceKHR>(instance_, "xrCreateVulkanDeviceKHR")(instance_, &xrDci, &device_, &vr),
+              XR_SUCCESS);
+    ASSERT_EQ(vr, VK_SUCCESS);
+  }
+
+  void createSession() {
+    ASSERT_NO_FATAL_FAILURE(createVulkan());
+    XrGraphicsBindingVulkan2KHR binding{XR_TYPE_GRAPHICS_BINDING_VULKAN2_KHR};
+    binding.instance = vkInstance_;
+    binding.physicalDevice = physical_;
+    binding.device = device_;
+    XrSessionCreateInfo info{XR_TYPE_SESSION_CREATE_INFO, &binding, 0, system_};
+    ASSERT_EQ(xrCreateSession(instance_, &info, &session_), XR_SUCCESS);
+    XrSwapchainCreateInfo sc{XR_TYPE_SWAPCHAIN_CREATE_INFO};
+    sc.usageFlags = XR_SWAPCHAIN_USAGE_COLOR_ATTACHMENT_BIT;
+    sc.format = VK_FORMAT_R8G8B8A8_UNORM;
+    sc.sampleCount = 1;
+    sc.width = 64;
+    sc.height = 64;
+    sc.faceCount = 1;
+    sc.arraySize = 1;
+    sc.mipCount = 1;
+    ASSERT_EQ(xrCreateSwapchain(session_, &sc, &swapchain_), XR_SUCCESS);
+    XrReferenceSpaceCreateInfo space{XR_TYPE_REFERENCE_SPACE_CREATE_INFO, nullptr, XR_REFERENCE_SPACE_TYPE_LOCAL,
+                                     {{0, 0, 0, 1}, {0, 0, 0}}};
+    ASSERT_EQ(xrCreateReferenceSpace(session_, &space, &local_), XR_SUCCESS);
+  }
+
+  void beginSession() {
+    XrSessionBeginInfo begin{XR_TYPE_SESSION_BEGIN_INFO, nullptr, XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO};
+    ASSERT_EQ(xrBeginSession(session_, &begin), XR_SUCCESS);
+  }
+
+  // acquire -> wait -> release of the swapchain's next image.
+  void cycleImage() {
+    uint32_t index = 0;
+    ASSERT_EQ(xrAcquireSwapchainImage(swapchain_, nullptr, &index), XR_SUCCESS);
+    XrSwapchainImageWaitInfo wait{XR_TYPE_SWAPCHAIN_IMAGE_WAIT_INFO, nullptr, XR_INFINITE_DURATION};
+    ASSERT_EQ(xrWaitSwapchainImage(swapchain_, &wait), XR_SUCCESS);
+    ASSERT_EQ(xrReleaseSwapchainImage(swapchain_, nullptr), XR_SUCCESS);
+  }
+
+  XrCompositionLayerProjectionView view(int32_t x = 0, int32_t width = 64) {
+    XrCompositionLayerProjectionView v{XR_TYPE_COMPOSITION_LAYER_PROJECTION_VIEW};
+    v.pose = {{0, 0, 0, 1}, {0, 0, 0}};
+    v.fov = {-0.7f, 0.7f, 0.7f, -0.7f};
+    v.subImage.swapchain = swapchain_;
+    v.subImage.imageRect = {{x, 0}, {width, 64}};
+    return v;
+  }
+
+  XrResult endFrame(XrTime time, std::vector<const XrCompositionLayerBaseHeader*> layers,
+                    XrEnvironmentBlendMode blend = XR_ENVIRONMENT_BLEND_MODE_OPAQUE) {
+    XrFrameEndInfo end{XR_TYPE_FRAME_END_INFO, nullptr, time, blend, uint32_t(layers.size()), layers.data()};
+    return xrEndFrame(session_, &end);
+  }
+
+  void TearDown() override {
+    if (session_ != XR_NULL_HANDLE) xrDestroySession(session_);
+    if (device_ != VK_NULL_HANDLE) vkDestroyDevice(device_, nullptr);
+    if (vkInstance_ != VK_NULL_HANDLE) vkDestroyInstance(vkInstance_, nullptr);
+    if (instance_ != XR_NULL_HANDLE) xrDestroyInstance(instance_);
+  }
+
+  TempDir dir_;
+  Daemon daemon_{dir_};
+  XrInstance instance_ = XR_NULL_HANDLE;
+  XrSystemId system_ = XR_NULL_SYSTEM_ID;
+  VkInstance vkInstance_ = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  VkDevice device_ = VK_NULL_HANDLE;
+  XrSession session_ = XR_NULL_HANDLE;
+  XrSwapchain swapchain_ = XR_NULL_HANDLE;
+  XrSpace local_ = XR_NULL_HANDLE;
+};
+
+TEST_F(OpenXrSession, InstanceLevelMistakes) {
+  XrPath path = XR_NULL_PATH;
+  EXPECT_EQ(xrStringToPath(instance_, "/user//hand", &path), XR_ERROR_PATH_FORMAT_INVALID);
+  char buffer[64];
+  uint32_t count = 0;
+  EXPECT_EQ(xrPathToString(instance_, 4242, sizeof buffer, &count, buffer), XR_ERROR_PATH_INVALID);
+  XrSystemGetInfo handheld{XR_TYPE_SYSTEM_GET_INFO, nullptr, XR_FORM_FACTOR_HANDHELD_DISPLAY};
+  XrSystemId system = 0;
+  EXPECT_EQ(xrGetSystem(instance_, &handheld, &system), XR_ERROR_FORM_FACTOR_UNSUPPORTED);
+  XrSystemProperties props{XR_TYPE_SYSTEM_PROPERTIES};
+  EXPECT_EQ(xrGetSystemProperties(instance_, system_ + 1, &props), XR_ERROR_SYSTEM_INVALID);
+  // Sessions need the graphics requirements queried first.
+  XrSessionCreateInfo info{XR_TYPE_SESSION_CREATE_INFO, nullptr, 0, system_};
+  XrSession session = XR_NULL_HANDLE;
+  EXPECT_EQ(xrCreateSession(instance_, &info, &session), XR_ERROR_GRAPHICS_REQUIREMENTS_CALL_MISSING);
+  ASSERT_NO_FATAL_FAILURE(createVulkan());
+  EXPECT_EQ(xrCreateSession(instance_, &info, &session), XR_ERROR_GRAPHICS_DEVICE_INVALID);  // no binding
+  // An extension function of an extension not enabled is not handed out.
+  PFN_xrVoidFunction f = nullptr;
+  EXPECT_EQ(xrGetInstanceProcAddr(instance_, "xrConvertTimespecTimeToTimeKHR", &f), XR_ERROR_FUNCTION_UNSUPPORTED);
+}
+
+TEST(OpenXrInstance, UnknownExtensionsAreRefused) {
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  ::setenv("XR_RUNTIME_JSON", binary("XRC_OPENXR_MANIFEST").c_str(), 1);
+  ::setenv("XR_COMPOSITOR_SOCKET", daemon.socket().c_str(), 1);
+  XrInstance instance = XR_NULL_HANDLE;  // (the loader allows one instance at a time)
+  EXPECT_EQ(createInstance({"XR_ACME_teleporter"}, &instance), XR_ERROR_EXTENSION_NOT_PRESENT);
+}
+
+TEST(OpenXrInstance, CreationFailsClearlyWithoutTheDaemon) {
+  TempDir dir;
+  ::setenv("XR_RUNTIME_JSON", binary("XRC_OPENXR_MANIFEST").c_str(), 1);
+  ::setenv("XR_COMPOSITOR_SOCKET", (dir.path + "/nobody-listens.sock").c_str(), 1);
+  XrInstance instance = XR_NULL_HANDLE;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(createInstance({}, &instance), XR_ERROR_RUNTIME_UNAVAILABLE);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);  // a clear failure, not a hang
+}
+
+TEST_F(OpenXrSession, SessionAndFrameCallOrder) {
+  ASSERT_NO_FATAL_FAILURE(createSession());
+  XrFrameState state{XR_TYPE_FRAME_STATE};
+  EXPECT_EQ(xrWaitFrame(session_, nullptr, &state), XR_ERROR_SESSION_NOT_RUNNING);
+  XrSessionBeginInfo mono{XR_TYPE_SESSION_BEGIN_INFO, nullptr, XR_VIEW_CONFIGURATION_TYPE_PRIMARY_MONO};
+  EXPECT_EQ(xrBeginSession(session_, &mono), XR_ERROR_VIEW_CONFIGURATION_TYPE_UNSUPPORTED);
+  ASSERT_NO_FATAL_FAILURE(beginSession());
+  XrSessionBeginInfo stereo{XR_TYPE_SESSION_BEGIN_INFO, nullptr, XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO};
+  EXPECT_EQ(xrBeginSession(session_, &stereo), XR_ERROR_SESSION_RUNNING);
+  EXPECT_EQ(xrEndSession(session_), XR_ERROR_SESSION_NOT_STOPPING);
+  EXPECT_EQ(xrBeginFrame(session_, nullptr), XR_ERROR_CALL_ORDER_INVALID);
+  EXPECT_EQ(endFrame(1, {}), XR_ERROR_CALL_ORDER_INVALID);
+
+  // Image order: wait and release need an acquired, then a waited image.
+  XrSwapchainImageWaitInfo wait{XR_TYPE_SWAPCHAIN_IMAGE_WAIT_INFO, nullptr, 1000000000};
+  EXPECT_EQ(xrWaitSwapchainImage(swapchain_, &wait), XR_ERROR_CALL_ORDER_INVALID);
+  EXPECT_EQ(xrReleaseSwapchainImage(swapchain_, nullptr), XR_ERROR_CALL_ORDER_INVALID);
+
+  ASSERT_EQ(xrWaitFrame(session_, nullptr, &state), XR_SUCCESS);
+  EXPECT_GT(state.predictedDisplayTime, 0);
+  EXPECT_GT(state.predictedDisplayPeriod, 0);
+  ASSERT_EQ(xrBeginFrame(session_, nullptr), XR_SUCCESS);
+  ASSERT_EQ(xrWaitFrame(session_, nullptr, &state), XR_SUCCESS);
+  EXPECT_EQ(xrBeginFrame(session_, nullptr), XR_FRAME_DISCARDED);  // the first frame never ended
+  EXPECT_EQ(endFrame(state.predictedDisplayTime, {}), XR_SUCCESS);
+
+  // Shutdown as the spec orders it, with the state events to show for it.
+  ASSERT_EQ(xrRequestExitSession(session_), XR_SUCCESS);
+  ASSERT_EQ(xrEndSession(session_), XR_SUCCESS);
+  std::vector<XrSessionState> states;
+  XrEventDataBuffer event{XR_TYPE_EVENT_DATA_BUFFER};
+  while (xrPollEvent(instance_, &event) == XR_SUCCESS) {
+    if (event.type == XR_TYPE_EVENT_DATA_SESSION_STATE_CHANGED) {
+      states.push_back(reinterpret_cast<XrEventDataSessionStateChanged&>(event).state);
+    }
+    event = {XR_TYPE_EVENT_DATA_BUFFER};
+  }
+  const std::vector<XrSessionState> want{XR_SESSION_STATE_IDLE,     XR_SESSION_STATE_READY,
+                                         XR_SESSION_STATE_SYNCHRONIZED, XR_SESSION_STATE_VISIBLE,
+                                         XR_SESSION_STATE_FOCUSED,  XR_SESSION_STATE_VISIBLE,
+                                         XR_SESSION_STATE_SYNCHRONIZED, XR_SESSION_STATE_STOPPING,
+                                         XR_SESSION_STATE_IDLE,     XR_SESSION_STATE_EXITING};
+  EXPECT_EQ(states, want);
+}
+
+TEST_F(OpenXrSession, BadLayersAreRefusedAndTheSessionCarriesOn) {
+  ASSERT_NO_FATAL_FAILURE(createSession());
+  ASSERT_NO_FATAL_FAILURE(beginSession());
+  XrFrameState state{XR_TYPE_FRAME_STATE};
+  ASSERT_EQ(xrWaitFrame(session_, nullptr, &state), XR_SUCCESS);
+  ASSERT_EQ(xrBeginFrame(session_, nullptr), XR_SUCCESS);
+  XrCompositionLayerProjectionView views[2] = {view(0, 32), view(32, 32)};
+  XrCompositionLayerProjection projection{XR_TYPE_COMPOSITION_LAYER_PROJECTION, nullptr, 0, local_, 2, views};
+  auto* layer = reinterpret_cast<const XrCompositionLayerBaseHeader*>(&projection);
+  const XrTime t = state.predictedDisplayTime;
+  // Nothing was ever released into the swapchain.
+  EXPECT_EQ(endFrame(t, {layer}), XR_ERROR_LAYER_INVALID);
+  ASSERT_NO_FATAL_FAILURE(cycleImage());
+  EXPECT_EQ(endFrame(0, {layer}), XR_ERROR_TIME_INVALID);
+  EXPECT_EQ(endFrame(t, {layer}, XR_ENVIRONMENT_BLEND_MODE_ADDITIVE), XR_ERROR_ENVIRONMENT_BLEND_MODE_UNSUPPORTED);
+  EXPECT_EQ(endFrame(t, std::vector<const XrCompositionLayerBaseHeader*>(17, layer)), XR_ERROR_LAYER_LIMIT_EXCEEDED);
+  EXPECT_EQ(endFrame(t, {nullptr}), XR_ERROR_LAYER_INVALID);
+  views[1] = view(48, 32);  // 48 + 32 > 64
+  EXPECT_EQ(endFrame(t, {layer}), XR_ERROR_SWAPCHAIN_RECT_INVALID);
+  views[1] = view(32, 32);
+  views[0].pose.orientation = {0, 0, 0, 0};
+  EXPECT_EQ(endFrame(t, {layer}), XR_ERROR_POSE_INVALID);
+  views[0].pose.orientation = {0, 0, 0, 1};
+  projection.viewCount = 1;
+  EXPECT_EQ(endFrame(t, {layer}), XR_ERROR_VALIDATION_FAILURE);
+  projection.viewCount = 2;
+  XrSpace gone = XR_NULL_HANDLE;
+  XrReferenceSpaceCreateInfo spaceInfo{XR_TYPE_REFERENCE_SPACE_CREATE_INFO, nullptr, XR_REFERENCE_SPACE_TYPE_STAGE,
+                                       {{0, 0, 0, 1}, {0, 0, 0}}};
+  ASSERT_EQ(xrCreateReferenceSpace(session_, &spaceInfo, &gone), XR_SUCCESS);
+  ASSERT_EQ(xrDestroySpace(gone), XR_SUCCESS);
+  projection.space = gone;
+  EXPECT_EQ(endFrame(t, {layer}), XR_ERROR_HANDLE_INVALID);
+  projection.space = local_;
+  XrCompositionLayerQuad quad{XR_TYPE_COMPOSITION_LAYER_QUAD};
+  quad.space = local_;
+  quad.eyeVisibility = XR_EYE_VISIBILITY_BOTH;
+  quad.subImage = view().subImage;
+  quad.pose = {{0, 0, 0, 1}, {0, 0, -1}};
+  quad.size = {std::nanf(""), 1};
+  EXPECT_EQ(endFrame(t, {reinterpret_cast<const XrCompositionLayerBaseHeader*>(&quad)}), XR_ERROR_VALIDATION_FAILURE);
+
+  // Every refusal left the frame begun: the good frame goes through and reaches the daemon.
+  ASSERT_EQ(endFrame(t, {layer}), XR_SUCCESS);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(xrWaitFrame(session_, nullptr, &state), XR_SUCCESS);
+    ASSERT_EQ(xrBeginFrame(session_, nullptr), XR_SUCCESS);
+    ASSERT_NO_FATAL_FAILURE(cycleImage());
+    ASSERT_EQ(endFrame(state.predictedDisplayTime, {layer}), XR_SUCCESS);
+  }
+  EXPECT_TRUE(daemon_.waitForStatus(
+      [](const control::DaemonStatus& s) { return s.clients.size() == 1 && s.clients[0].framesSubmitted == 6; }, 5s));
+}
+
+TEST_F(OpenXrSession, SpacesAndViewsFollowTheDaemonsSystem) {
+  ASSERT_NO_FATAL_FAILURE(createSession());
+  ASSERT_NO_FATAL_FAILURE(beginSession());
+  XrFrameState state{XR_TYPE_FRAME_STATE};
+  ASSERT_EQ(xrWaitFrame(session_, nullptr, &state), XR_SUCCESS);
+  XrSpace stage = XR_NULL_HANDLE, view = XR_NULL_HANDLE;
+  XrReferenceSpaceCreateInfo info{XR_TYPE_REFERENCE_SPACE_CREATE_INFO, nullptr, XR_REFERENCE_SPACE_TYPE_STAGE,
+                                  {{0, 0, 0, 1}, {0, 0, 0}}};
+  ASSERT_EQ(xrCreateReferenceSpace(session_, &info, &stage), XR_SUCCESS);
+  info.referenceSpaceType = XR_REFERENCE_SPACE_TYPE_VIEW;
+  ASSERT_EQ(xrCreateReferenceSpace(session_, &info, &view), XR_SUCCESS);
+  info.poseInReferenceSpace.orientation = {0, 0, 0, 2};
+  XrSpace bad = XR_NULL_HANDLE;
+  EXPECT_EQ(xrCreateReferenceSpace(session_, &info, &bad), XR_ERROR_POSE_INVALID);
+
+  // The headless head rests at LOCAL's origin, 1.6 m above the stage floor.
+  XrSpaceLocation location{XR_TYPE_SPACE_LOCATION};
+  ASSERT_EQ(xrLocateSpace(view, stage, state.predictedDisplayTime, &location), XR_SUCCESS);
+  EXPECT_NEAR(location.pose.position.y, 1.6f, 1e-5);
+  EXPECT_TRUE(location.locationFlags & XR_SPACE_LOCATION_POSITION_VALID_BIT);
+  ASSERT_EQ(xrLocateSpace(view, local_, state.predictedDisplayTime, &location), XR_SUCCESS);
+  EXPECT_NEAR(location.pose.position.y, 0.f, 1e-5);
+  EXPECT_EQ(xrLocateSpace(view, stage, 0, &location), XR_ERROR_TIME_INVALID);
+  // A time no xrWaitFrame answered is asked of the daemon.
+  ASSERT_EQ(xrLocateSpace(view, stage, state.predictedDisplayTime + 12345, &location), XR_SUCCESS);
+  EXPECT_NEAR(location.pose.position.y, 1.6f, 1e-5);
+
+  XrViewLocateInfo locate{XR_TYPE_VIEW_LOCATE_INFO, nullptr, XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO,
+                          state.predictedDisplayTime, local_};
+  XrViewState viewState{XR_TYPE_VIEW_STATE};
+  XrView views[2] = {{XR_TYPE_VIEW}, {XR_TYPE_VIEW}};
+  uint32_t count = 0;
+  EXPECT_EQ(xrLocateViews(session_, &locate, &viewState, 1, &count, views), XR_ERROR_SIZE_INSUFFICIENT);
+  ASSERT_EQ(xrLocateViews(session_, &locate, &viewState, 2, &count, views), XR_SUCCESS);
+  EXPECT_EQ(count, 2u);
+  EXPECT_NEAR(views[1].pose.position.x - views[0].pose.position.x, 0.063f, 1e-5);  // the IPD
+  EXPECT_LT(views[0].fov.angleLeft, 0.f);
+  EXPECT_GT(views[0].fov.angleRight, 0.f);
+
+  XrExtent2Df bounds{};
+  EXPECT_EQ(xrGetReferenceSpaceBoundsRect(session_, XR_REFERENCE_SPACE_TYPE_STAGE, &bounds), XR_SUCCESS);
+  EXPECT_GT(bounds.width, 0.f);
+  EXPECT_EQ(xrGetReferenceSpaceBoundsRect(session_, XR_REFERENCE_SPACE_TYPE_LOCAL, &bounds),
+            XR_SPACE_BOUNDS_UNAVAILABLE);
+  ASSERT_EQ(xrDestroySpace(view), XR_SUCCESS);
+  EXPECT_EQ(xrLocateSpace(view, stage, state.predictedDisplayTime, &location), XR_ERROR_HANDLE_INVALID);
+}
+
+TEST_F(OpenXrSession, ActionsWithoutInputDevicesAreInactive) {
+  ASSERT_NO_FATAL_FAILURE(createSession());
+  XrActionSetCreateInfo setInfo{XR_TYPE_ACTION_SET_CREATE_INFO};
+  std::strcpy(setInfo.actionSetName, "gameplay");
+  std::strcpy(setInfo.localizedActionSetName, "Gameplay");
+  XrActionSet set = XR_NULL_HANDLE;
+  ASSERT_EQ(xrCreateActionSet(instance_, &setInfo, &set), XR_SUCCESS);
+  XrPath left = XR_NULL_PATH, select = XR_NULL_PATH, simple = XR_NULL_PATH;
+  ASSERT_EQ(xrStringToPath(instance_, "/user/hand/left", &left), XR_SUCCESS);
+  ASSERT_EQ(xrStringToPath(instance_, "/user/hand/left/input/select/click", &select), XR_SUCCESS);
+  ASSERT_EQ(xrStringToPath(instance_, "/interaction_profiles/khr/simple_controller", &simple), XR_SUCCESS);
+  XrActionCreateInfo actionInfo{XR_TYPE_ACTION_CREATE_INFO};
+  std::strcpy(actionInfo.actionName, "select");
+  std::strcpy(actionInfo.localizedActionName, "Select");
+  actionInfo.actionType = XR_ACTION_TYPE_BOOLEAN_INPUT;
+  actionInfo.countSubactionPaths = 1;
+  actionInfo.subactionPaths = &left;
+  XrAction action = XR_NULL_HANDLE;
+  ASSERT_EQ(xrCreateAction(set, &actionInfo, &action), XR_SUCCESS);
+  XrActionSuggestedBinding binding{action, select};
+  XrInteractionProfileSuggestedBinding suggested{XR_TYPE_INTERACTION_PROFILE_SUGGESTED_BINDING, nullptr, simple, 1,
+                                                 &binding};
+  ASSERT_EQ(xrSuggestInteractionProfileBindings(instance_, &suggested), XR_SUCCESS);
+  XrActionStateGetInfo get{XR_TYPE_ACTION_STATE_GET_INFO, nullptr, action, XR_NULL_PATH};
+  XrActionStateBoolean boolean{XR_TYPE_ACTION_STATE_BOOLEAN};
+  EXPECT_EQ(xrGetActionStateBoolean(session_, &get, &boolean), XR_ERROR_ACTIONSET_NOT_ATTACHED);
+  XrSessionActionSetsAttachInfo attach{XR_TYPE_SESSION_ACTION_SETS_ATTACH_INFO, nullptr, 1, &set};
+  ASSERT_EQ(xrAttachSessionActionSets(session_, &attach), XR_SUCCESS);
+  EXPECT_EQ(xrAttachSessionActionSets(session_, &attach), XR_ERROR_ACTIONSETS_ALREADY_ATTACHED);
+  XrActiveActionSet active{set, XR_NULL_PATH};
+  XrActionsSyncInfo sync{XR_TYPE_ACTIONS_SYNC_INFO, nullptr, 1, &active};
+  EXPECT_EQ(xrSyncActions(session_, &sync), XR_SESSION_NOT_FOCUSED);  // not running yet
+  ASSERT_NO_FATAL_FAILURE(beginSession());
+  XrFrameState state{XR_TYPE_FRAME_STATE};
+  ASSERT_EQ(xrWaitFrame(session_, nullptr, &state), XR_SUCCESS);
+  EXPECT_EQ(xrSyncActions(session_, &sync), XR_SUCCESS);
+  boolean.isActive = XR_TRUE;
+  ASSERT_EQ(xrGetActionStateBoolean(session_, &get, &boolean), XR_SUCCESS);
+  EXPECT_EQ(boolean.isActive, XR_FALSE);
+  XrActionStateFloat floating{XR_TYPE_ACTION_STATE_FLOAT};
+  EXPECT_EQ(xrGetActionStateFloat(session_, &get, &floating), XR_ERROR_ACTION_TYPE_MISMATCH);
+  XrBoundSourcesForActionEnumerateInfo sources{XR_TYPE_BOUND_SOURCES_FOR_ACTION_ENUMERATE_INFO, nullptr, action};
+  uint32_t count = 99;
+  ASSERT_EQ(xrEnumerateBoundSourcesForAction(session_, &sources, 0, &count, nullptr), XR_SUCCESS);
+  EXPECT_EQ(count, 0u);
+  XrInteractionProfileState profile{XR_TYPE_INTERACTION_PROFILE_STATE};
+  ASSERT_EQ(xrGetCurrentInteractionProfile(session_, left, &profile), XR_SUCCESS);
+  EXPECT_EQ(profile.interactionProfile, XR_NULL_PATH);
+  ASSERT_EQ(xrDestroyActionSet(set), XR_SUCCESS);
+  EXPECT_EQ(xrGetActionStateBoolean(session_, &get, &boolean), XR_ERROR_HANDLE_INVALID);
+}
+
+}  // namespace
+}  // namespace xrc::test
