@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "action_registry.hpp"
+#include "call_stats.hpp"
 #include "handles.hpp"
 #include "path_table.hpp"
 #include "session_state.hpp"
@@ -65,6 +66,7 @@ struct Session {
   Mutex mutex;
   std::unique_ptr<client::Connection> connection XRC_GUARDED_BY(mutex);
   std::thread::id connectionThread;
+  std::unique_ptr<CallStats> stats;  // set at creation (XRC_OPENXR_STATS), locked inside
   client::VulkanBinding vulkan;
   SessionLifecycle lifecycle XRC_GUARDED_BY(mutex);
   FrameOrder frames XRC_GUARDED_BY(mutex);

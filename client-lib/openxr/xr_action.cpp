@@ -192,6 +192,7 @@ XrResult XRAPI_CALL SyncActions(XrSession handle, const XrActionsSyncInfo* info)
   if (!session) return XR_ERROR_HANDLE_INVALID;
   if (!hasType(info, XR_TYPE_ACTIONS_SYNC_INFO)) return XR_ERROR_VALIDATION_FAILURE;
   if (info->countActiveActionSets > 0 && info->activeActionSets == nullptr) return XR_ERROR_VALIDATION_FAILURE;
+  CallTimer timer(session->stats.get(), Call::syncActions);
   Lock lock(session->mutex);
   if (session->lifecycle.lost()) return XR_ERROR_SESSION_LOST;
   for (uint32_t i = 0; i < info->countActiveActionSets; ++i) {

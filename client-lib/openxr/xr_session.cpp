@@ -184,6 +184,7 @@ XrResult XRAPI_CALL CreateSession(XrInstance handle, const XrSessionCreateInfo* 
                                                                 : XR_ERROR_RUNTIME_FAILURE;
   }
   session->connectionThread = std::this_thread::get_id();
+  session->stats = CallStats::fromEnvironment();
   session->handle = Handles::get().add(session);
   StateList states;
   {
@@ -273,6 +274,7 @@ XrResult XRAPI_CALL WaitFrame(XrSession handle, const XrFrameWaitInfo* info, XrF
   if ((info != nullptr && info->type != XR_TYPE_FRAME_WAIT_INFO) || !hasType(state, XR_TYPE_FRAME_STATE)) {
     return XR_ERROR_VALIDATION_FAILURE;
   }
+  CallTimer timer(session->stats.get(), Call::waitFrame);
   StateList states;
   {
     Lock lock(session->mutex);
@@ -281,6 +283,7 @@ XrResult XRAPI_CALL WaitFrame(XrSession handle, const XrFrameWaitInfo* info, XrF
     std::optional<client::FrameTiming> timing;
     if (!session->lifecycle.lost()) {
       auto answer = session->connection->waitFrame();
+      if (session->stats) session->stats->frameBoundary(session->connection->blockingRoundTrips());
       if (answer) {
         timing = answer.value();
       } else if (!session->connection->lost()) {
@@ -323,6 +326,7 @@ XrResult XRAPI_CALL BeginFrame(XrSession handle, const XrFrameBeginInfo* info) {
   auto session = lookup<Session>(handle);
   if (!session) return XR_ERROR_HANDLE_INVALID;
   if (info != nullptr && info->type != XR_TYPE_FRAME_BEGIN_INFO) return XR_ERROR_VALIDATION_FAILURE;
+  CallTimer timer(session->stats.get(), Call::beginFrame);
   Lock lock(session->mutex);
   if (!session->lifecycle.running()) return XR_ERROR_SESSION_NOT_RUNNING;
   if (XrResult r = checkConnection(*session); XR_FAILED(r) && r != XR_ERROR_SESSION_LOST) return r;
@@ -338,6 +342,7 @@ XrResult XRAPI_CALL EndFrame(XrSession handle, const XrFrameEndInfo* info) {
   auto session = lookup<Session>(handle);
   if (!session) return XR_ERROR_HANDLE_INVALID;
   if (!hasType(info, XR_TYPE_FRAME_END_INFO)) return XR_ERROR_VALIDATION_FAILURE;
+  CallTimer timer(session->stats.get(), Call::endFrame);
   Lock lock(session->mutex);
   if (!session->lifecycle.running()) return XR_ERROR_SESSION_NOT_RUNNING;
   if (!session->frames.begun()) return XR_ERROR_CALL_ORDER_INVALID;

@@ -115,6 +115,7 @@ XrResult XRAPI_CALL LocateSpace(XrSpace spaceHandle, XrSpace baseHandle, XrTime 
   auto velocity = static_cast<XrSpaceVelocity*>(
       const_cast<void*>(findInChain(location->next, XR_TYPE_SPACE_VELOCITY)));
   Session& session = *space->session;
+  CallTimer timer(session.stats.get(), Call::locateSpace);
   Pose spacePose, basePose;
   bool spaceLocated = false, baseLocated = false;
   {
@@ -162,6 +163,7 @@ XrResult XRAPI_CALL LocateViews(XrSession handle, const XrViewLocateInfo* info, 
   for (size_t i = 0; i < described.size(); ++i) {
     if (views[i].type != XR_TYPE_VIEW) return XR_ERROR_VALIDATION_FAILURE;
   }
+  CallTimer timer(session->stats.get(), Call::locateViews);
   Pose head, basePose;
   bool baseLocated = false;
   {

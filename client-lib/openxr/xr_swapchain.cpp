@@ -128,6 +128,7 @@ XrResult XRAPI_CALL AcquireSwapchainImage(XrSwapchain handle, const XrSwapchainI
     return XR_ERROR_VALIDATION_FAILURE;
   }
   Session& session = *swapchain->session;
+  CallTimer timer(session.stats.get(), Call::acquire);
   Lock lock(session.mutex);
   if (XrResult r = checkConnection(session); XR_FAILED(r)) return r;
   auto acquired = swapchain->impl->acquire();
@@ -142,6 +143,7 @@ XrResult XRAPI_CALL WaitSwapchainImage(XrSwapchain handle, const XrSwapchainImag
   if (!hasType(info, XR_TYPE_SWAPCHAIN_IMAGE_WAIT_INFO)) return XR_ERROR_VALIDATION_FAILURE;
   const int64_t timeout = std::clamp<int64_t>(info->timeout, 0, kMaxImageWaitNs);
   Session& session = *swapchain->session;
+  CallTimer timer(session.stats.get(), Call::wait);
   Lock lock(session.mutex);
   if (XrResult r = checkConnection(session); XR_FAILED(r)) return r;
   auto waited = swapchain->impl->wait(std::chrono::nanoseconds(timeout));
@@ -154,6 +156,7 @@ XrResult XRAPI_CALL ReleaseSwapchainImage(XrSwapchain handle, const XrSwapchainI
   if (!swapchain) return XR_ERROR_HANDLE_INVALID;
   if (info != nullptr && info->type != XR_TYPE_SWAPCHAIN_IMAGE_RELEASE_INFO) return XR_ERROR_VALIDATION_FAILURE;
   Session& session = *swapchain->session;
+  CallTimer timer(session.stats.get(), Call::release);
   Lock lock(session.mutex);
   if (XrResult r = checkConnection(session); XR_FAILED(r)) return r;
   auto released = swapchain->impl->release();

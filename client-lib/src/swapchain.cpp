@@ -239,7 +239,10 @@ Result<uint32_t> Swapchain::acquire() {
   if (per.pendingRelease) {
     // The answer proves the copy that signals copying_done was submitted (binary) or finished
     // (host). Usually long done, so this costs no round trip.
-    auto answer = conn.link->wait(per.pendingRelease->addBranch(), "release");
+    auto branch = per.pendingRelease->addBranch();
+    // Count it as a blocking round trip only when the answer is really not there yet.
+    if (!branch.poll(conn.link->waitScope())) conn.roundTrips++;
+    auto answer = conn.link->wait(kj::mv(branch), "release");
     per.pendingRelease.reset();
     (void)sc.cycle->copyDone(index);
     if (!answer) return answer.error();

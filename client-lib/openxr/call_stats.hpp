@@ -1,0 +1,60 @@
+// Optional per-call timing of the runtime face, for benchmarks: with XRC_OPENXR_STATS=<file>
+// set, a session records how long the frame-path calls took and how many blocking round trips
+// to the daemon each frame cost, and writes a JSON summary to <file> when it is destroyed.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "xrc/thread_annotations.hpp"
+
+namespace xrc::openxr {
+
+enum class Call { waitFrame, beginFrame, endFrame, acquire, wait, release, locateViews, locateSpace, syncActions, count };
+
+class CallStats {
+ public:
+  // Null unless XRC_OPENXR_STATS names a file.
+  static std::unique_ptr<CallStats> fromEnvironment();
+  explicit CallStats(std::string path) : path_(std::move(path)) {}
+  ~CallStats();  // writes the summary
+
+  void record(Call call, std::chrono::nanoseconds duration);
+  // At each xrWaitFrame: the connection's blocking round trips so far.
+  void frameBoundary(uint64_t blockingRoundTrips);
+
+  // The JSON summary (also used by the destructor).
+  std::string summary() const;
+
+ private:
+  static constexpr size_t kMaxSamples = 1 << 20;
+  std::string path_;
+  mutable Mutex mutex_;
+  std::vector<std::vector<int64_t>> samples_ XRC_GUARDED_BY(mutex_) =
+      std::vector<std::vector<int64_t>>(size_t(Call::count));
+  std::vector<uint64_t> roundTripsPerFrame_ XRC_GUARDED_BY(mutex_);
+  uint64_t lastRoundTrips_ XRC_GUARDED_BY(mutex_) = 0;
+  bool sawFrame_ XRC_GUARDED_BY(mutex_) = false;
+};
+
+// Times one call into `stats` (which may be null: then it costs a branch).
+class CallTimer {
+ public:
+  CallTimer(CallStats* stats, Call call)
+      : stats_(stats), call_(call), start_(stats ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}) {}
+  ~CallTimer() {
+    if (stats_ != nullptr) stats_->record(call_, std::chrono::steady_clock::now() - start_);
+  }
+  CallTimer(const CallTimer&) = delete;
+  CallTimer& operator=(const CallTimer&) = delete;
+
+ private:
+  CallStats* stats_;
+  Call call_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace xrc::openxr
