@@ -20,6 +20,7 @@ XrResult imageCallFailed(SwapchainObject& sc, const char* function, const Error&
     XRC_REQUIRES(sc.session->mutex) {
   if (sc.session->connection->lost()) {
     noticeLoss(*sc.session);
+    if (error.code == ErrorCode::callOrder) return XR_ERROR_CALL_ORDER_INVALID;
     return XR_ERROR_SESSION_LOST;
   }
   if (error.code != ErrorCode::callOrder) logError(function, error.describe());
@@ -130,7 +131,8 @@ XrResult XRAPI_CALL AcquireSwapchainImage(XrSwapchain handle, const XrSwapchainI
   Session& session = *swapchain->session;
   CallTimer timer(session.stats.get(), Call::acquire);
   Lock lock(session.mutex);
-  if (XrResult r = checkConnection(session); XR_FAILED(r)) return r;
+  // After a loss the images keep cycling locally (client-lib's local mode) so the app winds down.
+  if (XrResult r = checkConnection(session); XR_FAILED(r) && r != XR_ERROR_SESSION_LOST) return r;
   auto acquired = swapchain->impl->acquire();
   if (!acquired) return imageCallFailed(*swapchain, "xrAcquireSwapchainImage", acquired.error());
   *index = acquired.value();
@@ -145,7 +147,8 @@ XrResult XRAPI_CALL WaitSwapchainImage(XrSwapchain handle, const XrSwapchainImag
   Session& session = *swapchain->session;
   CallTimer timer(session.stats.get(), Call::wait);
   Lock lock(session.mutex);
-  if (XrResult r = checkConnection(session); XR_FAILED(r)) return r;
+  // After a loss the images keep cycling locally (client-lib's local mode) so the app winds down.
+  if (XrResult r = checkConnection(session); XR_FAILED(r) && r != XR_ERROR_SESSION_LOST) return r;
   auto waited = swapchain->impl->wait(std::chrono::nanoseconds(timeout));
   if (!waited) return imageCallFailed(*swapchain, "xrWaitSwapchainImage", waited.error());
   return XR_SUCCESS;
@@ -158,7 +161,8 @@ XrResult XRAPI_CALL ReleaseSwapchainImage(XrSwapchain handle, const XrSwapchainI
   Session& session = *swapchain->session;
   CallTimer timer(session.stats.get(), Call::release);
   Lock lock(session.mutex);
-  if (XrResult r = checkConnection(session); XR_FAILED(r)) return r;
+  // After a loss the images keep cycling locally (client-lib's local mode) so the app winds down.
+  if (XrResult r = checkConnection(session); XR_FAILED(r) && r != XR_ERROR_SESSION_LOST) return r;
   auto released = swapchain->impl->release();
   if (!released) return imageCallFailed(*swapchain, "xrReleaseSwapchainImage", released.error());
   swapchain->everReleased = true;

@@ -116,6 +116,7 @@ Status Connection::Impl::takeAsyncError() {
 }
 
 void Connection::Impl::taskFailed(kj::Exception&& exception) {
+  if (exception.getType() == kj::Exception::Type::DISCONNECTED) link->markDisconnected();
   if (!asyncError) {
     asyncError =
         makeError(ErrorCode::internal, "connection to xr-compositord failed: {}", exception.getDescription().cStr());

@@ -48,6 +48,7 @@ struct Swapchain::Impl {
     VkCommandBuffer acquireCommands = VK_NULL_HANDLE;
     VkCommandBuffer releaseCommands = VK_NULL_HANDLE;
     bool everAcquired = false;
+    bool releasedLocally = false;  // last release happened after the daemon was gone
     // The daemon's answer to this image's last release; waited before acquiring it again.
     std::optional<kj::ForkedPromise<Status>> pendingRelease;
   };

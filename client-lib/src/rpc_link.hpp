@@ -36,6 +36,7 @@ class RpcLink {
   // Reads and processes whatever arrived, without blocking.
   void poll() { io_->waitScope.poll(); }
   bool disconnected() const { return *disconnected_; }
+  void markDisconnected() { *disconnected_ = true; }
   const std::string& path() const { return path_; }
 
   // Waits for `promise`, turning a broken connection into an Error.

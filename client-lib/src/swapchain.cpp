@@ -226,15 +226,26 @@ uint32_t Swapchain::id() const { return impl_->id; }
 const VkImageCreateInfo& Swapchain::imageCreateInfo() const { return impl_->info; }
 const std::vector<VkImage>& Swapchain::images() const { return impl_->images; }
 
+// Once the daemon is gone ("local mode") images keep cycling on this side only, without calls to
+// the daemon and without waits on semaphores it would have signalled, so that an app can wind
+// down its frame loop instead of failing or hanging (see docs/OPENXR.md, "When the daemon goes
+// away").
 Result<uint32_t> Swapchain::acquire() {
   Impl& sc = *impl_;
   Connection::Impl& conn = *sc.connection;
-  if (auto s = conn.takeAsyncError(); !s) return s.error();
+  const bool local = conn.link->disconnected();
+  if (!local) {
+    if (auto s = conn.takeAsyncError(); !s) return s.error();
+  }
   const uint32_t index = sc.cycle->nextAcquireIndex();
   auto& per = sc.perImage[index];
   // Local rules first: acquiring beyond the image count fails here without a round trip.
   if (sc.cycle->state(index) == ImageCycle::State::acquired || sc.cycle->state(index) == ImageCycle::State::waited) {
     return sc.cycle->acquire(index).error();
+  }
+  if (per.pendingRelease && local) {
+    per.pendingRelease.reset();
+    (void)sc.cycle->copyDone(index);
   }
   if (per.pendingRelease) {
     // The answer proves the copy that signals copying_done was submitted (binary) or finished
@@ -253,13 +264,14 @@ Result<uint32_t> Swapchain::acquire() {
   VkDevice device = conn.vulkan.device;
   VkFence fence = per.fence.get();
   vkResetFences(device, 1, &fence);
-  const bool waitCopy = conn.syncMode == SyncMode::binary && per.everAcquired;
+  const bool waitCopy = conn.syncMode == SyncMode::binary && per.everAcquired && !local && !per.releasedLocally;
   if (auto s = sc.submit(per.acquireCommands, waitCopy ? per.copyingDone.get() : VK_NULL_HANDLE, VK_NULL_HANDLE, fence);
       !s) {
     return s.error();
   }
   per.everAcquired = true;
   sc.acquiredOrder.push_back(index);
+  if (local) return index;
 
   auto call = sc.rpc.acquireRequest();
   call.setIndex(index);
@@ -271,7 +283,10 @@ Result<uint32_t> Swapchain::acquire() {
 Status Swapchain::wait(std::chrono::nanoseconds timeout) {
   Impl& sc = *impl_;
   Connection::Impl& conn = *sc.connection;
-  if (auto s = conn.takeAsyncError(); !s) return s;
+  const bool local = conn.link->disconnected();
+  if (!local) {
+    if (auto s = conn.takeAsyncError(); !s) return s;
+  }
   if (sc.acquiredOrder.empty()) return makeError(ErrorCode::callOrder, "wait: no image is acquired");
   const uint32_t index = sc.acquiredOrder.front();
   VkFence fence = sc.perImage[index].fence.get();
@@ -281,6 +296,7 @@ Status Swapchain::wait(std::chrono::nanoseconds timeout) {
   if (auto s = sc.cycle->wait(index); !s) return s;
   sc.acquiredOrder.erase(sc.acquiredOrder.begin());
   sc.waitedOrder.push_back(index);
+  if (local) return {};
 
   auto call = sc.rpc.waitRequest();
   call.setIndex(index);
@@ -291,7 +307,10 @@ Status Swapchain::wait(std::chrono::nanoseconds timeout) {
 Status Swapchain::release() {
   Impl& sc = *impl_;
   Connection::Impl& conn = *sc.connection;
-  if (auto s = conn.takeAsyncError(); !s) return s;
+  const bool local = conn.link->disconnected();
+  if (!local) {
+    if (auto s = conn.takeAsyncError(); !s) return s;
+  }
   if (sc.waitedOrder.empty()) {
     return makeError(ErrorCode::callOrder, "release: {}",
                      sc.acquiredOrder.empty() ? "no image is acquired" : "the acquired image was not waited");
@@ -302,10 +321,11 @@ Status Swapchain::release() {
   sc.waitedOrder.erase(sc.waitedOrder.begin());
   VkDevice device = conn.vulkan.device;
 
-  if (conn.syncMode == SyncMode::binary) {
+  if (conn.syncMode == SyncMode::binary && !local) {
     if (auto s = sc.submit(per.releaseCommands, VK_NULL_HANDLE, per.renderingDone.get(), VK_NULL_HANDLE); !s) return s;
   } else {
     // Host mode: the daemon cannot wait on our GPU, so the release is complete before we call.
+    // Local mode too: nobody would wait on rendering_done (and it must not be signalled twice).
     VkFence fence = per.releaseFence.get();
     if (auto s = sc.submit(per.releaseCommands, VK_NULL_HANDLE, VK_NULL_HANDLE, fence); !s) return s;
     VkResult r = vkWaitForFences(device, 1, &fence, VK_TRUE, kReleaseFenceTimeoutNs);
@@ -316,6 +336,12 @@ Status Swapchain::release() {
   }
   // The per-image fence is not reset here (seed 000 does): acquire() resets it right before the
   // submission that signals it, and one driver call fewer keeps release cheap (docs/SYNC.md, 12).
+
+  per.releasedLocally = local;
+  if (local) {
+    (void)sc.cycle->copyDone(index);
+    return {};
+  }
 
   auto call = sc.rpc.releaseRequest();
   call.setIndex(index);
