@@ -204,6 +204,9 @@ struct FrameTiming {
   # FOCUSED session states).
   visible @5 :Bool;
   focused @6 :Bool;
+  # The daemon is shutting down: end the session now (OpenXR: STOPPING, then EXITING). The daemon
+  # waits a bounded grace period for its clients to leave before it closes their connections.
+  stopping @7 :Bool;
 }
 
 interface Session {

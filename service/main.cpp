@@ -26,6 +26,7 @@ struct Options {
   std::string backend = "headless";
   std::string socket;
   double refreshHz = 90.0;
+  int shutdownGraceMs = 1000;
   std::string logLevel = "info";
   std::string viewSize = "1440x1600";
   std::string syncMode = "auto";
@@ -153,6 +154,17 @@ int run(const Options& options) {
       const int signal = stop.promise.wait(io.waitScope);
       platform::notify(platform::stoppingMessage());
       log::info("signal {}: shutting down ({} connections)", signal, listener.connectionCount());
+      // Ask the clients to end their sessions (waitFrame answers say `stopping`) and give them a
+      // bounded time to leave on their own before their connections are closed.
+      ctx.stopping = true;
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options.shutdownGraceMs);
+      while (listener.connectionCount() > 0 && std::chrono::steady_clock::now() < deadline) {
+        io.provider->getTimer().afterDelay(10 * kj::MILLISECONDS).wait(io.waitScope);
+      }
+      if (listener.connectionCount() > 0) {
+        log::info("closing {} connections whose clients did not leave within {} ms", listener.connectionCount(),
+                  options.shutdownGraceMs);
+      }
     }
     // Connections (and with them every session) are gone: their GPU teardown runs on the
     // frame worker, which needs the context and a running backend until it is drained.
@@ -175,6 +187,10 @@ int main(int argc, char** argv) {
   app.add_option("--socket", options.socket,
                  "Socket path (default $XR_COMPOSITOR_SOCKET, else $XDG_RUNTIME_DIR/xr-compositor/socket)");
   app.add_option("--refresh-hz", options.refreshHz, "Display refresh rate")->capture_default_str();
+  app.add_option("--shutdown-grace-ms", options.shutdownGraceMs,
+                 "On SIGTERM/SIGINT, how long clients may take to end their sessions")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 60000));
   app.add_option("--log-level", options.logLevel, "trace, debug, info, warn or error")->capture_default_str();
   app.add_option("--view-size", options.viewSize, "Headless per-view recommended size WxH")->capture_default_str();
   app.add_option("--sync-mode", options.syncMode, "auto, host or binary")->capture_default_str();

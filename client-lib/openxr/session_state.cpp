@@ -64,6 +64,11 @@ XrResult SessionLifecycle::end(StateList& out) {
   return XR_SUCCESS;
 }
 
+void SessionLifecycle::daemonStopping(StateList& out) {
+  if (!running_ || lost() || exitRequested_) return;
+  (void)requestExit(out);
+}
+
 void SessionLifecycle::lose(StateList& out) { moveTo(XR_SESSION_STATE_LOSS_PENDING, out); }
 
 void FrameOrder::waited(uint64_t frameId, int64_t) { waited_ = frameId; }

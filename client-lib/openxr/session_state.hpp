@@ -32,6 +32,9 @@ class SessionLifecycle {
   // xrEndSession: XR_ERROR_SESSION_NOT_RUNNING / XR_ERROR_SESSION_NOT_STOPPING, or IDLE and
   // (after an exit request) EXITING.
   XrResult end(StateList& out);
+  // The daemon is shutting down: as an exit request (down to STOPPING, then EXITING at
+  // xrEndSession). Nothing when already stopping or not running.
+  void daemonStopping(StateList& out);
   // The daemon went away: LOSS_PENDING, once.
   void lose(StateList& out);
 

@@ -312,6 +312,7 @@ XrResult XRAPI_CALL WaitFrame(XrSession handle, const XrFrameWaitInfo* info, XrF
     session->headPoses.emplace_back(t.predictedDisplayTimeNs, t.headInStage);
     if (session->headPoses.size() > kRememberedHeadPoses) session->headPoses.pop_front();
     session->lifecycle.frameWaited(t.visible, t.focused, states);
+    if (t.stopping) session->lifecycle.daemonStopping(states);
     const XrSessionState now = session->lifecycle.state();
     state->predictedDisplayTime = t.predictedDisplayTimeNs;
     state->predictedDisplayPeriod = t.predictedDisplayPeriodNs;

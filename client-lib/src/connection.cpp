@@ -202,6 +202,7 @@ Result<FrameTiming> Connection::waitFrame() {
     timing.headInStage = xrc::fromWire(t.getHeadInStage());
     timing.visible = t.getVisible();
     timing.focused = t.getFocused();
+    timing.stopping = t.getStopping();
     return timing;
   }),
                                  "waitFrame");

@@ -23,6 +23,8 @@ struct DaemonContext {
   std::chrono::milliseconds gpuTimeout{2000};
   int64_t startNs = 0;
   uint32_t daemonUid = 0;
+  // KJ thread only: set once a shutdown signal came; waitFrame answers then ask clients to stop.
+  bool stopping = false;
 };
 
 }  // namespace xrc

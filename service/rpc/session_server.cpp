@@ -150,6 +150,7 @@ kj::Promise<void> SessionServer::waitFrame(WaitFrameContext context) {
         // Every session is visible and focused until session roles exist (primary/overlay).
         timing.setVisible(true);
         timing.setFocused(true);
+        timing.setStopping(state->ctx.stopping);
       });
 }
 

@@ -162,6 +162,23 @@ TEST(OpenXrRuntime, TwoHelloXrProcessesShareTheDaemon) {
   EXPECT_TRUE(daemon.waitForStatus([](const control::DaemonStatus& s) { return s.clients.empty(); }, 10s));
 }
 
+TEST(OpenXrRuntime, DaemonShutdownEndsTheAppsSessionCleanly) {
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  auto app = startHelloXr(daemon, dir, "Vulkan2", "hello_xr.log");
+  ASSERT_TRUE(app->waitForOutput("XR_SESSION_STATE_FOCUSED", 30s)) << app->output();
+  daemon.process().signal(SIGTERM);
+  // STOPPING, then (hello_xr ends its session) IDLE and EXITING; hello_xr then quits by itself.
+  EXPECT_TRUE(app->waitForOutput("XR_SESSION_STATE_SYNCHRONIZED->XR_SESSION_STATE_STOPPING", 10s)) << app->output();
+  EXPECT_TRUE(app->waitForOutput("XR_SESSION_STATE_IDLE->XR_SESSION_STATE_EXITING", 10s)) << app->output();
+  EXPECT_EQ(app->wait(20s), 0) << app->output();
+  EXPECT_EQ(app->output().find("LOSS_PENDING"), std::string::npos) << app->output();
+  // The daemon did not wait out its grace period: the client left.
+  EXPECT_EQ(daemon.process().wait(10s), 0) << daemon.process().output();
+  EXPECT_EQ(daemon.process().output().find("did not leave"), std::string::npos) << daemon.process().output();
+}
+
 TEST(OpenXrRuntime, KillingTheDaemonGivesTheAppLossPendingNotAHang) {
   TempDir dir;
   Daemon daemon(dir);

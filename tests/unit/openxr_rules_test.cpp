@@ -206,6 +206,25 @@ TEST(SessionLifecycle, RunsThroughTheSpecStatesInOrder) {
   EXPECT_FALSE(s.running());
 }
 
+TEST(SessionLifecycle, DaemonShutdownStopsTheSessionLikeAnExitRequest) {
+  SessionLifecycle s;
+  StateList seen;
+  s.created(seen);
+  seen.clear();
+  s.daemonStopping(seen);  // not running: nothing to stop
+  EXPECT_TRUE(seen.empty());
+  ASSERT_EQ(s.begin(), XR_SUCCESS);
+  s.frameWaited(true, true, seen);
+  seen.clear();
+  s.daemonStopping(seen);
+  EXPECT_EQ(seen, (StateList{XR_SESSION_STATE_VISIBLE, XR_SESSION_STATE_SYNCHRONIZED, XR_SESSION_STATE_STOPPING}));
+  seen.clear();
+  s.daemonStopping(seen);  // once
+  EXPECT_TRUE(seen.empty());
+  ASSERT_EQ(s.end(seen), XR_SUCCESS);
+  EXPECT_EQ(seen, (StateList{XR_SESSION_STATE_IDLE, XR_SESSION_STATE_EXITING}));
+}
+
 TEST(SessionLifecycle, LossIsReportedOnceAndEndsTheLifecycle) {
   SessionLifecycle s;
   StateList seen;

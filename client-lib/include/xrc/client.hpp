@@ -82,6 +82,7 @@ struct FrameTiming {
   bool shouldRender = true;
   Pose headInStage;  // predicted head (VIEW space) pose at predictedDisplayTimeNs
   bool visible = true, focused = true;
+  bool stopping = false;  // the daemon is shutting down: end the session
 };
 
 using Pose = xrc::Pose;
