@@ -99,12 +99,6 @@ void noticeLoss(Session& session) {
 
 XrResult checkConnection(Session& session) {
   if (session.lifecycle.lost()) return XR_ERROR_SESSION_LOST;
-  if (std::this_thread::get_id() != session.connectionThread) {
-    logError("session",
-             "called from a thread other than the one that created the session; this runtime does not support that "
-             "yet");
-    return XR_ERROR_RUNTIME_FAILURE;
-  }
   if (session.connection->lost()) {
     noticeLoss(session);
     return XR_ERROR_SESSION_LOST;

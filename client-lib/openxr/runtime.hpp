@@ -15,6 +15,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <atomic>
 #include <thread>
 #include <vector>
 
@@ -61,11 +62,11 @@ struct Session {
   std::shared_ptr<Instance> instance;
   uint64_t handle = 0;
 
-  // Serializes everything below and every call into the connection: client-lib's Connection is
-  // used by one thread at a time, the one that created it (its event loop lives there).
+  // The connection is thread-safe (client-lib runs its own I/O thread); it is set at creation
+  // and reset only by xrDestroySession, which the app may not call concurrently with others.
+  std::unique_ptr<client::Connection> connection;
+  // Guards the face's own state below; never held across a blocking wait for the daemon.
   Mutex mutex;
-  std::unique_ptr<client::Connection> connection XRC_GUARDED_BY(mutex);
-  std::thread::id connectionThread;
   std::unique_ptr<CallStats> stats;  // set at creation (XRC_OPENXR_STATS), locked inside
   client::VulkanBinding vulkan;
   SessionLifecycle lifecycle XRC_GUARDED_BY(mutex);
@@ -94,9 +95,10 @@ struct Space {
 struct SwapchainObject {
   static constexpr HandleType kHandleType = HandleType::swapchain;
   std::shared_ptr<Session> session;
-  std::unique_ptr<client::Swapchain> impl;  // guarded by session->mutex
+  // OpenXR makes the app synchronize calls on one swapchain; client-lib does the rest.
+  std::unique_ptr<client::Swapchain> impl;
   uint32_t width = 0, height = 0, arraySize = 0;
-  bool everReleased = false;  // guarded by session->mutex
+  std::atomic<bool> everReleased{false};
 };
 
 struct ActionSetObject {
@@ -167,8 +169,7 @@ inline XrPosef toXr(const Pose& p) {
           {p.position[0], p.position[1], p.position[2]}};
 }
 
-// Session checks shared by the entry points: the calling thread may use the connection and
-// the daemon is still there. XR_ERROR_SESSION_LOST once it is gone (after LOSS_PENDING).
+// The daemon is still there: XR_ERROR_SESSION_LOST once it is gone (after LOSS_PENDING).
 XrResult checkConnection(Session& session) XRC_REQUIRES(session.mutex);
 // Notices a lost daemon: LOSS_PENDING and instance loss events, once.
 void noticeLoss(Session& session) XRC_REQUIRES(session.mutex);

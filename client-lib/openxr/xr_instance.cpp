@@ -147,13 +147,10 @@ XrResult XRAPI_CALL PollEvent(XrInstance handle, XrEventDataBuffer* buffer) {
     Lock lock(instance->mutex);
     sessionHandle = instance->sessionHandle;
   }
-  // An app idling in its event loop must still learn that the daemon left: read what arrived.
+  // An app idling in its event loop must still learn that the daemon left.
   if (auto session = Handles::get().find<Session>(sessionHandle)) {
     Lock lock(session->mutex);
-    if (session->connection && !session->lifecycle.lost() &&
-        std::this_thread::get_id() == session->connectionThread) {
-      if (!session->connection->poll()) noticeLoss(*session);
-    }
+    if (session->connection && !session->lifecycle.lost() && session->connection->lost()) noticeLoss(*session);
   }
   Lock lock(instance->mutex);
   if (instance->events.empty()) return XR_EVENT_UNAVAILABLE;

@@ -183,13 +183,12 @@ XrResult XRAPI_CALL CreateSession(XrInstance handle, const XrSessionCreateInfo* 
     return connection.error().code == ErrorCode::deviceMismatch ? XR_ERROR_GRAPHICS_DEVICE_INVALID
                                                                 : XR_ERROR_RUNTIME_FAILURE;
   }
-  session->connectionThread = std::this_thread::get_id();
   session->stats = CallStats::fromEnvironment();
+  session->connection = std::move(connection).value();
   session->handle = Handles::get().add(session);
   StateList states;
   {
     Lock lock(session->mutex);
-    session->connection = std::move(connection).value();
     session->lifecycle.created(states);
   }
   {
@@ -211,9 +210,9 @@ XrResult XRAPI_CALL DestroySession(XrSession handle) {
   }
   // Children first: swapchains talk to the daemon through the session's connection.
   for (uint64_t child : children) Handles::get().remove(child);
+  session->connection.reset();
   {
     Lock lock(session->mutex);
-    session->connection.reset();
     session->attachedSets.clear();
     session->attachedSetsKeepAlive.clear();
   }
@@ -275,41 +274,55 @@ XrResult XRAPI_CALL WaitFrame(XrSession handle, const XrFrameWaitInfo* info, XrF
     return XR_ERROR_VALIDATION_FAILURE;
   }
   CallTimer timer(session->stats.get(), Call::waitFrame);
-  StateList states;
+  bool lost = false;
+  int64_t lastPredicted = 0, period = 0;
   {
     Lock lock(session->mutex);
     if (!session->lifecycle.running()) return XR_ERROR_SESSION_NOT_RUNNING;
     if (XrResult r = checkConnection(*session); XR_FAILED(r) && r != XR_ERROR_SESSION_LOST) return r;
-    std::optional<client::FrameTiming> timing;
-    if (!session->lifecycle.lost()) {
-      auto answer = session->connection->waitFrame();
-      if (session->stats) session->stats->frameBoundary(session->connection->blockingRoundTrips());
-      if (answer) {
-        timing = answer.value();
-      } else if (!session->connection->lost()) {
-        logError("xrWaitFrame", answer.error().describe());
-        return toXrResult(answer.error());
-      } else {
-        noticeLoss(*session);
-      }
+    lost = session->lifecycle.lost();
+    lastPredicted = session->lastPredictedNs;
+    period = session->periodNs;
+  }
+  // The blocking part runs without the session lock, so that other threads (rendering the
+  // previous frame: xrEndFrame, swapchain calls) carry on meanwhile.
+  std::optional<client::FrameTiming> timing;
+  std::optional<Error> failure;
+  if (!lost) {
+    auto answer = session->connection->waitFrame();
+    if (session->stats) session->stats->frameBoundary(session->connection->blockingRoundTrips());
+    if (answer) {
+      timing = answer.value();
+    } else if (!session->connection->lost()) {
+      failure = answer.error();
     }
-    if (!timing) {
-      // The daemon is gone (LOSS_PENDING is queued). The frame loop keeps its pace without
-      // rendering until the app polls the event, so that an app that treats frame-call errors
-      // as fatal still gets to see the loss and wind down as the spec intends.
-      const int64_t next = std::max(session->lastPredictedNs + session->periodNs, monotonicNowNs() + session->periodNs);
-      std::this_thread::sleep_for(std::chrono::nanoseconds(next - session->periodNs - monotonicNowNs()));
-      timing = client::FrameTiming{};
-      timing->predictedDisplayTimeNs = next;
-      timing->predictedDisplayPeriodNs = session->periodNs;
-      timing->shouldRender = false;
-      timing->headInStage = session->headPoses.empty() ? Pose{} : session->headPoses.back().second;
-    }
+  }
+  if (failure) {
+    logError("xrWaitFrame", failure->describe());
+    return toXrResult(*failure);
+  }
+  if (!timing) {
+    // The daemon is gone (LOSS_PENDING is queued). The frame loop keeps its pace without
+    // rendering until the app polls the event, so that an app that treats frame-call errors
+    // as fatal still gets to see the loss and wind down as the spec intends.
+    const int64_t next = std::max(lastPredicted + period, monotonicNowNs() + period);
+    std::this_thread::sleep_for(std::chrono::nanoseconds(next - period - monotonicNowNs()));
+    timing = client::FrameTiming{};
+    timing->predictedDisplayTimeNs = next;
+    timing->predictedDisplayPeriodNs = period;
+    timing->shouldRender = false;
+  }
+  StateList states;
+  {
+    Lock lock(session->mutex);
+    if (!lost && session->connection->lost()) noticeLoss(*session);
     const client::FrameTiming& t = *timing;
+    Pose head = t.headInStage;
+    if (session->lifecycle.lost() && !session->headPoses.empty()) head = session->headPoses.back().second;
     session->lastPredictedNs = t.predictedDisplayTimeNs;
     session->periodNs = t.predictedDisplayPeriodNs;
     session->frames.waited(t.frameId, t.predictedDisplayTimeNs);
-    session->headPoses.emplace_back(t.predictedDisplayTimeNs, t.headInStage);
+    session->headPoses.emplace_back(t.predictedDisplayTimeNs, head);
     if (session->headPoses.size() > kRememberedHeadPoses) session->headPoses.pop_front();
     session->lifecycle.frameWaited(t.visible, t.focused, states);
     if (t.stopping) session->lifecycle.daemonStopping(states);

@@ -16,8 +16,8 @@ constexpr XrSwapchainUsageFlags kKnownUsage =
     XR_SWAPCHAIN_USAGE_UNORDERED_ACCESS_BIT | XR_SWAPCHAIN_USAGE_TRANSFER_SRC_BIT |
     XR_SWAPCHAIN_USAGE_TRANSFER_DST_BIT | XR_SWAPCHAIN_USAGE_SAMPLED_BIT | XR_SWAPCHAIN_USAGE_MUTABLE_FORMAT_BIT;
 
-XrResult imageCallFailed(SwapchainObject& sc, const char* function, const Error& error)
-    XRC_REQUIRES(sc.session->mutex) {
+XrResult imageCallFailed(SwapchainObject& sc, const char* function, const Error& error) {
+  Lock lock(sc.session->mutex);
   if (sc.session->connection->lost()) {
     noticeLoss(*sc.session);
     if (error.code == ErrorCode::callOrder) return XR_ERROR_CALL_ORDER_INVALID;
@@ -25,6 +25,12 @@ XrResult imageCallFailed(SwapchainObject& sc, const char* function, const Error&
   }
   if (error.code != ErrorCode::callOrder) logError(function, error.describe());
   return toXrResult(error);
+}
+
+XrResult checkSession(Session& session) {
+  Lock lock(session.mutex);
+  const XrResult r = checkConnection(session);
+  return r == XR_ERROR_SESSION_LOST ? XR_SUCCESS : r;
 }
 
 }  // namespace
@@ -73,17 +79,18 @@ XrResult XRAPI_CALL CreateSwapchain(XrSession handle, const XrSwapchainCreateInf
   {
     Lock lock(session->mutex);
     if (XrResult r = checkConnection(*session); XR_FAILED(r)) return r;
-    auto created = session->connection->createSwapchain(request);
-    if (!created) {
-      if (session->connection->lost()) {
-        noticeLoss(*session);
-        return XR_ERROR_SESSION_LOST;
-      }
-      logError("xrCreateSwapchain", created.error().describe());
-      return toXrResult(created.error());
-    }
-    swapchain->impl = std::move(created).value();
   }
+  auto created = session->connection->createSwapchain(request);  // blocking: not under the lock
+  if (!created) {
+    Lock lock(session->mutex);
+    if (session->connection->lost()) {
+      noticeLoss(*session);
+      return XR_ERROR_SESSION_LOST;
+    }
+    logError("xrCreateSwapchain", created.error().describe());
+    return toXrResult(created.error());
+  }
+  swapchain->impl = std::move(created).value();
   const uint64_t raw = Handles::get().add(swapchain);
   Lock lock(session->mutex);
   session->childHandles.push_back(raw);
@@ -130,9 +137,8 @@ XrResult XRAPI_CALL AcquireSwapchainImage(XrSwapchain handle, const XrSwapchainI
   }
   Session& session = *swapchain->session;
   CallTimer timer(session.stats.get(), Call::acquire);
-  Lock lock(session.mutex);
   // After a loss the images keep cycling locally (client-lib's local mode) so the app winds down.
-  if (XrResult r = checkConnection(session); XR_FAILED(r) && r != XR_ERROR_SESSION_LOST) return r;
+  if (XrResult r = checkSession(session); XR_FAILED(r)) return r;
   auto acquired = swapchain->impl->acquire();
   if (!acquired) return imageCallFailed(*swapchain, "xrAcquireSwapchainImage", acquired.error());
   *index = acquired.value();
@@ -146,9 +152,8 @@ XrResult XRAPI_CALL WaitSwapchainImage(XrSwapchain handle, const XrSwapchainImag
   const int64_t timeout = std::clamp<int64_t>(info->timeout, 0, kMaxImageWaitNs);
   Session& session = *swapchain->session;
   CallTimer timer(session.stats.get(), Call::wait);
-  Lock lock(session.mutex);
   // After a loss the images keep cycling locally (client-lib's local mode) so the app winds down.
-  if (XrResult r = checkConnection(session); XR_FAILED(r) && r != XR_ERROR_SESSION_LOST) return r;
+  if (XrResult r = checkSession(session); XR_FAILED(r)) return r;
   auto waited = swapchain->impl->wait(std::chrono::nanoseconds(timeout));
   if (!waited) return imageCallFailed(*swapchain, "xrWaitSwapchainImage", waited.error());
   return XR_SUCCESS;
@@ -160,9 +165,8 @@ XrResult XRAPI_CALL ReleaseSwapchainImage(XrSwapchain handle, const XrSwapchainI
   if (info != nullptr && info->type != XR_TYPE_SWAPCHAIN_IMAGE_RELEASE_INFO) return XR_ERROR_VALIDATION_FAILURE;
   Session& session = *swapchain->session;
   CallTimer timer(session.stats.get(), Call::release);
-  Lock lock(session.mutex);
   // After a loss the images keep cycling locally (client-lib's local mode) so the app winds down.
-  if (XrResult r = checkConnection(session); XR_FAILED(r) && r != XR_ERROR_SESSION_LOST) return r;
+  if (XrResult r = checkSession(session); XR_FAILED(r)) return r;
   auto released = swapchain->impl->release();
   if (!released) return imageCallFailed(*swapchain, "xrReleaseSwapchainImage", released.error());
   swapchain->everReleased = true;

@@ -56,15 +56,15 @@ void toWire(const SubImage& sub, wire::SubImage::Builder out) {
 Result<SystemDescription> describe(const std::string& socketPath) {
   auto link = RpcLink::open(socketPath);
   if (!link) return link.error();
-  auto reply =
-      link.value()->wait(link.value()->bootstrap().describeRequest().send().then(
-                             [](capnp::Response<wire::Compositor::DescribeResults>&& r) -> Result<SystemDescription> {
-                               if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
-                               return fromWire(r.getSystem());
-                             }),
-                         "describe");
-  if (!reply) return reply.error();
-  return std::move(reply).value();
+  return link.value()->call<SystemDescription>(
+      [](IoState& io) {
+        return io.bootstrap.describeRequest().send().then(
+            [](capnp::Response<wire::Compositor::DescribeResults>&& r) -> Result<SystemDescription> {
+              if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
+              return fromWire(r.getSystem());
+            });
+      },
+      "describe");
 }
 
 std::vector<const char*> requiredInstanceExtensions() {
@@ -99,28 +99,20 @@ VkPhysicalDevice findDaemonDevice(VkInstance instance, const SystemDescription& 
 
 // --- Connection::Impl --------------------------------------------------------------------------
 
-void Connection::Impl::track(kj::Promise<Status> promise, const char* what) {
-  tasks.add(promise.then([this, what](Status status) {
-    if (!status && !asyncError) asyncError = makeError(status.error().code, "{}: {}", what, status.error().message);
-  }));
+void Connection::Impl::sendTracked(kj::Function<kj::Promise<Status>(IoState&)> send, const char* what) {
+  link->post([link = link.get(), errors = errors, what, send = kj::mv(send)](IoState& io) mutable {
+    io.tasks.add(send(io).then(
+        [errors, what](Status status) {
+          if (!status) errors->record(makeError(status.error().code, "{}: {}", what, status.error().message));
+        },
+        [link, errors, what](kj::Exception&& e) { errors->record(connectionError(*link, e, what)); }));
+  });
 }
 
 Status Connection::Impl::takeAsyncError() {
-  // No socket I/O here: answers are read while a call blocks (waitFrame), so the calls that must
-  // not block (acquire, wait, release, endFrame) do not pay for processing them.
   if (link->disconnected()) return makeError(ErrorCode::internal, "the connection to xr-compositord was lost");
-  if (!asyncError) return {};
-  Error error = std::move(*asyncError);
-  asyncError.reset();
-  return error;
-}
-
-void Connection::Impl::taskFailed(kj::Exception&& exception) {
-  if (exception.getType() == kj::Exception::Type::DISCONNECTED) link->markDisconnected();
-  if (!asyncError) {
-    asyncError =
-        makeError(ErrorCode::internal, "connection to xr-compositord failed: {}", exception.getDescription().cStr());
-  }
+  if (auto error = errors->take()) return std::move(*error);
+  return {};
 }
 
 // --- Connection --------------------------------------------------------------------------------
@@ -162,74 +154,85 @@ Result<std::unique_ptr<Connection>> Connection::connect(const ConnectOptions& op
   if (!link) return link.error();
   impl->link = std::move(link).value();
 
-  auto request = impl->link->bootstrap().connectRequest();
-  auto info = request.initClient();
-  info.initVersion().setMajor(options.protocolMajor);
-  info.getVersion().setMinor(options.protocolMinor);
-  info.setName(options.applicationName);
-  info.setPid(uint32_t(::getpid()));
-  xrc::toWire(facts, info.initDevice());
-  info.setHasExternalSemaphoreFd(facts.externalSemaphoreFd);
-  Impl* raw = impl.get();
-  auto reply =
-      impl->link->wait(request.send().then([raw](capnp::Response<wire::Compositor::ConnectResults>&& r) -> Status {
-        if (auto s = xrc::fromWire(r.getError()); !s) return s;
-        raw->session = r.getSession();
-        raw->system = fromWire(r.getSystem());
-        raw->syncMode = xrc::fromWire(r.getSyncMode());
-        raw->clientId = r.getClientId();
-        return {};
-      }),
-                       "connect");
+  struct Accepted {
+    SystemDescription system;
+    SyncMode syncMode;
+    uint32_t clientId;
+  };
+  auto reply = impl->link->call<Accepted>(
+      // By value: after a timeout the work may still run, after this frame is gone.
+      [major = options.protocolMajor, minor = options.protocolMinor, name = options.applicationName,
+       facts](IoState& io) {
+        auto request = io.bootstrap.connectRequest();
+        auto info = request.initClient();
+        info.initVersion().setMajor(major);
+        info.getVersion().setMinor(minor);
+        info.setName(name);
+        info.setPid(uint32_t(::getpid()));
+        xrc::toWire(facts, info.initDevice());
+        info.setHasExternalSemaphoreFd(facts.externalSemaphoreFd);
+        return request.send().then([&io](capnp::Response<wire::Compositor::ConnectResults>&& r) -> Result<Accepted> {
+          if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
+          io.session = r.getSession();
+          return Accepted{fromWire(r.getSystem()), xrc::fromWire(r.getSyncMode()), r.getClientId()};
+        });
+      },
+      "connect");
   if (!reply) return reply.error();
-  if (!reply.value()) return reply.value().error();
+  impl->system = std::move(reply.value().system);
+  impl->syncMode = reply.value().syncMode;
+  impl->clientId = reply.value().clientId;
   impl->roundTrips++;
   return std::make_unique<Connection>(std::move(impl));
 }
 
 Result<FrameTiming> Connection::waitFrame() {
   if (auto s = impl_->takeAsyncError(); !s) return s.error();
-  auto reply = impl_->link->wait(impl_->session.waitFrameRequest().send().then([](capnp::Response<
-                                                                                   wire::Session::WaitFrameResults>&& r)
-                                                                                   -> Result<FrameTiming> {
-    if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
-    auto t = r.getTiming();
-    FrameTiming timing;
-    timing.frameId = t.getFrameId();
-    timing.predictedDisplayTimeNs = t.getPredictedDisplayTime();
-    timing.predictedDisplayPeriodNs = t.getPredictedDisplayPeriod();
-    timing.shouldRender = t.getShouldRender();
-    timing.headInStage = xrc::fromWire(t.getHeadInStage());
-    timing.visible = t.getVisible();
-    timing.focused = t.getFocused();
-    timing.stopping = t.getStopping();
-    return timing;
-  }),
-                                 "waitFrame");
+  auto reply = impl_->link->call<FrameTiming>(
+      [](IoState& io) {
+        return io.session.waitFrameRequest().send().then(
+            [](capnp::Response<wire::Session::WaitFrameResults>&& r) -> Result<FrameTiming> {
+              if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
+              auto t = r.getTiming();
+              FrameTiming timing;
+              timing.frameId = t.getFrameId();
+              timing.predictedDisplayTimeNs = t.getPredictedDisplayTime();
+              timing.predictedDisplayPeriodNs = t.getPredictedDisplayPeriod();
+              timing.shouldRender = t.getShouldRender();
+              timing.headInStage = xrc::fromWire(t.getHeadInStage());
+              timing.visible = t.getVisible();
+              timing.focused = t.getFocused();
+              timing.stopping = t.getStopping();
+              return timing;
+            });
+      },
+      "waitFrame");
   impl_->roundTrips++;
   if (!reply) return reply.error();
-  if (reply.value()) impl_->waitedFrame = reply.value().value().frameId;
+  Lock lock(impl_->frameMutex);
+  impl_->waitedFrame = reply.value().frameId;
   return std::move(reply).value();
 }
 
 Result<Pose> Connection::locateHead(int64_t timeNs) {
   if (auto s = impl_->takeAsyncError(); !s) return s.error();
   if (timeNs <= 0) return makeError(ErrorCode::invalidArgument, "locateHead: time {} is not positive", timeNs);
-  auto request = impl_->session.locateHeadRequest();
-  request.setTime(timeNs);
-  auto reply = impl_->link->wait(
-      request.send().then([](capnp::Response<wire::Session::LocateHeadResults>&& r) -> Result<Pose> {
-        if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
-        return xrc::fromWire(r.getHeadInStage());
-      }),
+  auto reply = impl_->link->call<Pose>(
+      [timeNs](IoState& io) {
+        auto request = io.session.locateHeadRequest();
+        request.setTime(timeNs);
+        return request.send().then([](capnp::Response<wire::Session::LocateHeadResults>&& r) -> Result<Pose> {
+          if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
+          return xrc::fromWire(r.getHeadInStage());
+        });
+      },
       "locateHead");
   impl_->roundTrips++;
-  if (!reply) return reply.error();
-  return std::move(reply).value();
+  return reply;
 }
 
 Status Connection::poll() {
-  impl_->link->poll();
+  // The I/O thread reads all the time; there is nothing to pump here any more.
   if (impl_->link->disconnected()) return makeError(ErrorCode::internal, "the connection to xr-compositord was lost");
   return {};
 }
@@ -238,24 +241,46 @@ bool Connection::lost() const { return impl_->link->disconnected(); }
 
 Status Connection::beginFrame(uint64_t frameId) {
   if (auto s = impl_->takeAsyncError(); !s) return s;
-  if (!impl_->waitedFrame || *impl_->waitedFrame != frameId) {
-    return makeError(ErrorCode::callOrder, "beginFrame: frame {} was not returned by the last waitFrame", frameId);
+  {
+    Lock lock(impl_->frameMutex);
+    if (!impl_->waitedFrame || *impl_->waitedFrame != frameId) {
+      return makeError(ErrorCode::callOrder, "beginFrame: frame {} was not returned by the last waitFrame", frameId);
+    }
+    impl_->waitedFrame.reset();
+    impl_->begunFrame = frameId;
   }
-  auto request = impl_->session.beginFrameRequest();
-  request.setFrameId(frameId);
-  // Not flushed: it travels with the frame's first release or its endFrame.
-  impl_->track(request.send().then([](auto&& r) { return xrc::fromWire(r.getError()); }), "beginFrame");
-  impl_->waitedFrame.reset();
-  impl_->begunFrame = frameId;
+  impl_->sendTracked(
+      [frameId](IoState& io) {
+        auto request = io.session.beginFrameRequest();
+        request.setFrameId(frameId);
+        return request.send().then([](auto&& r) { return xrc::fromWire(r.getError()); });
+      },
+      "beginFrame");
   return {};
+}
+
+namespace {
+kj::Promise<Status> sendEndFrame(IoState& io, uint64_t frameId, int64_t displayTimeNs, const std::vector<Layer>& layers);
 }
 
 Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::vector<Layer>& layers) {
   if (auto s = impl_->takeAsyncError(); !s) return s;
-  if (!impl_->begunFrame || *impl_->begunFrame != frameId) {
-    return makeError(ErrorCode::callOrder, "endFrame: frame {} was not begun", frameId);
+  {
+    Lock lock(impl_->frameMutex);
+    if (!impl_->begunFrame || *impl_->begunFrame != frameId) {
+      return makeError(ErrorCode::callOrder, "endFrame: frame {} was not begun", frameId);
+    }
+    impl_->begunFrame.reset();
   }
-  auto request = impl_->session.endFrameRequest();
+  // The message is built on the I/O thread from a copy of the layers.
+  impl_->sendTracked([frameId, displayTimeNs, layers](IoState& io) { return sendEndFrame(io, frameId, displayTimeNs, layers); },
+                     "endFrame");
+  return {};
+}
+
+namespace {
+kj::Promise<Status> sendEndFrame(IoState& io, uint64_t frameId, int64_t displayTimeNs, const std::vector<Layer>& layers) {
+  auto request = io.session.endFrameRequest();
   request.setFrameId(frameId);
   request.setDisplayTime(displayTimeNs);
   auto out = request.initLayers(uint32_t(layers.size()));
@@ -288,10 +313,8 @@ Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::
       quad.setHeight(layer.quadHeight);
     }
   }
-  impl_->track(request.send().then([](auto&& r) { return xrc::fromWire(r.getError()); }), "endFrame");
-  impl_->link->flush();
-  impl_->begunFrame.reset();
-  return {};
+  return request.send().then([](auto&& r) { return xrc::fromWire(r.getError()); });
 }
+}  // namespace
 
 }  // namespace xrc::client

@@ -8,8 +8,7 @@
 namespace xrc::control {
 
 struct ControlClient::Impl {
-  std::unique_ptr<client::RpcLink> link;
-  wire::Control::Client control{nullptr};
+  std::unique_ptr<client::RpcLink> link;  // its I/O thread holds the Control capability
 };
 
 namespace {
@@ -34,22 +33,24 @@ Result<std::unique_ptr<ControlClient>> ControlClient::connect(const std::string&
   if (!link) return link.error();
   auto impl = std::make_unique<Impl>();
   impl->link = std::move(link).value();
-  Impl* raw = impl.get();
-  auto reply = impl->link->wait(impl->link->bootstrap().controlRequest().send().then(
-                                    [raw](capnp::Response<wire::Compositor::ControlResults>&& r) -> Status {
-                                      if (auto s = xrc::fromWire(r.getError()); !s) return s;
-                                      raw->control = r.getControl();
-                                      return {};
-                                    }),
-                                "control");
+  auto reply = impl->link->call<bool>(
+      [](client::IoState& io) {
+        return io.bootstrap.controlRequest().send().then(
+            [&io](capnp::Response<wire::Compositor::ControlResults>&& r) -> Result<bool> {
+              if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
+              io.control = r.getControl();
+              return true;
+            });
+      },
+      "control");
   if (!reply) return reply.error();
-  if (!reply.value()) return reply.value().error();
   return std::make_unique<ControlClient>(std::move(impl));
 }
 
 Result<DaemonStatus> ControlClient::status() {
-  auto reply = impl_->link->wait(
-      impl_->control.statusRequest().send().then(
+  return impl_->link->call<DaemonStatus>(
+      [](client::IoState& io) {
+        return io.control.statusRequest().send().then(
           [](capnp::Response<wire::Control::StatusResults>&& r) -> Result<DaemonStatus> {
             if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
             auto in = r.getStatus();
@@ -65,29 +66,30 @@ Result<DaemonStatus> ControlClient::status() {
                   c.getSwapchains(), c.getReleases(), c.getGpuCopyUsP50(), c.getGpuCopyUsP99()});
             }
             return out;
-          }),
+          });
+      },
       "status");
-  if (!reply) return reply.error();
-  return std::move(reply).value();
 }
 
 Result<SwapchainReadback> ControlClient::readSwapchain(uint32_t clientId, uint32_t swapchainId) {
-  auto request = impl_->control.readSwapchainRequest();
-  request.setClientId(clientId);
-  request.setSwapchainId(swapchainId);
-  auto reply = impl_->link->wait(
-      request.send().then([](capnp::Response<wire::Control::ReadSwapchainResults>&& r) -> Result<SwapchainReadback> {
-        if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
-        return SwapchainReadback{fromWire(r.getPixels()), r.getReleaseOrdinal()};
-      }),
+  return impl_->link->call<SwapchainReadback>(
+      [clientId, swapchainId](client::IoState& io) {
+        auto request = io.control.readSwapchainRequest();
+        request.setClientId(clientId);
+        request.setSwapchainId(swapchainId);
+        return request.send().then(
+            [](capnp::Response<wire::Control::ReadSwapchainResults>&& r) -> Result<SwapchainReadback> {
+              if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
+              return SwapchainReadback{fromWire(r.getPixels()), r.getReleaseOrdinal()};
+            });
+      },
       "readSwapchain");
-  if (!reply) return reply.error();
-  return std::move(reply).value();
 }
 
 Result<DisplayReadback> ControlClient::readDisplay() {
-  auto reply = impl_->link->wait(
-      impl_->control.readDisplayRequest().send().then(
+  return impl_->link->call<DisplayReadback>(
+      [](client::IoState& io) {
+        return io.control.readDisplayRequest().send().then(
           [](capnp::Response<wire::Control::ReadDisplayResults>&& r) -> Result<DisplayReadback> {
             if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
             DisplayReadback out;
@@ -97,10 +99,9 @@ Result<DisplayReadback> ControlClient::readDisplay() {
               out.shown.push_back({l.getClientId(), l.getFrameId(), l.getSwapchainId(), l.getReleaseOrdinal()});
             }
             return out;
-          }),
+          });
+      },
       "readDisplay");
-  if (!reply) return reply.error();
-  return std::move(reply).value();
 }
 
 }  // namespace xrc::control

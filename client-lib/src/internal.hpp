@@ -1,8 +1,8 @@
 // Private state of Connection and Swapchain.
 #pragma once
 
-#include <kj/async.h>
-
+#include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <optional>
 
@@ -12,29 +12,94 @@
 
 namespace xrc::client {
 
-struct Connection::Impl : private kj::TaskSet::ErrorHandler {
-  Impl() : tasks(*this) {}
+// Errors of calls sent without waiting (answered on the I/O thread): the first one is kept for
+// the application's next call to return.
+class AsyncErrors {
+ public:
+  void record(Error error) {
+    Lock lock(mutex_);
+    if (!first_) first_ = std::move(error);
+  }
+  std::optional<Error> take() {
+    Lock lock(mutex_);
+    std::optional<Error> out = std::move(first_);
+    first_.reset();
+    return out;
+  }
 
+ private:
+  Mutex mutex_;
+  std::optional<Error> first_ XRC_GUARDED_BY(mutex_);
+};
+
+// The daemon's answers to each image's releases. An image may be acquired again only after the
+// answer to its previous release (which proves the copy out of it was submitted or done).
+class ReleaseAnswers {
+ public:
+  explicit ReleaseAnswers(uint32_t images) : sent_(images, 0), answered_(images, 0), errors_(images) {}
+  void sent(uint32_t index) {
+    Lock lock(mutex_);
+    sent_[index]++;
+  }
+  void answered(uint32_t index, Status status) {
+    {
+      Lock lock(mutex_);
+      answered_[index]++;
+      if (!status && !errors_[index]) errors_[index] = status.error();
+    }
+    changed_.notify_all();
+  }
+  // Local mode: no answer will come.
+  void forget(uint32_t index) {
+    Lock lock(mutex_);
+    answered_[index] = sent_[index];
+  }
+  // Waits (bounded) until every release of `index` is answered; `hadToWait` says whether the
+  // answer was not there yet (a blocking round trip).
+  Status waitAnswered(uint32_t index, std::chrono::milliseconds timeout, bool& hadToWait) {
+    Lock lock(mutex_);
+    hadToWait = answered_[index] < sent_[index];
+    if (!changed_.wait_for(lock.native(), timeout, [&] { return answered_[index] >= sent_[index]; })) {
+      return makeError(ErrorCode::timeout, "acquire: no answer to image {}'s release within {} ms", index,
+                       timeout.count());
+    }
+    if (errors_[index]) {
+      Error e = std::move(*errors_[index]);
+      errors_[index].reset();
+      return e;
+    }
+    return {};
+  }
+
+ private:
+  Mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<uint64_t> sent_ XRC_GUARDED_BY(mutex_);
+  std::vector<uint64_t> answered_ XRC_GUARDED_BY(mutex_);
+  std::vector<std::optional<Error>> errors_ XRC_GUARDED_BY(mutex_);
+};
+
+struct Connection::Impl {
   std::unique_ptr<RpcLink> link;
-  wire::Session::Client session{nullptr};
   SystemDescription system;
   SyncMode syncMode = SyncMode::host;
   uint32_t clientId = 0;
   VulkanBinding vulkan;
   PFN_vkImportSemaphoreFdKHR importSemaphoreFd = nullptr;
-  uint64_t roundTrips = 0;
+  std::atomic<uint64_t> roundTrips{0};
+  std::shared_ptr<AsyncErrors> errors = std::make_shared<AsyncErrors>();
+  // Our own submissions to the application's queue may come from several threads (one per
+  // swapchain); Vulkan wants queue access serialized.
+  Mutex queueMutex;
 
-  // Answers to calls sent without waiting; the first error is kept for the next call to return.
-  kj::TaskSet tasks;
-  std::optional<Error> asyncError;
-  void track(kj::Promise<Status> promise, const char* what);
+  Mutex frameMutex;
+  std::optional<uint64_t> waitedFrame XRC_GUARDED_BY(frameMutex);
+  std::optional<uint64_t> begunFrame XRC_GUARDED_BY(frameMutex);
+
+  // Sends what `send` builds on the I/O thread without waiting; an error in its answer (or a
+  // broken connection) is returned by a later call.
+  void sendTracked(kj::Function<kj::Promise<Status>(IoState&)> send, const char* what);
   Status takeAsyncError();
-
-  std::optional<uint64_t> waitedFrame;
-  std::optional<uint64_t> begunFrame;
-
- private:
-  void taskFailed(kj::Exception&& exception) override;
 };
 
 struct Swapchain::Impl {
@@ -49,18 +114,16 @@ struct Swapchain::Impl {
     VkCommandBuffer releaseCommands = VK_NULL_HANDLE;
     bool everAcquired = false;
     bool releasedLocally = false;  // last release happened after the daemon was gone
-    // The daemon's answer to this image's last release; waited before acquiring it again.
-    std::optional<kj::ForkedPromise<Status>> pendingRelease;
   };
 
   Connection::Impl* connection = nullptr;
-  wire::Swapchain::Client rpc{nullptr};
   uint32_t id = 0;
   VkImageCreateInfo info{};
   vk::CommandPool pool;
   std::vector<PerImage> perImage;  // destroyed after `images` users are done (see ~Swapchain)
   std::vector<VkImage> images;
   std::unique_ptr<ImageCycle> cycle;
+  std::shared_ptr<ReleaseAnswers> answers;
   std::vector<uint32_t> acquiredOrder;  // indices acquired, oldest first, not yet released
   std::vector<uint32_t> waitedOrder;
 

@@ -1,14 +1,17 @@
 #include "rpc_link.hpp"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 #include <cstring>
 
-#include "xrc/batching_stream.hpp"
+#include <kj/async-unix.h>
+
 #include "xrc/socket_path.hpp"
-#include "xrc/unique_fd.hpp"
 
 namespace xrc::client {
 
@@ -27,48 +30,146 @@ wire::Compositor::Client serverBootstrap(capnp::RpcSystem<capnp::rpc::twoparty::
   vatId.setSide(capnp::rpc::twoparty::Side::SERVER);
   return rpc.bootstrap(vatId).castAs<wire::Compositor>();
 }
+
+Result<UniqueFd> connectTo(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(addr.sun_path)) {
+    return makeError(ErrorCode::invalidArgument, "socket path '{}' is too long", path);
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return makeError(ErrorCode::internal, "socket(): {}", std::strerror(errno));
+  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
+    return makeError(ErrorCode::notFound, "cannot reach xr-compositord at '{}': {} (is the daemon running?)", path,
+                     std::strerror(errno));
+  }
+  return fd;
+}
 }  // namespace
 
-std::shared_ptr<kj::AsyncIoContext> threadIo() {
-  thread_local std::weak_ptr<kj::AsyncIoContext> shared;
-  if (auto io = shared.lock()) return io;
-  auto io = std::make_shared<kj::AsyncIoContext>(kj::setupAsyncIo());
-  shared = io;
-  return io;
+Error connectionError(RpcLink& link, const kj::Exception& e, const char* what) {
+  link.markDisconnected();
+  return makeError(ErrorCode::internal, "{}: connection to xr-compositord failed: {}", what, e.getDescription().cStr());
 }
+
+IoState::IoState(kj::AsyncIoContext& io, kj::Own<kj::AsyncCapabilityStream> socket)
+    : io(io),
+      stream(kj::heap<BatchingStream>(kj::mv(socket), BatchingStream::Reads::passThrough)),
+      batching(&kj::downcast<BatchingStream>(*stream)),
+      network(*stream, kMaxFdsPerMessage, capnp::rpc::twoparty::Side::CLIENT, readerOptions()),
+      rpc(capnp::makeRpcClient(network)),
+      bootstrap(serverBootstrap(rpc)),
+      tasks(logFailures_) {}
+
+IoState::~IoState() noexcept(false) = default;
+
+RpcLink::RpcLink() : wakeFd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
 
 Result<std::unique_ptr<RpcLink>> RpcLink::open(const std::string& socketPathOrEmpty) {
   auto path = resolveSocketPath(socketPathOrEmpty);
   if (!path) return path.error();
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.value().size() >= sizeof(addr.sun_path)) {
-    return makeError(ErrorCode::invalidArgument, "socket path '{}' is too long", path.value());
-  }
-  std::memcpy(addr.sun_path, path.value().c_str(), path.value().size() + 1);
-  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!fd.valid()) return makeError(ErrorCode::internal, "socket(): {}", std::strerror(errno));
-  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
-    return makeError(ErrorCode::notFound, "cannot reach xr-compositord at '{}': {} (is the daemon running?)",
-                     path.value(), std::strerror(errno));
-  }
-  auto io = threadIo();
-  auto stream = io->lowLevelProvider->wrapUnixSocketFd(fd.release(), kj::LowLevelAsyncIoProvider::TAKE_OWNERSHIP);
-  auto link = std::make_unique<RpcLink>(std::move(io), kj::mv(stream));
+  auto fd = connectTo(path.value());
+  if (!fd) return fd.error();
+  auto link = std::make_unique<RpcLink>();
+  if (!link->wakeFd_.valid()) return makeError(ErrorCode::internal, "eventfd(): {}", std::strerror(errno));
   link->path_ = path.value();
+  AnswerSlot<bool> started;
+  link->thread_ = std::thread([raw = link.get(), &started, socket = std::move(fd).value()]() mutable {
+    raw->run(std::move(socket), started);
+  });
+  auto up = started.waitFor(std::chrono::milliseconds(10000));
+  if (!up || !up->ok()) {
+    // The thread reports failure only before it enters its loop; it is ending by itself.
+    if (link->thread_.joinable()) link->thread_.join();
+    if (!up) return makeError(ErrorCode::internal, "the client I/O thread did not start");
+    return up->error();
+  }
   return link;
 }
 
-RpcLink::RpcLink(std::shared_ptr<kj::AsyncIoContext> io, kj::Own<kj::AsyncCapabilityStream> stream)
-    : io_(std::move(io)),
-      stream_(kj::heap<BatchingStream>(kj::mv(stream), BatchingStream::Reads::passThrough)),
-      batching_(&kj::downcast<BatchingStream>(*stream_)),
-      network_(*stream_, kMaxFdsPerMessage, capnp::rpc::twoparty::Side::CLIENT, readerOptions()),
-      rpc_(capnp::makeRpcClient(network_)),
-      bootstrap_(serverBootstrap(rpc_)),
-      watch_(
-          network_.onDisconnect()
-              .then([flag = disconnected_] { *flag = true; }, [flag = disconnected_](kj::Exception&&) { *flag = true; })
-              .eagerlyEvaluate(nullptr)) {}
+RpcLink::~RpcLink() {
+  if (!thread_.joinable()) return;
+  {
+    Lock lock(queueMutex_);
+    stopping_ = true;
+  }
+  wake();
+  thread_.join();
+}
+
+void RpcLink::post(Work work) {
+  bool wasEmpty = false;
+  {
+    Lock lock(queueMutex_);
+    wasEmpty = queue_.empty();
+    queue_.push_back(kj::mv(work));
+  }
+  // A non-empty queue has a wake-up pending already (see run()).
+  if (wasEmpty) wake();
+}
+
+void RpcLink::wake() {
+  const uint64_t one = 1;
+  ssize_t n;
+  do {
+    n = ::write(wakeFd_.get(), &one, sizeof one);
+  } while (n < 0 && errno == EINTR);
+}
+
+void RpcLink::run(UniqueFd socket, AnswerSlot<bool>& started) {
+  pthread_setname_np(pthread_self(), "xrc-client-io");
+  std::optional<kj::AsyncIoContext> io;
+  std::unique_ptr<IoState> state;
+  KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] {
+                 io.emplace(kj::setupAsyncIo());
+                 auto stream = io->lowLevelProvider->wrapUnixSocketFd(socket.release(),
+                                                                      kj::LowLevelAsyncIoProvider::TAKE_OWNERSHIP);
+                 state = std::make_unique<IoState>(*io, kj::mv(stream));
+               })) {
+    started.set(makeError(ErrorCode::internal, "client I/O setup failed: {}", e->getDescription().cStr()));
+    return;
+  }
+  auto watch = state->network.onDisconnect()
+                   .then([this] { markDisconnected(); }, [this](kj::Exception&&) { markDisconnected(); })
+                   .eagerlyEvaluate(nullptr);
+  kj::UnixEventPort::FdObserver wakeups(io->unixEventPort, wakeFd_.get(), kj::UnixEventPort::FdObserver::OBSERVE_READ);
+  started.set(true);
+
+  for (;;) {
+    // Edge-triggered: clear the counter, then take the queue. Work posted after the swap writes
+    // the eventfd again (post() writes when it finds the queue empty), so nothing is missed.
+    uint64_t count;
+    while (::read(wakeFd_.get(), &count, sizeof count) > 0) {
+    }
+    std::vector<Work> work;
+    bool stop = false;
+    {
+      Lock lock(queueMutex_);
+      work.swap(queue_);
+      stop = stopping_;
+    }
+    for (auto& w : work) {
+      KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] { w(*state); })) {
+        (void)connectionError(*this, *e, "client I/O");
+      }
+    }
+    if (stop) break;
+    // Runs the RPC system (answers, the batched write of what `work` sent) until woken again.
+    wakeups.whenBecomesReadable().wait(io->waitScope);
+  }
+  // Let the last messages (swapchain destroys) leave before the connection closes.
+  kj::runCatchingExceptions([&] {
+    kj::evalLast([] {}).wait(io->waitScope);
+    state->batching->flushNow();
+    state->batching->whenIdle()
+        .exclusiveJoin(io->provider->getTimer().afterDelay(100 * kj::MILLISECONDS))
+        .wait(io->waitScope);
+  });
+  kj::runCatchingExceptions([&] {
+    watch = nullptr;
+    state.reset();
+  });
+}
 
 }  // namespace xrc::client

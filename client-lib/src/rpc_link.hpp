@@ -1,71 +1,143 @@
 // The client's end of the wire: a Unix socket to the daemon carrying a two-party RPC system with
-// fd passing, on a KJ event loop owned by the calling thread (shared by all links of a thread).
+// fd passing, run by a private I/O thread.
+//
+// Every Cap'n Proto object lives on that thread. Application threads hand it work: `post()`
+// queues a function and returns at once (the calls that must not block: acquire, wait, release,
+// beginFrame, endFrame), `call()` queues one and waits, bounded, for the answer it produces.
+// Queued work runs in order, and the messages one pass of the I/O loop produces leave in one
+// socket write. So the library can be used from any thread, and a release costs the caller its
+// Vulkan submit plus a queue push and, when the thread sleeps, one eventfd write.
 #pragma once
 
 #include <capnp/rpc-twoparty.h>
 #include <kj/async-io.h>
+#include <kj/function.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "xrc.capnp.h"
 #include "xrc/batching_stream.hpp"
 #include "xrc/result.hpp"
+#include "xrc/thread_annotations.hpp"
+#include "xrc/unique_fd.hpp"
 
 namespace xrc::client {
 
-// One KJ event loop per thread, shared by every link created on it.
-std::shared_ptr<kj::AsyncIoContext> threadIo();
+// What lives on the I/O thread; only functions run by post()/call() touch it.
+struct IoState {
+  IoState(kj::AsyncIoContext& io, kj::Own<kj::AsyncCapabilityStream> stream);
+  ~IoState() noexcept(false);
+
+  kj::AsyncIoContext& io;
+  kj::Own<kj::AsyncCapabilityStream> stream;
+  BatchingStream* batching;  // stream, as what it is
+  capnp::TwoPartyVatNetwork network;
+  capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc;
+  wire::Compositor::Client bootstrap;
+  // Capabilities the library's objects hold, by what they are.
+  wire::Session::Client session{nullptr};
+  std::map<uint32_t, wire::Swapchain::Client> swapchains;
+  wire::Control::Client control{nullptr};
+  kj::TaskSet tasks;  // answers nobody waits for; failures are reported through their own handlers
+
+ private:
+  struct LogFailures : kj::TaskSet::ErrorHandler {
+    void taskFailed(kj::Exception&&) override {}  // each task reports its own failure
+  } logFailures_;
+};
+
+// Where call() answers arrive: set once on the I/O thread, read by the waiting caller.
+template <typename T>
+class AnswerSlot {
+ public:
+  void set(Result<T> value) {
+    {
+      Lock lock(mutex_);
+      value_.emplace(std::move(value));
+    }
+    ready_.notify_all();
+  }
+  std::optional<Result<T>> waitFor(std::chrono::milliseconds timeout) {
+    Lock lock(mutex_);
+    ready_.wait_for(lock.native(), timeout, [&] { return value_.has_value(); });
+    if (!value_) return std::nullopt;
+    return std::move(value_);
+  }
+
+ private:
+  Mutex mutex_;
+  std::condition_variable ready_;
+  std::optional<Result<T>> value_ XRC_GUARDED_BY(mutex_);
+};
 
 class RpcLink {
  public:
-  static Result<std::unique_ptr<RpcLink>> open(const std::string& socketPathOrEmpty);
-  RpcLink(std::shared_ptr<kj::AsyncIoContext> io, kj::Own<kj::AsyncCapabilityStream> stream);
+  using Work = kj::Function<void(IoState&)>;
+  template <typename T>
+  using CallWork = kj::Function<kj::Promise<Result<T>>(IoState&)>;
 
-  kj::WaitScope& waitScope() { return io_->waitScope; }
-  wire::Compositor::Client& bootstrap() { return bootstrap_; }
-  // Runs the event loop's queued work, which hands the RPC system's outgoing messages to the
-  // stream, then writes them to the socket, and returns without polling for I/O. Unlike
-  // WaitScope::poll(), it does not read and process the answers that have arrived meanwhile: those
-  // wait for the next blocking call, so the calls that must not block (release, endFrame) pay
-  // only for their own write. Waiting for an evalLast event runs the queue and never sleeps.
-  void flush() {
-    kj::evalLast([] {}).wait(io_->waitScope);
-    batching_->flushNow();
-  }
-  // Reads and processes whatever arrived, without blocking.
-  void poll() { io_->waitScope.poll(); }
-  bool disconnected() const { return *disconnected_; }
-  void markDisconnected() { *disconnected_ = true; }
+  // Connects (on the new I/O thread) and returns once the connection is up or has failed.
+  static Result<std::unique_ptr<RpcLink>> open(const std::string& socketPathOrEmpty);
+  RpcLink();
+  ~RpcLink();  // finishes the queued work, flushes, drops every capability on the I/O thread
+  RpcLink(const RpcLink&) = delete;
+  RpcLink& operator=(const RpcLink&) = delete;
+
+  void post(Work work);
+
+  // Runs `work` on the I/O thread and waits for the answer it produces, at most `timeout`
+  // (then: ErrorCode::timeout; the answer is dropped when it comes). A broken connection
+  // becomes an ErrorCode::internal error and marks the link disconnected.
+  template <typename T>
+  Result<T> call(CallWork<T> work, const char* what, std::chrono::milliseconds timeout = kDefaultCallTimeout);
+
+  // Set by the I/O thread when the daemon closes the connection or a call finds it broken.
+  bool disconnected() const { return disconnected_.load(std::memory_order_acquire); }
+  void markDisconnected() { disconnected_.store(true, std::memory_order_release); }
   const std::string& path() const { return path_; }
 
-  // Waits for `promise`, turning a broken connection into an Error.
-  template <typename T>
-  Result<T> wait(kj::Promise<T>&& promise, const char* what);
+  static constexpr std::chrono::milliseconds kDefaultCallTimeout{10000};
 
  private:
-  std::shared_ptr<kj::AsyncIoContext> io_;
-  kj::Own<kj::AsyncCapabilityStream> stream_;
-  BatchingStream* batching_;  // stream_, as what it is
-  capnp::TwoPartyVatNetwork network_;
-  capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc_;
-  wire::Compositor::Client bootstrap_;
-  std::shared_ptr<bool> disconnected_ = std::make_shared<bool>(false);
-  kj::Promise<void> watch_;
+  void run(UniqueFd socket, AnswerSlot<bool>& started);
+  void wake();
+
   std::string path_;
+  UniqueFd wakeFd_;  // eventfd the I/O loop watches
+  std::atomic<bool> disconnected_{false};
+  Mutex queueMutex_;
+  std::vector<Work> queue_ XRC_GUARDED_BY(queueMutex_);
+  bool stopping_ XRC_GUARDED_BY(queueMutex_) = false;
+  std::thread thread_;
 };
 
+// A broken connection's exception, as an Error; marks the link disconnected.
+Error connectionError(RpcLink& link, const kj::Exception& e, const char* what);
+
 template <typename T>
-Result<T> RpcLink::wait(kj::Promise<T>&& promise, const char* what) {
-  Result<T> result = makeError(ErrorCode::internal, "{}: no answer", what);
-  kj::runCatchingExceptions([&] { result = promise.wait(io_->waitScope); }).map([&](kj::Exception&& e) {
-    // The disconnect watch may not have run yet; a call that saw the connection break knows.
-    if (e.getType() == kj::Exception::Type::DISCONNECTED) *disconnected_ = true;
-    result =
-        makeError(ErrorCode::internal, "{}: connection to xr-compositord failed: {}", what, e.getDescription().cStr());
-    return 0;
+Result<T> RpcLink::call(CallWork<T> work, const char* what, std::chrono::milliseconds timeout) {
+  if (disconnected()) return makeError(ErrorCode::internal, "{}: the connection to xr-compositord was lost", what);
+  auto slot = std::make_shared<AnswerSlot<T>>();
+  post([this, slot, what, work = kj::mv(work)](IoState& state) mutable {
+    kj::Promise<Result<T>> answer = nullptr;
+    KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] { answer = work(state); })) {
+      slot->set(connectionError(*this, *e, what));
+      return;
+    }
+    state.tasks.add(answer.then([slot](Result<T>&& r) { slot->set(std::move(r)); },
+                                [this, slot, what](kj::Exception&& e) { slot->set(connectionError(*this, e, what)); }));
   });
-  return result;
+  auto answer = slot->waitFor(timeout);
+  if (!answer) return makeError(ErrorCode::timeout, "{}: no answer from xr-compositord within {} ms", what, timeout.count());
+  return std::move(*answer);
 }
 
 }  // namespace xrc::client

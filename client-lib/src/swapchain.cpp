@@ -7,11 +7,68 @@ namespace xrc::client {
 
 namespace {
 constexpr uint64_t kReleaseFenceTimeoutNs = 2000000000ull;
+constexpr std::chrono::milliseconds kReleaseAnswerTimeout{2000};
 
-Result<UniqueFd> takeFd(RpcLink& link, wire::FdCarrier::Client carrier, const char* what) {
-  auto fd = link.wait(receiveFd(kj::mv(carrier), what), what);
-  if (!fd) return fd.error();
-  return std::move(fd).value();
+// What createSwapchain's answer carries, taken apart on the I/O thread.
+struct ReceivedImage {
+  uint64_t allocationSize = 0;
+  uint32_t memoryTypeIndex = 0;
+  bool dedicated = false;
+  UniqueFd memory, renderingDone, copyingDone;
+};
+struct CreatedSwapchain {
+  uint32_t id = 0;
+  VkImageCreateInfo info{};
+  std::vector<ReceivedImage> images;
+  std::optional<Error> error;  // first fd that did not arrive
+};
+
+kj::Promise<Result<CreatedSwapchain>> sendCreateSwapchain(IoState& io, const SwapchainRequest& request, bool binary) {
+  auto call = io.session.createSwapchainRequest();
+  toWire(request, call.initInfo());
+  return call.send().then(
+      [&io, binary](capnp::Response<wire::Session::CreateSwapchainResults>&& r) -> kj::Promise<Result<CreatedSwapchain>> {
+        if (auto s = fromWire(r.getError()); !s) return Result<CreatedSwapchain>(s.error());
+        auto out = kj::heap<CreatedSwapchain>();
+        out->id = r.getId();
+        out->info = fromWire(r.getImage());
+        auto images = r.getImages();
+        out->images.resize(images.size());
+        kj::Vector<kj::Promise<void>> fds;
+        CreatedSwapchain* raw = out.get();
+        auto take = [&fds, raw](wire::FdCarrier::Client carrier, UniqueFd* target, const char* what) {
+          fds.add(receiveFd(kj::mv(carrier), what).then([raw, target](Result<UniqueFd> fd) {
+            if (fd) {
+              *target = std::move(fd).value();
+            } else if (!raw->error) {
+              raw->error = fd.error();
+            }
+          }));
+        };
+        for (uint32_t i = 0; i < images.size(); ++i) {
+          auto shared = images[i];
+          ReceivedImage& image = out->images[i];
+          image.allocationSize = shared.getAllocationSize();
+          image.memoryTypeIndex = shared.getMemoryTypeIndex();
+          image.dedicated = shared.getDedicated();
+          take(shared.getMemory(), &image.memory, "shared image memory");
+          if (binary) {
+            take(shared.getRenderingDone(), &image.renderingDone, "rendering_done");
+            take(shared.getCopyingDone(), &image.copyingDone, "copying_done");
+          }
+        }
+        io.swapchains.emplace(out->id, r.getSwapchain());
+        // The fds belong to the answer's capabilities: keep the answer until they are dup()ed.
+        return kj::joinPromises(fds.releaseAsArray())
+            .attach(kj::mv(r))
+            .then([&io, out = kj::mv(out)]() mutable -> Result<CreatedSwapchain> {
+          if (out->error) {
+            io.swapchains.erase(out->id);
+            return *out->error;
+          }
+          return kj::mv(*out);
+        });
+      });
 }
 }  // namespace
 
@@ -80,28 +137,26 @@ Status Swapchain::Impl::submit(VkCommandBuffer commands, VkSemaphore wait, VkSem
   submit.pCommandBuffers = &commands;
   submit.signalSemaphoreCount = signal != VK_NULL_HANDLE ? 1 : 0;
   submit.pSignalSemaphores = &signal;
+  Lock lock(connection->queueMutex);
   return vk::check(vkQueueSubmit(connection->vulkan.queue, 1, &submit, fence), "vkQueueSubmit");
 }
 
 Result<std::unique_ptr<Swapchain>> Connection::createSwapchain(const SwapchainRequest& request) {
   if (auto s = impl_->takeAsyncError(); !s) return s.error();
-  auto call = impl_->session.createSwapchainRequest();
-  toWire(request, call.initInfo());
-  auto reply = impl_->link->wait(call.send(), "createSwapchain");
+  const bool binary = impl_->syncMode == SyncMode::binary;
+  auto reply = impl_->link->call<CreatedSwapchain>(
+      [request, binary](IoState& io) { return sendCreateSwapchain(io, request, binary); }, "createSwapchain");
   impl_->roundTrips++;
   if (!reply) return reply.error();
-  auto& response = reply.value();
-  if (auto s = fromWire(response.getError()); !s) return s.error();
+  CreatedSwapchain& created = reply.value();
 
   auto sc = std::make_unique<Swapchain::Impl>();
   sc->connection = impl_.get();
-  sc->rpc = response.getSwapchain();
-  sc->id = response.getId();
-  sc->info = fromWire(response.getImage());
+  sc->id = created.id;
+  sc->info = created.info;
   const VulkanBinding& vkb = impl_->vulkan;
   VkDevice device = vkb.device;
-  auto images = response.getImages();
-  const bool binary = impl_->syncMode == SyncMode::binary;
+  auto& images = created.images;
 
   VkCommandPoolCreateInfo poolInfo{};
   poolInfo.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
@@ -116,7 +171,7 @@ Result<std::unique_ptr<Swapchain>> Connection::createSwapchain(const SwapchainRe
   vkGetPhysicalDeviceMemoryProperties(vkb.physicalDevice, &memoryProps);
 
   for (uint32_t i = 0; i < images.size(); ++i) {
-    auto shared = images[i];
+    ReceivedImage& shared = images[i];
     auto& per = sc->perImage[i];
     VkExternalMemoryImageCreateInfo external{};
     external.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO;
@@ -129,38 +184,37 @@ Result<std::unique_ptr<Swapchain>> Connection::createSwapchain(const SwapchainRe
     per.image = vk::Image(device, image);
     VkMemoryRequirements req;
     vkGetImageMemoryRequirements(device, image, &req);
-    const uint32_t type = shared.getMemoryTypeIndex();
+    const uint32_t type = shared.memoryTypeIndex;
     if (type >= memoryProps.memoryTypeCount || !(req.memoryTypeBits & (1u << type)) ||
-        shared.getAllocationSize() < req.size) {
+        shared.allocationSize < req.size) {
       return makeError(ErrorCode::deviceMismatch,
                        "shared image {}: memory type {} / size {} do not fit this device (bits 0x{:x}, size {})", i,
-                       type, shared.getAllocationSize(), req.memoryTypeBits, req.size);
+                       type, shared.allocationSize, req.memoryTypeBits, req.size);
     }
-    auto fd = takeFd(*impl_->link, shared.getMemory(), "shared image memory");
-    if (!fd) return fd.error();
+    UniqueFd& fd = shared.memory;
     VkMemoryDedicatedAllocateInfo dedicated{};
     dedicated.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO;
     dedicated.image = image;
     VkImportMemoryFdInfoKHR import{};
     import.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR;
-    import.pNext = shared.getDedicated() ? &dedicated : nullptr;
+    import.pNext = shared.dedicated ? &dedicated : nullptr;
     import.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
-    import.fd = fd.value().get();
+    import.fd = fd.get();
     VkMemoryAllocateInfo alloc{};
     alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
     alloc.pNext = &import;
-    alloc.allocationSize = shared.getAllocationSize();
+    alloc.allocationSize = shared.allocationSize;
     alloc.memoryTypeIndex = type;
     VkDeviceMemory memory;
     if (auto s = vk::check(vkAllocateMemory(device, &alloc, nullptr, &memory), "vkAllocateMemory(import)"); !s) {
       return s.error();
     }
-    fd.value().release();  // a successful import owns the fd
+    fd.release();  // a successful import owns the fd
     per.memory = vk::Memory(device, memory);
     if (auto s = vk::check(vkBindImageMemory(device, image, memory, 0), "vkBindImageMemory"); !s) return s.error();
 
     if (binary) {
-      auto importSemaphore = [&](vk::Semaphore* target, wire::FdCarrier::Client carrier, const char* what) -> Status {
+      auto importSemaphore = [&](vk::Semaphore* target, UniqueFd& semFd) -> Status {
         VkSemaphoreCreateInfo semInfo{};
         semInfo.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
         VkSemaphore semaphore;
@@ -168,23 +222,19 @@ Result<std::unique_ptr<Swapchain>> Connection::createSwapchain(const SwapchainRe
           return s;
         }
         *target = vk::Semaphore(device, semaphore);
-        auto semFd = takeFd(*impl_->link, carrier, what);
-        if (!semFd) return semFd.error();
         VkImportSemaphoreFdInfoKHR importSem{};
         importSem.sType = VK_STRUCTURE_TYPE_IMPORT_SEMAPHORE_FD_INFO_KHR;
         importSem.semaphore = semaphore;
         importSem.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
-        importSem.fd = semFd.value().get();
+        importSem.fd = semFd.get();
         if (auto s = vk::check(impl_->importSemaphoreFd(device, &importSem), "vkImportSemaphoreFdKHR"); !s) {
           return s;
         }
-        semFd.value().release();
+        semFd.release();
         return {};
       };
-      if (auto s = importSemaphore(&per.renderingDone, shared.getRenderingDone(), "rendering_done"); !s) {
-        return s.error();
-      }
-      if (auto s = importSemaphore(&per.copyingDone, shared.getCopyingDone(), "copying_done"); !s) return s.error();
+      if (auto s = importSemaphore(&per.renderingDone, shared.renderingDone); !s) return s.error();
+      if (auto s = importSemaphore(&per.copyingDone, shared.copyingDone); !s) return s.error();
     }
     VkFenceCreateInfo fenceInfo{};
     fenceInfo.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
@@ -199,6 +249,7 @@ Result<std::unique_ptr<Swapchain>> Connection::createSwapchain(const SwapchainRe
     sc->images.push_back(image);
   }
   sc->cycle = std::make_unique<ImageCycle>(uint32_t(images.size()));
+  sc->answers = std::make_shared<ReleaseAnswers>(uint32_t(images.size()));
   return std::make_unique<Swapchain>(std::move(sc));
 }
 
@@ -210,15 +261,28 @@ Swapchain::~Swapchain() {
   Impl& sc = *impl_;
   // Our own GPU work on the images must be done before they go; the daemon's copies are its
   // business (it waits for them before freeing its side).
-  for (auto& per : sc.perImage) {
-    if (per.pendingRelease) {
-      (void)sc.connection->link->wait(per.pendingRelease->addBranch(), "release");
-    }
+  RpcLink& link = *sc.connection->link;
+  for (uint32_t i = 0; i < sc.perImage.size() && !link.disconnected(); ++i) {
+    bool hadToWait = false;
+    (void)sc.answers->waitAnswered(i, kReleaseAnswerTimeout, hadToWait);
   }
-  vkQueueWaitIdle(sc.connection->vulkan.queue);  // covers every submission of ours, fenced or not
-  if (!sc.connection->link->disconnected()) {
-    (void)sc.connection->link->wait(
-        sc.rpc.destroyRequest().send().then([](auto&& r) { return fromWire(r.getError()); }), "destroy");
+  {
+    Lock lock(sc.connection->queueMutex);
+    vkQueueWaitIdle(sc.connection->vulkan.queue);  // covers every submission of ours, fenced or not
+  }
+  const uint32_t id = sc.id;
+  if (!link.disconnected()) {
+    (void)link.call<bool>(
+        [id](IoState& io) -> kj::Promise<Result<bool>> {
+          auto it = io.swapchains.find(id);
+          if (it == io.swapchains.end()) return Result<bool>(true);
+          auto done = it->second.destroyRequest().send().then([](auto&&) { return Result<bool>(true); });
+          io.swapchains.erase(it);
+          return done;
+        },
+        "destroy", kReleaseAnswerTimeout);
+  } else {
+    link.post([id](IoState& io) { io.swapchains.erase(id); });
   }
 }
 
@@ -243,22 +307,21 @@ Result<uint32_t> Swapchain::acquire() {
   if (sc.cycle->state(index) == ImageCycle::State::acquired || sc.cycle->state(index) == ImageCycle::State::waited) {
     return sc.cycle->acquire(index).error();
   }
-  if (per.pendingRelease && local) {
-    per.pendingRelease.reset();
-    (void)sc.cycle->copyDone(index);
-  }
-  if (per.pendingRelease) {
+  if (local) {
+    sc.answers->forget(index);
+  } else if (sc.cycle->state(index) == ImageCycle::State::copying) {
     // The answer proves the copy that signals copying_done was submitted (binary) or finished
-    // (host). Usually long done, so this costs no round trip.
-    auto branch = per.pendingRelease->addBranch();
-    // Count it as a blocking round trip only when the answer is really not there yet.
-    if (!branch.poll(conn.link->waitScope())) conn.roundTrips++;
-    auto answer = conn.link->wait(kj::mv(branch), "release");
-    per.pendingRelease.reset();
-    (void)sc.cycle->copyDone(index);
-    if (!answer) return answer.error();
-    if (!answer.value()) return answer.value().error();
+    // (host). Usually long there, so this costs no round trip; counted as one when it is not.
+    bool hadToWait = false;
+    const Status answer = sc.answers->waitAnswered(index, kReleaseAnswerTimeout, hadToWait);
+    if (hadToWait) conn.roundTrips++;
+    if (!answer && conn.link->disconnected()) {
+      sc.answers->forget(index);  // the daemon went away meanwhile: carry on locally
+    } else if (!answer) {
+      return answer.error();
+    }
   }
+  if (sc.cycle->state(index) == ImageCycle::State::copying) (void)sc.cycle->copyDone(index);
   if (auto s = sc.cycle->acquire(index); !s) return s.error();
 
   VkDevice device = conn.vulkan.device;
@@ -273,10 +336,13 @@ Result<uint32_t> Swapchain::acquire() {
   sc.acquiredOrder.push_back(index);
   if (local) return index;
 
-  auto call = sc.rpc.acquireRequest();
-  call.setIndex(index);
-  // Not flushed: the daemon needs it only before this image's release, which carries it along.
-  conn.track(call.send().then([](auto&& r) { return fromWire(r.getError()); }), "acquire");
+  conn.sendTracked(
+      [id = sc.id, index](IoState& io) {
+        auto call = io.swapchains.at(id).acquireRequest();
+        call.setIndex(index);
+        return call.send().then([](auto&& r) { return fromWire(r.getError()); });
+      },
+      "acquire");
   return index;
 }
 
@@ -298,9 +364,13 @@ Status Swapchain::wait(std::chrono::nanoseconds timeout) {
   sc.waitedOrder.push_back(index);
   if (local) return {};
 
-  auto call = sc.rpc.waitRequest();
-  call.setIndex(index);
-  conn.track(call.send().then([](auto&& r) { return fromWire(r.getError()); }), "wait");  // sent with the release
+  conn.sendTracked(
+      [id = sc.id, index](IoState& io) {
+        auto call = io.swapchains.at(id).waitRequest();
+        call.setIndex(index);
+        return call.send().then([](auto&& r) { return fromWire(r.getError()); });
+      },
+      "wait");
   return {};
 }
 
@@ -343,11 +413,15 @@ Status Swapchain::release() {
     return {};
   }
 
-  auto call = sc.rpc.releaseRequest();
-  call.setIndex(index);
-  per.pendingRelease = call.send().then([](auto&& r) { return fromWire(r.getError()); }).fork();
-  // One socket write carries this release and the calls queued since the last flush.
-  conn.link->flush();
+  sc.answers->sent(index);
+  // The I/O thread builds and sends it, with whatever else is queued, in one socket write.
+  conn.link->post([link = conn.link.get(), answers = sc.answers, id = sc.id, index](IoState& io) {
+    auto call = io.swapchains.at(id).releaseRequest();
+    call.setIndex(index);
+    io.tasks.add(call.send().then(
+        [answers, index](auto&& r) { answers->answered(index, fromWire(r.getError())); },
+        [link, answers, index](kj::Exception&& e) { answers->answered(index, connectionError(*link, e, "release")); }));
+  });
   return {};
 }
 

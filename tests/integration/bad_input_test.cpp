@@ -6,7 +6,7 @@
 #include <sys/wait.h>
 
 #include "harness.hpp"
-#include "rpc_link.hpp"
+#include "raw_rpc.hpp"
 #include "xrc/client.hpp"
 #include "xrc/wire_convert.hpp"
 
@@ -50,14 +50,13 @@ class BadInput : public ::testing::Test {
 
   // A session opened on the raw wire, bypassing client-lib's own checks.
   struct Raw {
-    std::unique_ptr<client::RpcLink> link;
+    std::unique_ptr<RawRpc> link;
     wire::Session::Client session{nullptr};
   };
 
   wire::ErrorCode connect(Raw& raw, uint16_t major = kProtocolMajor, bool corruptUuid = false) {
-    auto link = client::RpcLink::open(daemon_->socket());
-    EXPECT_TRUE(link);
-    raw.link = std::move(link).value();
+    raw.link = RawRpc::open(daemon_->socket());
+    EXPECT_TRUE(raw.link);
     auto request = raw.link->bootstrap().connectRequest();
     auto info = request.initClient();
     info.initVersion().setMajor(major);

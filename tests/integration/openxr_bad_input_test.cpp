@@ -13,6 +13,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "harness.hpp"
@@ -356,6 +358,70 @@ TEST_F(OpenXrSession, SpacesAndViewsFollowTheDaemonsSystem) {
             XR_SPACE_BOUNDS_UNAVAILABLE);
   ASSERT_EQ(xrDestroySpace(view), XR_SUCCESS);
   EXPECT_EQ(xrLocateSpace(view, stage, state.predictedDisplayTime, &location), XR_ERROR_HANDLE_INVALID);
+}
+
+// The common engine split: xrWaitFrame on a simulation thread, rendering (begin, swapchain,
+// end) on a render thread, the two overlapping by one frame.
+TEST_F(OpenXrSession, FrameLoopSplitAcrossThreads) {
+  ASSERT_NO_FATAL_FAILURE(createSession());
+  ASSERT_NO_FATAL_FAILURE(beginSession());
+  constexpr int kFrames = 60;
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<XrFrameState> waited;  // handed from the simulation to the render thread
+  int begun = 0;
+  std::vector<XrResult> failures;
+  auto fail = [&](XrResult r) {
+    std::lock_guard<std::mutex> lock(mutex);
+    failures.push_back(r);
+  };
+  std::thread simulation([&] {
+    for (int i = 0; i < kFrames; ++i) {
+      {
+        // The next xrWaitFrame may come once the previous frame was begun.
+        std::unique_lock<std::mutex> lock(mutex);
+        changed.wait(lock, [&] { return begun == i; });
+      }
+      XrFrameState state{XR_TYPE_FRAME_STATE};
+      if (XrResult r = xrWaitFrame(session_, nullptr, &state); r != XR_SUCCESS) fail(r);
+      std::lock_guard<std::mutex> lock(mutex);
+      waited.push_back(state);
+      changed.notify_all();
+    }
+  });
+  std::thread render([&] {
+    XrCompositionLayerProjectionView views[2] = {view(0, 32), view(32, 32)};
+    XrCompositionLayerProjection projection{XR_TYPE_COMPOSITION_LAYER_PROJECTION, nullptr, 0, local_, 2, views};
+    auto* layer = reinterpret_cast<const XrCompositionLayerBaseHeader*>(&projection);
+    for (int i = 0; i < kFrames; ++i) {
+      XrFrameState state;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        changed.wait(lock, [&] { return int(waited.size()) > i; });
+        state = waited[size_t(i)];
+      }
+      if (XrResult r = xrBeginFrame(session_, nullptr); r != XR_SUCCESS) fail(r);
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        begun = i + 1;
+        changed.notify_all();
+      }
+      uint32_t index = 0;
+      if (XrResult r = xrAcquireSwapchainImage(swapchain_, nullptr, &index); r != XR_SUCCESS) fail(r);
+      XrSwapchainImageWaitInfo wait{XR_TYPE_SWAPCHAIN_IMAGE_WAIT_INFO, nullptr, XR_INFINITE_DURATION};
+      if (XrResult r = xrWaitSwapchainImage(swapchain_, &wait); r != XR_SUCCESS) fail(r);
+      if (XrResult r = xrReleaseSwapchainImage(swapchain_, nullptr); r != XR_SUCCESS) fail(r);
+      if (XrResult r = endFrame(state.predictedDisplayTime, {layer}); r != XR_SUCCESS) fail(r);
+    }
+  });
+  simulation.join();
+  render.join();
+  EXPECT_TRUE(failures.empty()) << failures.size() << " calls failed, first: " << failures.front();
+  EXPECT_TRUE(daemon_.waitForStatus(
+      [](const control::DaemonStatus& s) {
+        return s.clients.size() == 1 && s.clients[0].framesSubmitted == uint64_t(kFrames);
+      },
+      5s));
 }
 
 TEST_F(OpenXrSession, ActionsWithoutInputDevicesAreInactive) {

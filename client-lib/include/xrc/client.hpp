@@ -6,9 +6,10 @@
 //   auto sc = conn.value()->createSwapchain({...});       // imports the daemon's shared images
 //   loop: waitFrame -> beginFrame -> acquire/wait/render/release -> endFrame
 //
-// A Connection and its Swapchains are used from the thread that created the Connection (the
-// library runs its Cap'n Proto event loop there) and submit to the application's queue only
-// inside acquire/release, which the application must not use concurrently (OpenXR's rule).
+// A Connection may be used from any thread: the library runs the connection on its own I/O
+// thread. Calls on one Swapchain must not overlap (OpenXR's rule), and the library submits to
+// the application's queue only inside acquire/release, which the application must not use
+// concurrently with them (OpenXR's rule too).
 #pragma once
 
 #include <vulkan/vulkan.h>

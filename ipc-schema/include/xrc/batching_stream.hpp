@@ -53,6 +53,8 @@ class BatchingStream final : public kj::AsyncCapabilityStream, private kj::TaskS
 
   // Hands everything queued to the socket now (one write), unless a write is still in flight.
   void flushNow() { flushQueued(); }
+  // Resolves once no socket write is in flight (rejects if a write failed).
+  kj::Promise<void> whenIdle();
 
   // Counters for tests and benchmarks: how many writes reached the socket.
   uint64_t socketWrites() const { return socketWrites_; }
@@ -61,7 +63,6 @@ class BatchingStream final : public kj::AsyncCapabilityStream, private kj::TaskS
   void append(kj::ArrayPtr<const kj::byte> bytes);
   void scheduleFlush();
   void flushQueued();
-  kj::Promise<void> whenIdle();  // no socket write in flight
   void wakeIdleWaiters();
   kj::Promise<size_t> readInto(kj::byte* out, size_t minBytes, size_t maxBytes, size_t done);
   void taskFailed(kj::Exception&& exception) override;
