@@ -74,11 +74,11 @@ Result<std::unique_ptr<RpcLink>> RpcLink::open(const std::string& socketPathOrEm
   auto link = std::make_unique<RpcLink>();
   if (!link->wakeFd_.valid()) return makeError(ErrorCode::internal, "eventfd(): {}", std::strerror(errno));
   link->path_ = path.value();
-  AnswerSlot<bool> started;
-  link->thread_ = std::thread([raw = link.get(), &started, socket = std::move(fd).value()]() mutable {
+  auto started = std::make_shared<AnswerSlot<bool>>();
+  link->thread_ = std::thread([raw = link.get(), started, socket = std::move(fd).value()]() mutable {
     raw->run(std::move(socket), started);
   });
-  auto up = started.waitFor(std::chrono::milliseconds(10000));
+  auto up = started->waitFor(std::chrono::milliseconds(10000));
   if (!up || !up->ok()) {
     // The thread reports failure only before it enters its loop; it is ending by itself.
     if (link->thread_.joinable()) link->thread_.join();
@@ -117,7 +117,7 @@ void RpcLink::wake() {
   } while (n < 0 && errno == EINTR);
 }
 
-void RpcLink::run(UniqueFd socket, AnswerSlot<bool>& started) {
+void RpcLink::run(UniqueFd socket, const std::shared_ptr<AnswerSlot<bool>>& started) {
   pthread_setname_np(pthread_self(), "xrc-client-io");
   std::optional<kj::AsyncIoContext> io;
   std::unique_ptr<IoState> state;
@@ -127,14 +127,14 @@ void RpcLink::run(UniqueFd socket, AnswerSlot<bool>& started) {
                                                                       kj::LowLevelAsyncIoProvider::TAKE_OWNERSHIP);
                  state = std::make_unique<IoState>(*io, kj::mv(stream));
                })) {
-    started.set(makeError(ErrorCode::internal, "client I/O setup failed: {}", e->getDescription().cStr()));
+    started->set(makeError(ErrorCode::internal, "client I/O setup failed: {}", e->getDescription().cStr()));
     return;
   }
   auto watch = state->network.onDisconnect()
                    .then([this] { markDisconnected(); }, [this](kj::Exception&&) { markDisconnected(); })
                    .eagerlyEvaluate(nullptr);
   kj::UnixEventPort::FdObserver wakeups(io->unixEventPort, wakeFd_.get(), kj::UnixEventPort::FdObserver::OBSERVE_READ);
-  started.set(true);
+  started->set(true);
 
   for (;;) {
     // Edge-triggered: clear the counter, then take the queue. Work posted after the swap writes

@@ -58,11 +58,11 @@ struct IoState {
 template <typename T>
 class AnswerSlot {
  public:
+  // Owners keep the slot in a shared_ptr that the setting side holds too: the waiter may return
+  // (and drop its reference) as soon as the value is there.
   void set(Result<T> value) {
-    {
-      Lock lock(mutex_);
-      value_.emplace(std::move(value));
-    }
+    Lock lock(mutex_);
+    value_.emplace(std::move(value));
     ready_.notify_all();
   }
   std::optional<Result<T>> waitFor(std::chrono::milliseconds timeout) {
@@ -107,7 +107,7 @@ class RpcLink {
   static constexpr std::chrono::milliseconds kDefaultCallTimeout{10000};
 
  private:
-  void run(UniqueFd socket, AnswerSlot<bool>& started);
+  void run(UniqueFd socket, const std::shared_ptr<AnswerSlot<bool>>& started);
   void wake();
 
   std::string path_;
