@@ -10,6 +10,7 @@
 #include <openxr/openxr.h>
 #include <openxr/openxr_platform.h>
 
+#include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
@@ -67,6 +68,7 @@ struct Session {
   std::unique_ptr<client::Connection> connection;
   // Guards the face's own state below; never held across a blocking wait for the daemon.
   Mutex mutex;
+  std::condition_variable_any frameBegun;  // xrBeginFrame happened (see xrWaitFrame)
   std::unique_ptr<CallStats> stats;  // set at creation (XRC_OPENXR_STATS), locked inside
   client::VulkanBinding vulkan;
   SessionLifecycle lifecycle XRC_GUARDED_BY(mutex);

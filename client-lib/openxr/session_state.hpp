@@ -56,6 +56,8 @@ class FrameOrder {
   // XR_ERROR_CALL_ORDER_INVALID without a begun frame; else the frame ended.
   XrResult end(uint64_t& frameId);
   std::optional<uint64_t> begun() const { return begun_; }
+  // A waited frame not begun yet: the next xrWaitFrame must wait for its xrBeginFrame.
+  bool waitedNotBegun() const { return waited_.has_value(); }
   void reset();
 
  private:

@@ -11,6 +11,7 @@ namespace xrc::openxr {
 namespace {
 
 constexpr size_t kRememberedHeadPoses = 8;
+constexpr std::chrono::milliseconds kWaitForBeginTimeout{1000};
 
 // A session's daemon call failed: a lost connection becomes LOSS_PENDING + XR_ERROR_SESSION_LOST.
 XrResult failed(Session& session, const char* function, const Error& error) XRC_REQUIRES(session.mutex) {
@@ -250,6 +251,7 @@ XrResult XRAPI_CALL EndSession(XrSession handle) {
     Lock lock(session->mutex);
     if (XrResult r = session->lifecycle.end(states); XR_FAILED(r)) return r;
     session->frames.reset();
+    session->frameBegun.notify_all();
   }
   queueStates(*session, states);
   return XR_SUCCESS;
@@ -278,6 +280,12 @@ XrResult XRAPI_CALL WaitFrame(XrSession handle, const XrFrameWaitInfo* info, XrF
   int64_t lastPredicted = 0, period = 0;
   {
     Lock lock(session->mutex);
+    if (!session->lifecycle.running()) return XR_ERROR_SESSION_NOT_RUNNING;
+    // OpenXR: an xrWaitFrame before the previous frame's xrBeginFrame waits for that begin (the
+    // engine split: the render thread begins frame n while the simulation asks for n + 1).
+    // Bounded, so that a single-threaded app that calls it twice is not stuck for good.
+    session->frameBegun.wait_for(lock.native(), kWaitForBeginTimeout,
+                                 [&] { return !session->frames.waitedNotBegun() || !session->lifecycle.running(); });
     if (!session->lifecycle.running()) return XR_ERROR_SESSION_NOT_RUNNING;
     if (XrResult r = checkConnection(*session); XR_FAILED(r) && r != XR_ERROR_SESSION_LOST) return r;
     lost = session->lifecycle.lost();
@@ -347,6 +355,7 @@ XrResult XRAPI_CALL BeginFrame(XrSession handle, const XrFrameBeginInfo* info) {
   uint64_t frameId = 0;
   const XrResult order = session->frames.begin(frameId);
   if (XR_FAILED(order)) return order;
+  session->frameBegun.notify_all();
   if (session->lifecycle.lost()) return order;  // frames after the loss go nowhere (see xrWaitFrame)
   if (auto s = session->connection->beginFrame(frameId); !s) return failed(*session, "xrBeginFrame", s.error());
   return order;  // XR_FRAME_DISCARDED when a begun frame was never ended

@@ -10,6 +10,7 @@
 #include <openxr/openxr.h>
 #include <openxr/openxr_platform.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -422,6 +423,24 @@ TEST_F(OpenXrSession, FrameLoopSplitAcrossThreads) {
         return s.clients.size() == 1 && s.clients[0].framesSubmitted == uint64_t(kFrames);
       },
       5s));
+}
+
+TEST_F(OpenXrSession, SecondWaitFrameWaitsForTheBeginOfTheFirst) {
+  ASSERT_NO_FATAL_FAILURE(createSession());
+  ASSERT_NO_FATAL_FAILURE(beginSession());
+  XrFrameState state{XR_TYPE_FRAME_STATE};
+  ASSERT_EQ(xrWaitFrame(session_, nullptr, &state), XR_SUCCESS);
+  std::atomic<bool> begun{false};
+  std::thread render([&] {
+    std::this_thread::sleep_for(300ms);
+    begun = true;
+    EXPECT_EQ(xrBeginFrame(session_, nullptr), XR_SUCCESS);
+  });
+  XrFrameState next{XR_TYPE_FRAME_STATE};
+  EXPECT_EQ(xrWaitFrame(session_, nullptr, &next), XR_SUCCESS);
+  EXPECT_TRUE(begun.load()) << "xrWaitFrame returned before the previous frame's xrBeginFrame";
+  EXPECT_GT(next.predictedDisplayTime, state.predictedDisplayTime);
+  render.join();
 }
 
 TEST_F(OpenXrSession, ActionsWithoutInputDevicesAreInactive) {

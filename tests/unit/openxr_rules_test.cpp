@@ -243,8 +243,11 @@ TEST(FrameOrder, WaitBeginEndAndDiscards) {
   uint64_t id = 0;
   EXPECT_EQ(f.begin(id), XR_ERROR_CALL_ORDER_INVALID);
   EXPECT_EQ(f.end(id), XR_ERROR_CALL_ORDER_INVALID);
+  EXPECT_FALSE(f.waitedNotBegun());
   f.waited(1, 100);
+  EXPECT_TRUE(f.waitedNotBegun());
   ASSERT_EQ(f.begin(id), XR_SUCCESS);
+  EXPECT_FALSE(f.waitedNotBegun());
   EXPECT_EQ(id, 1u);
   EXPECT_EQ(f.begin(id), XR_ERROR_CALL_ORDER_INVALID);  // no new wait
   f.waited(2, 200);
