@@ -6,6 +6,7 @@
 #include <kj/async-io.h>
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 
 #include <pthread.h>
@@ -15,6 +16,7 @@
 
 #include "backends/headless/headless_backend.hpp"
 #include "compositor/daemon_context.hpp"
+#include "compositor/health_monitor.hpp"
 #include "log.hpp"
 #include "platform/systemd.hpp"
 #include "rpc/listener.hpp"
@@ -31,6 +33,7 @@ struct Options {
   std::string viewSize = "1440x1600";
   std::string syncMode = "auto";
   std::string deviceUuid;
+  bool testHooks = false;
 };
 
 bool parseSize(const std::string& text, uint32_t& w, uint32_t& h) {
@@ -135,12 +138,30 @@ int run(const Options& options) {
     signals.async_wait([&](const boost::system::error_code& ec, int signal) {
       if (!ec) stop.fulfiller->fulfill(kj::cp(signal));
     });
+    // --test-hooks: SIGUSR2 stalls (and un-stalls) the display loop, for the watchdog tests.
+    boost::asio::signal_set stallSignal(signalsIo);
+    bool stalled = false;
+    std::function<void()> armStallHook = [&] {
+      stallSignal.async_wait([&](const boost::system::error_code& ec, int) {
+        if (ec) return;
+        stalled = !stalled;
+        log::warn("test hook: display loop {}", stalled ? "stalled" : "resumed");
+        backend.value()->setStalledForTest(stalled);
+        armStallHook();
+      });
+    };
+    if (options.testHooks) {
+      stallSignal.add(SIGUSR2);
+      armStallHook();
+    }
+    HealthMonitor health(signalsIo, *backend.value(), worker, clients, platform::watchdogInterval());
     std::thread signalThread([&] {
       pthread_setname_np(pthread_self(), "xrc-signals");
       signalsIo.run();
     });
 
     backend.value()->start();
+    boost::asio::post(signalsIo, [&] { health.start(); });
     {
       Listener listener(ctx, io, std::move(listenFd).value());
       auto accepting = listener.run().eagerlyEvaluate(
@@ -187,6 +208,7 @@ int main(int argc, char** argv) {
   app.add_option("--socket", options.socket,
                  "Socket path (default $XR_COMPOSITOR_SOCKET, else $XDG_RUNTIME_DIR/xr-compositor/socket)");
   app.add_option("--refresh-hz", options.refreshHz, "Display refresh rate")->capture_default_str();
+  app.add_flag("--test-hooks", options.testHooks, "Enable test hooks (SIGUSR2 stalls/resumes the display loop)");
   app.add_option("--shutdown-grace-ms", options.shutdownGraceMs,
                  "On SIGTERM/SIGINT, how long clients may take to end their sessions")
       ->capture_default_str()

@@ -115,6 +115,11 @@ class Backend {
 
   virtual void start() = 0;
   virtual void stop() = 0;
+
+  // Test hook (--test-hooks, SIGUSR2): while stalled the display loop composes nothing and
+  // counts no frames, as if it hung; the health monitor must notice. Backends without a loop of
+  // their own ignore it.
+  virtual void setStalledForTest(bool) {}
 };
 
 }  // namespace xrc

@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 
+#include "../backends/backend.hpp"
+
 namespace xrc {
 
 FrameWorker::FrameWorker() : thread_([this] { run(); }) {}
@@ -37,7 +39,9 @@ void FrameWorker::run() {
       job = kj::mv(jobs_.front());
       jobs_.pop_front();
     }
+    busySinceNs_.store(monotonicNowNs(), std::memory_order_relaxed);
     job();
+    busySinceNs_.store(0, std::memory_order_relaxed);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <kj/function.h>
 
 #include <condition_variable>
+#include <atomic>
 #include <deque>
 #include <thread>
 
@@ -23,6 +24,11 @@ class FrameWorker {
   void post(kj::Function<void()> job) XRC_EXCLUDES(mutex_);
   // Runs the jobs already queued, then stops the thread; later posts are dropped. Idempotent.
   void drain() XRC_EXCLUDES(mutex_);
+  // How long the job now running has been running (0 when idle), for the health monitor.
+  int64_t busyForNs(int64_t nowNs) const {
+    const int64_t since = busySinceNs_.load(std::memory_order_relaxed);
+    return since == 0 ? 0 : nowNs - since;
+  }
 
  private:
   void run();
@@ -31,6 +37,7 @@ class FrameWorker {
   std::condition_variable_any wake_;
   std::deque<kj::Function<void()>> jobs_ XRC_GUARDED_BY(mutex_);
   bool stopping_ XRC_GUARDED_BY(mutex_) = false;
+  std::atomic<int64_t> busySinceNs_{0};  // CLOCK_MONOTONIC start of the running job, 0: idle
   std::thread thread_;
 };
 

@@ -28,6 +28,13 @@ Result<std::optional<UniqueFd>> takeActivatedSocket() {
 std::string readyMessage(const std::string& status) { return "READY=1\nSTATUS=" + status; }
 std::string statusMessage(const std::string& status) { return "STATUS=" + status; }
 std::string stoppingMessage() { return "STOPPING=1\nSTATUS=shutting down"; }
+std::string watchdogMessage() { return "WATCHDOG=1"; }
+
+std::optional<std::chrono::microseconds> watchdogInterval() {
+  uint64_t usec = 0;
+  if (sd_watchdog_enabled(/*unset_environment=*/0, &usec) <= 0 || usec == 0) return std::nullopt;
+  return std::chrono::microseconds(usec);
+}
 
 bool notify(const std::string& message) { return sd_notify(0, message.c_str()) > 0; }
 

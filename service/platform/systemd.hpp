@@ -2,6 +2,7 @@
 // call is a no-op (no NOTIFY_SOCKET, no LISTEN_FDS), so the daemon runs the same way by hand.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -18,6 +19,11 @@ Result<std::optional<UniqueFd>> takeActivatedSocket();
 std::string readyMessage(const std::string& status);
 std::string statusMessage(const std::string& status);
 std::string stoppingMessage();
+std::string watchdogMessage();
+
+// systemd's watchdog interval for this process (WATCHDOG_USEC, checked against WATCHDOG_PID),
+// if the unit set WatchdogSec=.
+std::optional<std::chrono::microseconds> watchdogInterval();
 
 // Sends `message` to $NOTIFY_SOCKET when set; returns whether it was delivered.
 bool notify(const std::string& message);

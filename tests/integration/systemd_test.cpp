@@ -8,6 +8,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "harness.hpp"
@@ -26,6 +28,19 @@ class NotifyListener {
     bound_ = ::bind(fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
   }
   bool bound() const { return bound_; }
+  // Every message received within `window`.
+  std::vector<std::string> collect(std::chrono::milliseconds window) {
+    std::vector<std::string> out;
+    const auto deadline = std::chrono::steady_clock::now() + window;
+    while (std::chrono::steady_clock::now() < deadline) {
+      pollfd p{fd_.get(), POLLIN, 0};
+      if (::poll(&p, 1, 20) <= 0) continue;
+      char buffer[4096];
+      const ssize_t n = ::recv(fd_.get(), buffer, sizeof(buffer), 0);
+      if (n > 0) out.emplace_back(buffer, size_t(n));
+    }
+    return out;
+  }
   // Messages received within `timeout`, until one contains `text`.
   bool waitFor(const std::string& text, std::chrono::milliseconds timeout, std::string* all) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -64,6 +79,70 @@ TEST(Systemd, ReadyIsNotifiedOnceTheDaemonServesAndStoppingAtShutdown) {
   daemon.process().signal(SIGTERM);
   EXPECT_TRUE(listener.waitFor("STOPPING=1", std::chrono::seconds(10), &seen)) << seen;
   EXPECT_EQ(daemon.process().wait(std::chrono::seconds(20)), 0);
+}
+
+size_t countContaining(const std::vector<std::string>& messages, const std::string& text) {
+  size_t n = 0;
+  for (const auto& m : messages) n += m.find(text) != std::string::npos;
+  return n;
+}
+
+TEST(Systemd, WatchdogIsFedOnlyWhileTheFrameLoopRuns) {
+  TempDir dir;
+  NotifyListener listener(dir.path + "/notify");
+  ASSERT_TRUE(listener.bound());
+  // WatchdogSec=0.4s as systemd would pass it (without WATCHDOG_PID any process may use it).
+  Daemon daemon(dir, {"--test-hooks"}, {{"NOTIFY_SOCKET", dir.path + "/notify"}, {"WATCHDOG_USEC", "400000"}});
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  auto demo = startDemo(daemon, dir, DemoSpec{"watched", 5, 100000});
+  std::string seen;
+  ASSERT_TRUE(listener.waitFor("READY=1", std::chrono::seconds(10), &seen)) << seen;
+  ASSERT_TRUE(listener.waitFor("STATUS=serving 1 client, display", std::chrono::seconds(10), &seen)) << seen;
+  // Running: fed at least twice per 0.4 s interval.
+  auto running = listener.collect(std::chrono::milliseconds(1000));
+  EXPECT_GE(countContaining(running, "WATCHDOG=1"), 4u);
+
+  daemon.process().signal(SIGUSR2);  // the display loop stalls
+  ASSERT_TRUE(listener.waitFor(", frame loop stalled", std::chrono::seconds(5), &seen)) << seen;
+  EXPECT_TRUE(daemon.process().waitForOutput("frame loop stalled", std::chrono::seconds(5)));
+  auto stalled = listener.collect(std::chrono::milliseconds(1000));
+  EXPECT_EQ(countContaining(stalled, "WATCHDOG=1"), 0u);  // systemd would now restart it
+
+  daemon.process().signal(SIGUSR2);  // and resumes
+  ASSERT_TRUE(daemon.process().waitForOutput("frame loop is running again", std::chrono::seconds(5)));
+  auto resumed = listener.collect(std::chrono::milliseconds(1000));
+  EXPECT_GE(countContaining(resumed, "WATCHDOG=1"), 4u);
+  EXPECT_TRUE(demo->running()) << demo->output();  // a stalled display does not hurt the client
+}
+
+// systemd's own checker on every unit, with ExecStart pointing at the built daemon (verify
+// insists that the command exists).
+TEST(Systemd, UnitsPassSystemdAnalyzeVerify) {
+  if (::access("/usr/bin/systemd-analyze", X_OK) != 0) GTEST_SKIP() << "systemd-analyze is not installed";
+  const std::string source = binary("XRC_SYSTEMD_UNITS");
+  ASSERT_FALSE(source.empty());
+  for (const std::string variant : {"", "user"}) {
+    TempDir dir;
+    std::vector<std::string> argv{"/usr/bin/systemd-analyze"};
+    if (!variant.empty()) argv.push_back("--user");
+    argv.push_back("verify");
+    for (const char* unit : {"xr-compositord.socket", "xr-compositord.service"}) {
+      std::ifstream in(source + (variant.empty() ? "" : "/" + variant) + "/" + unit);
+      ASSERT_TRUE(in) << unit;
+      std::stringstream text;
+      text << in.rdbuf();
+      std::string content = text.str();
+      const std::string installed = "/usr/bin/xr-compositord";
+      for (size_t at = content.find(installed); at != std::string::npos; at = content.find(installed)) {
+        content.replace(at, installed.size(), binary("XRC_DAEMON"));
+      }
+      std::ofstream(dir.path + "/" + unit) << content;
+      argv.push_back(dir.path + "/" + unit);
+    }
+    Process verify(argv, {{"XDG_RUNTIME_DIR", dir.path}}, dir.path + "/verify.log");
+    EXPECT_EQ(verify.wait(std::chrono::seconds(60)), 0) << variant << ": " << verify.output();
+    EXPECT_EQ(verify.output(), "") << variant;
+  }
 }
 
 TEST(Systemd, SocketActivatedDaemonServesOnTheSocketItWasGiven) {

@@ -252,7 +252,7 @@ void HeadlessBackend::scheduleTick() {
   timer_.expires_at(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(nextTickNs_)));
   timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec) return;
-    tick();
+    if (!stalledForTest_.load()) tick();
     // Skip vsyncs we are already past (a stalled tick counts as missed, not as a burst).
     nextTickNs_ = std::max(nextTickNs_ + clock_.periodNs, clock_.nextVsyncAfter(monotonicNowNs()) - clock_.periodNs);
     nextTickNs_ = clock_.nextVsyncAfter(nextTickNs_ - 1);

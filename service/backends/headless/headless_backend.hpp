@@ -51,6 +51,7 @@ class HeadlessBackend final : public Backend {
   void readDisplay(std::function<void(Result<DisplaySnapshot>)> done) override;
   void start() override;
   void stop() override;
+  void setStalledForTest(bool stalled) override { stalledForTest_.store(stalled); }
 
  private:
   Status init();
@@ -94,6 +95,7 @@ class HeadlessBackend final : public Backend {
   boost::asio::steady_timer timer_{io_};
   std::thread thread_;
   int64_t nextTickNs_ = 0;  // display thread only
+  std::atomic<bool> stalledForTest_{false};
 };
 
 }  // namespace xrc
