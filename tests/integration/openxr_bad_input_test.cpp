@@ -14,6 +14,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -202,6 +204,50 @@ TEST(OpenXrInstance, UnknownExtensionsAreRefused) {
   ::setenv("XR_COMPOSITOR_SOCKET", daemon.socket().c_str(), 1);
   XrInstance instance = XR_NULL_HANDLE;  // (the loader allows one instance at a time)
   EXPECT_EQ(createInstance({"XR_ACME_teleporter"}, &instance), XR_ERROR_EXTENSION_NOT_PRESENT);
+}
+
+// xr-compositorctl set-active-runtime: the loader then finds us without XR_RUNTIME_JSON; another
+// runtime's choice is not clobbered without --force; unset removes only ours.
+TEST(OpenXrInstance, SetActiveRuntimeMakesTheLoaderFindUs) {
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  const std::string config = dir.path + "/config";
+  const std::string active = config + "/openxr/1/active_runtime.json";
+  auto ctl = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), binary("XRC_CTL"));
+    Process p(args, {{"XDG_CONFIG_HOME", config}}, dir.path + "/ctl.log");
+    const int status = p.wait(30s);
+    return std::make_pair(status, p.output());
+  };
+  // Another runtime is the user's choice: refused, and the file is left alone.
+  const std::string other = dir.path + "/monado.json";
+  std::ofstream(other) << R"({"file_format_version": "1.0.0", "runtime": {"name": "Monado", "library_path": "/nope.so"}})";
+  std::filesystem::create_directories(config + "/openxr/1");
+  std::filesystem::create_symlink(other, active);
+  auto refused = ctl({"set-active-runtime", "--manifest", binary("XRC_OPENXR_MANIFEST")});
+  EXPECT_EQ(refused.first, 1);
+  EXPECT_NE(refused.second.find("belongs to another runtime ('Monado'"), std::string::npos) << refused.second;
+  EXPECT_EQ(std::filesystem::read_symlink(active), other);
+  EXPECT_EQ(ctl({"unset-active-runtime", "--manifest", binary("XRC_OPENXR_MANIFEST")}).first, 1);
+  // Forced: ours now.
+  auto forced = ctl({"set-active-runtime", "--force", "--manifest", binary("XRC_OPENXR_MANIFEST")});
+  ASSERT_EQ(forced.first, 0) << forced.second;
+
+  ::unsetenv("XR_RUNTIME_JSON");
+  ::setenv("XDG_CONFIG_HOME", config.c_str(), 1);
+  ::setenv("XR_COMPOSITOR_SOCKET", daemon.socket().c_str(), 1);
+  XrInstance instance = XR_NULL_HANDLE;
+  ASSERT_EQ(createInstance({}, &instance), XR_SUCCESS);
+  XrInstanceProperties props{XR_TYPE_INSTANCE_PROPERTIES};
+  ASSERT_EQ(xrGetInstanceProperties(instance, &props), XR_SUCCESS);
+  EXPECT_STREQ(props.runtimeName, "xr-compositor");
+  xrDestroyInstance(instance);
+  ::unsetenv("XDG_CONFIG_HOME");
+
+  auto unset = ctl({"unset-active-runtime", "--manifest", binary("XRC_OPENXR_MANIFEST")});
+  EXPECT_EQ(unset.first, 0) << unset.second;
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::symlink_status(active)));
 }
 
 TEST(OpenXrInstance, CreationFailsClearlyWithoutTheDaemon) {
