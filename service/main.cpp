@@ -5,6 +5,7 @@
 
 #include <kj/async-io.h>
 #include <CLI/CLI.hpp>
+#include <fmt/ranges.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -12,11 +13,15 @@
 #include <pthread.h>
 #include <cstdio>
 
+#include <atomic>
+#include <functional>
+#include <set>
 #include <thread>
 
 #include "backends/headless/headless_backend.hpp"
 #include "compositor/daemon_context.hpp"
 #include "compositor/health_monitor.hpp"
+#include "config/daemon_config.hpp"
 #include "log.hpp"
 #include "platform/systemd.hpp"
 #include "rpc/listener.hpp"
@@ -25,14 +30,9 @@
 namespace {
 
 struct Options {
-  std::string backend = "headless";
-  std::string socket;
-  double refreshHz = 90.0;
-  int shutdownGraceMs = 1000;
-  std::string logLevel = "info";
-  std::string viewSize = "1440x1600";
-  std::string syncMode = "auto";
-  std::string deviceUuid;
+  xrc::DaemonConfig cli;           // values given on the command line
+  std::set<std::string> cliGiven;  // config keys the command line set (they beat the files)
+  std::string configFile;          // --config: instead of the default files
   bool testHooks = false;
 };
 
@@ -47,44 +47,59 @@ bool parseSize(const std::string& text, uint32_t& w, uint32_t& h) {
   return true;
 }
 
+// Files, then the command line on top; validated. What SIGHUP re-runs too.
+xrc::Result<xrc::DaemonConfig> effectiveConfig(const Options& options) {
+  using namespace xrc;
+  std::vector<std::string> files = defaultConfigFiles();
+  if (!options.configFile.empty()) {
+    if (::access(options.configFile.c_str(), F_OK) != 0) {
+      return makeError(ErrorCode::invalidArgument, "--config: '{}' does not exist", options.configFile);
+    }
+    files = {options.configFile};
+  }
+  auto loaded = loadConfigFiles(files, DaemonConfig{});
+  if (!loaded) return loaded.error();
+  DaemonConfig c = loaded.value();
+  const DaemonConfig& cli = options.cli;
+  const auto& given = options.cliGiven;
+  if (given.count("backend")) c.backend = cli.backend;
+  if (given.count("socket")) c.socket = cli.socket;
+  if (given.count("refresh_hz")) c.refreshHz = cli.refreshHz;
+  if (given.count("log_level")) c.logLevel = cli.logLevel;
+  if (given.count("view_size")) c.viewSize = cli.viewSize;
+  if (given.count("sync_mode")) c.syncMode = cli.syncMode;
+  if (given.count("device_uuid")) c.deviceUuid = cli.deviceUuid;
+  if (given.count("shutdown_grace_ms")) c.shutdownGraceMs = cli.shutdownGraceMs;
+  if (auto s = validateConfig(c); !s) return s.error();
+  return c;
+}
+
 int run(const Options& options) {
   using namespace xrc;
-  log::Level level;
-  if (!log::parseLevel(options.logLevel, level)) {
-    log::error("--log-level must be one of trace, debug, info, warn, error (got '{}')", options.logLevel);
+  // Everything is checked before anything starts: a bad setting leaves nothing half-started.
+  auto effective = effectiveConfig(options);
+  if (!effective) {
+    log::error("{}", effective.error().message);
     return 2;
   }
+  DaemonConfig config = effective.value();
+  log::Level level = log::Level::info;
+  (void)log::parseLevel(config.logLevel, level);
   log::setLevel(level);
-  if (options.backend != "headless") {
-    log::error("unknown backend '{}' (available: headless)", options.backend);
-    return 2;
-  }
   HeadlessOptions headless;
-  if (!parseSize(options.viewSize, headless.viewWidth, headless.viewHeight)) {
-    log::error("--view-size must be WIDTHxHEIGHT within 1..8192 (got '{}')", options.viewSize);
-    return 2;
-  }
-  if (!(options.refreshHz >= 1.0 && options.refreshHz <= 1000.0)) {
-    log::error("--refresh-hz must be within 1..1000 (got {})", options.refreshHz);
-    return 2;
-  }
-  headless.refreshHz = options.refreshHz;
+  (void)parseSize(config.viewSize, headless.viewWidth, headless.viewHeight);
+  headless.refreshHz = config.refreshHz;
   std::optional<SyncMode> forced;
-  if (options.syncMode == "host")
-    forced = SyncMode::host;
-  else if (options.syncMode == "binary")
-    forced = SyncMode::binary;
-  else if (options.syncMode != "auto") {
-    log::error("--sync-mode must be auto, host or binary (got '{}')", options.syncMode);
-    return 2;
-  }
-  auto socketPath = resolveSocketPath(options.socket);
+  if (config.syncMode == "host") forced = SyncMode::host;
+  if (config.syncMode == "binary") forced = SyncMode::binary;
+  std::atomic<int64_t> shutdownGraceMs{config.shutdownGraceMs};
+  auto socketPath = resolveSocketPath(config.socket);
   if (!socketPath) {
     log::error("{}", socketPath.error().message);
     return 2;
   }
 
-  auto gpu = gpu::GpuDevice::create(gpu::DeviceOptions{options.deviceUuid});
+  auto gpu = gpu::GpuDevice::create(gpu::DeviceOptions{config.deviceUuid});
   if (!gpu) {
     log::error("GPU: {}", gpu.error().describe());
     return 1;
@@ -154,6 +169,39 @@ int run(const Options& options) {
       stallSignal.add(SIGUSR2);
       armStallHook();
     }
+    // SIGHUP re-reads the configuration. Log level and shutdown grace change at once; the rest
+    // needs a restart (and says so). A bad file is reported and the running settings stay.
+    boost::asio::signal_set hangup(signalsIo, SIGHUP);
+    std::function<void()> armReload = [&] {
+      hangup.async_wait([&](const boost::system::error_code& ec, int) {
+        if (ec) return;
+        auto next = effectiveConfig(options);
+        if (!next) {
+          log::error("configuration not reloaded, keeping the running one: {}", next.error().message);
+        } else {
+          std::vector<std::string> applied, restart;
+          for (const std::string& key : changedKeys(config, next.value())) {
+            if (key == "log_level") {
+              log::Level newLevel = log::Level::info;
+              (void)log::parseLevel(next.value().logLevel, newLevel);
+              log::setLevel(newLevel);
+              config.logLevel = next.value().logLevel;
+              applied.push_back(key);
+            } else if (key == "shutdown_grace_ms") {
+              shutdownGraceMs = next.value().shutdownGraceMs;
+              config.shutdownGraceMs = next.value().shutdownGraceMs;
+              applied.push_back(key);
+            } else {
+              restart.push_back(key);
+            }
+          }
+          log::info("configuration reloaded: {}", applied.empty() ? "nothing changed" : fmt::format("{}", fmt::join(applied, ", ")));
+          if (!restart.empty()) log::warn("changed settings that need a restart: {}", fmt::join(restart, ", "));
+        }
+        armReload();
+      });
+    };
+    armReload();
     HealthMonitor health(signalsIo, *backend.value(), worker, clients, platform::watchdogInterval());
     std::thread signalThread([&] {
       pthread_setname_np(pthread_self(), "xrc-signals");
@@ -167,24 +215,24 @@ int run(const Options& options) {
       auto accepting = listener.run().eagerlyEvaluate(
           [](kj::Exception&& e) { log::error("accept failed: {}", e.getDescription().cStr()); });
       log::info("xr-compositord {} serving '{}'{} (backend {}, {} Hz, views {}x{}x{})", XRC_VERSION, socketPath.value(),
-                socketActivated ? " (socket from systemd)" : "", options.backend, options.refreshHz, headless.viewCount,
+                socketActivated ? " (socket from systemd)" : "", config.backend, config.refreshHz, headless.viewCount,
                 headless.viewWidth, headless.viewHeight);
       // Ready only now: the GPU, the backend's display loop and the listener are all up.
       platform::notify(
-          platform::readyMessage(fmt::format("serving, backend {}, {} Hz", options.backend, options.refreshHz)));
+          platform::readyMessage(fmt::format("serving, backend {}, {} Hz", config.backend, config.refreshHz)));
       const int signal = stop.promise.wait(io.waitScope);
       platform::notify(platform::stoppingMessage());
       log::info("signal {}: shutting down ({} connections)", signal, listener.connectionCount());
       // Ask the clients to end their sessions (waitFrame answers say `stopping`) and give them a
       // bounded time to leave on their own before their connections are closed.
       ctx.stopping = true;
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options.shutdownGraceMs);
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(shutdownGraceMs.load());
       while (listener.connectionCount() > 0 && std::chrono::steady_clock::now() < deadline) {
         io.provider->getTimer().afterDelay(10 * kj::MILLISECONDS).wait(io.waitScope);
       }
       if (listener.connectionCount() > 0) {
         log::info("closing {} connections whose clients did not leave within {} ms", listener.connectionCount(),
-                  options.shutdownGraceMs);
+                  shutdownGraceMs.load());
       }
     }
     // Connections (and with them every session) are gone: their GPU teardown runs on the
@@ -203,21 +251,35 @@ int run(const Options& options) {
 int main(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
   Options options;
+  xrc::DaemonConfig& cli = options.cli;
   CLI::App app{"xr-compositord: out-of-process XR compositor daemon"};
-  app.add_option("--backend", options.backend, "Display backend (headless)")->capture_default_str();
-  app.add_option("--socket", options.socket,
-                 "Socket path (default $XR_COMPOSITOR_SOCKET, else $XDG_RUNTIME_DIR/xr-compositor/socket)");
-  app.add_option("--refresh-hz", options.refreshHz, "Display refresh rate")->capture_default_str();
+  // Option name -> config key, to know which ones the command line set.
+  const std::vector<std::pair<CLI::Option*, const char*>> keyed = {
+      {app.add_option("--backend", cli.backend, "Display backend (headless)")->capture_default_str(), "backend"},
+      {app.add_option("--socket", cli.socket,
+                      "Socket path (default $XR_COMPOSITOR_SOCKET, else $XDG_RUNTIME_DIR/xr-compositor/socket)"),
+       "socket"},
+      {app.add_option("--refresh-hz", cli.refreshHz, "Display refresh rate")->capture_default_str(), "refresh_hz"},
+      {app.add_option("--shutdown-grace-ms", cli.shutdownGraceMs,
+                      "On SIGTERM/SIGINT, how long clients may take to end their sessions")
+           ->capture_default_str(),
+       "shutdown_grace_ms"},
+      {app.add_option("--log-level", cli.logLevel, "trace, debug, info, warn or error")->capture_default_str(),
+       "log_level"},
+      {app.add_option("--view-size", cli.viewSize, "Headless per-view recommended size WxH")->capture_default_str(),
+       "view_size"},
+      {app.add_option("--sync-mode", cli.syncMode, "auto, host or binary")->capture_default_str(), "sync_mode"},
+      {app.add_option("--device-uuid", cli.deviceUuid, "Vulkan deviceUUID to use (default: first suitable)"),
+       "device_uuid"},
+  };
+  app.add_option("--config", options.configFile,
+                 "Configuration file instead of /etc/xr-compositor/config.toml and the user's "
+                 "$XDG_CONFIG_HOME/xr-compositor/config.toml");
   app.add_flag("--test-hooks", options.testHooks, "Enable test hooks (SIGUSR2 stalls/resumes the display loop)");
-  app.add_option("--shutdown-grace-ms", options.shutdownGraceMs,
-                 "On SIGTERM/SIGINT, how long clients may take to end their sessions")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 60000));
-  app.add_option("--log-level", options.logLevel, "trace, debug, info, warn or error")->capture_default_str();
-  app.add_option("--view-size", options.viewSize, "Headless per-view recommended size WxH")->capture_default_str();
-  app.add_option("--sync-mode", options.syncMode, "auto, host or binary")->capture_default_str();
-  app.add_option("--device-uuid", options.deviceUuid, "Vulkan deviceUUID to use (default: first suitable)");
   app.set_version_flag("--version", XRC_VERSION);
   CLI11_PARSE(app, argc, argv);
+  for (const auto& [option, key] : keyed) {
+    if (option->count() > 0) options.cliGiven.insert(key);
+  }
   return run(options);
 }

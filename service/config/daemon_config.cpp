@@ -1,0 +1,164 @@
+#include "daemon_config.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <toml++/toml.h>
+
+namespace xrc {
+
+namespace {
+
+bool parseSize(const std::string& text) {
+  unsigned a = 0, b = 0;
+  char x = 0;
+  char rest = 0;
+  return std::sscanf(text.c_str(), "%u%c%u%c", &a, &x, &b, &rest) == 3 && x == 'x' && a >= 1 && b >= 1 &&
+         a <= 8192 && b <= 8192;
+}
+
+bool oneOf(const std::string& value, std::initializer_list<const char*> allowed) {
+  for (const char* a : allowed) {
+    if (value == a) return true;
+  }
+  return false;
+}
+
+std::string where(const std::string& source, const toml::node& node) {
+  return fmt::format("{}:{}", source, node.source().begin.line);
+}
+
+}  // namespace
+
+Status validateConfig(const DaemonConfig& c, std::string_view p) {
+  auto name = [&](const char* cli, const char* file) { return fmt::format("{}{}", p, p == "--" ? cli : file); };
+  if (c.backend != "headless") {
+    return makeError(ErrorCode::invalidArgument, "{}: unknown backend '{}' (available: headless)",
+                     name("backend", "backend"), c.backend);
+  }
+  if (!(c.refreshHz >= 1.0 && c.refreshHz <= 1000.0)) {
+    return makeError(ErrorCode::invalidArgument, "{} must be within 1..1000 (got {})", name("refresh-hz", "refresh_hz"),
+                     c.refreshHz);
+  }
+  if (!oneOf(c.logLevel, {"trace", "debug", "info", "warn", "error"})) {
+    return makeError(ErrorCode::invalidArgument, "{} must be one of trace, debug, info, warn, error (got '{}')",
+                     name("log-level", "log_level"), c.logLevel);
+  }
+  if (!parseSize(c.viewSize)) {
+    return makeError(ErrorCode::invalidArgument, "{} must be WIDTHxHEIGHT within 1..8192 (got '{}')",
+                     name("view-size", "view_size"), c.viewSize);
+  }
+  if (!oneOf(c.syncMode, {"auto", "host", "binary"})) {
+    return makeError(ErrorCode::invalidArgument, "{} must be auto, host or binary (got '{}')",
+                     name("sync-mode", "sync_mode"), c.syncMode);
+  }
+  if (c.shutdownGraceMs < 0 || c.shutdownGraceMs > 60000) {
+    return makeError(ErrorCode::invalidArgument, "{} must be within 0..60000 (got {})",
+                     name("shutdown-grace-ms", "shutdown_grace_ms"), c.shutdownGraceMs);
+  }
+  return {};
+}
+
+Status applyToml(std::string_view text, const std::string& source, DaemonConfig& config) {
+  toml::table table;
+  try {
+    table = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    return makeError(ErrorCode::invalidArgument, "{}:{}:{}: {}", source, e.source().begin.line,
+                     e.source().begin.column, e.description());
+  }
+  DaemonConfig next = config;
+  for (auto&& [key, node] : table) {
+    const std::string k(key.str());
+    auto text = [&](std::string& out) -> Status {
+      if (!node.is_string()) {
+        return makeError(ErrorCode::invalidArgument, "{}: '{}' must be a string", where(source, node), k);
+      }
+      out = *node.value<std::string>();
+      return {};
+    };
+    Status s;
+    if (k == "backend") {
+      s = text(next.backend);
+    } else if (k == "socket") {
+      s = text(next.socket);
+    } else if (k == "log_level") {
+      s = text(next.logLevel);
+    } else if (k == "view_size") {
+      s = text(next.viewSize);
+    } else if (k == "sync_mode") {
+      s = text(next.syncMode);
+    } else if (k == "device_uuid") {
+      s = text(next.deviceUuid);
+    } else if (k == "refresh_hz") {
+      if (!node.is_number()) {
+        return makeError(ErrorCode::invalidArgument, "{}: 'refresh_hz' must be a number", where(source, node));
+      }
+      next.refreshHz = *node.value<double>();
+    } else if (k == "shutdown_grace_ms") {
+      if (!node.is_integer()) {
+        return makeError(ErrorCode::invalidArgument, "{}: 'shutdown_grace_ms' must be an integer", where(source, node));
+      }
+      next.shutdownGraceMs = *node.value<int64_t>();
+    } else {
+      return makeError(ErrorCode::invalidArgument,
+                       "{}: unknown key '{}' (known: backend, socket, refresh_hz, log_level, view_size, sync_mode, "
+                       "device_uuid, shutdown_grace_ms)",
+                       where(source, node), k);
+    }
+    if (!s) return s;
+    // Range checks right away, so the message can name this file's line.
+    if (auto v = validateConfig(next, ""); !v) {
+      return makeError(ErrorCode::invalidArgument, "{}: {}", where(source, node), v.error().message);
+    }
+  }
+  config = next;
+  return {};
+}
+
+std::vector<std::string> defaultConfigFiles() {
+  std::vector<std::string> files{"/etc/xr-compositor/config.toml"};
+  const char* xdg = std::getenv("XDG_CONFIG_HOME");
+  const char* home = std::getenv("HOME");
+  if (xdg != nullptr && *xdg == '/') {
+    files.push_back(std::string(xdg) + "/xr-compositor/config.toml");
+  } else if (home != nullptr && *home != '\0') {
+    files.push_back(std::string(home) + "/.config/xr-compositor/config.toml");
+  }
+  return files;
+}
+
+Result<DaemonConfig> loadConfigFiles(const std::vector<std::string>& files, DaemonConfig base) {
+  for (const std::string& file : files) {
+    std::ifstream in(file);
+    if (!in) {
+      if (errno == ENOENT) continue;
+      return makeError(ErrorCode::invalidArgument, "cannot read configuration file '{}': {}", file,
+                       std::strerror(errno));
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    if (auto s = applyToml(text.str(), file, base); !s) return s.error();
+  }
+  return base;
+}
+
+std::vector<std::string> changedKeys(const DaemonConfig& a, const DaemonConfig& b) {
+  std::vector<std::string> out;
+  if (a.backend != b.backend) out.push_back("backend");
+  if (a.socket != b.socket) out.push_back("socket");
+  if (a.refreshHz != b.refreshHz) out.push_back("refresh_hz");
+  if (a.logLevel != b.logLevel) out.push_back("log_level");
+  if (a.viewSize != b.viewSize) out.push_back("view_size");
+  if (a.syncMode != b.syncMode) out.push_back("sync_mode");
+  if (a.deviceUuid != b.deviceUuid) out.push_back("device_uuid");
+  if (a.shutdownGraceMs != b.shutdownGraceMs) out.push_back("shutdown_grace_ms");
+  return out;
+}
+
+}  // namespace xrc

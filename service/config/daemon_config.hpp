@@ -1,0 +1,48 @@
+// The daemon's settings: defaults, then /etc/xr-compositor/config.toml, then the user's
+// $XDG_CONFIG_HOME/xr-compositor/config.toml (or --config FILE instead of both), then the
+// command line. One set of validation rules for all of them; errors name the file and line.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "xrc/result.hpp"
+
+namespace xrc {
+
+struct DaemonConfig {
+  std::string backend = "headless";
+  std::string socket;  // empty: $XR_COMPOSITOR_SOCKET, else $XDG_RUNTIME_DIR/xr-compositor/socket
+  double refreshHz = 90.0;
+  std::string logLevel = "info";
+  std::string viewSize = "1440x1600";
+  std::string syncMode = "auto";
+  std::string deviceUuid;
+  int64_t shutdownGraceMs = 1000;
+
+  bool operator==(const DaemonConfig&) const = default;
+};
+
+// Every value within its documented range. `prefix` is how options are named in messages
+// ("--" for the command line, "" for files).
+Status validateConfig(const DaemonConfig& config, std::string_view prefix = "--");
+
+// Applies one TOML document (keys as in docs/OPERATIONS.md: refresh_hz, log_level, ...) over
+// `config`. Unknown keys, wrong types and values out of range are errors naming `source`, the
+// line and the key; on error `config` is left as it was.
+Status applyToml(std::string_view text, const std::string& source, DaemonConfig& config);
+
+// The files read when no --config is given: the system file, then the user's.
+std::vector<std::string> defaultConfigFiles();
+
+// Applies `files` in order over `base`. A file that does not exist is skipped; one that exists
+// but cannot be read is an error.
+Result<DaemonConfig> loadConfigFiles(const std::vector<std::string>& files, DaemonConfig base);
+
+// What differs between two configurations, by key, for reload messages.
+std::vector<std::string> changedKeys(const DaemonConfig& before, const DaemonConfig& after);
+
+}  // namespace xrc

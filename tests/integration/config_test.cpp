@@ -1,0 +1,74 @@
+// The daemon's configuration file as an operator meets it: a bad file stops it before anything
+// starts, SIGHUP reloads what can change and keeps the running settings when the file is bad.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "harness.hpp"
+
+namespace xrc::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(Config, BadFileIsRefusedWithItsLineAndNothingStarts) {
+  TempDir dir;
+  const std::string config = dir.path + "/config.toml";
+  std::ofstream(config) << "# xr-compositor\nrefresh_hz = 90\nviewsize = \"800x600\"\n";
+  const std::string socket = dir.path + "/daemon.sock";
+  Process daemon({binary("XRC_DAEMON"), "--config", config, "--socket", socket}, {}, dir.path + "/daemon.log");
+  EXPECT_EQ(daemon.wait(20s), 2);
+  EXPECT_NE(daemon.output().find(config + ":3: unknown key 'viewsize'"), std::string::npos) << daemon.output();
+  EXPECT_NE(::access(socket.c_str(), F_OK), 0) << "a socket was created";
+
+  Process missing({binary("XRC_DAEMON"), "--config", dir.path + "/nope.toml", "--socket", socket}, {},
+                  dir.path + "/missing.log");
+  EXPECT_EQ(missing.wait(20s), 2);
+  EXPECT_NE(missing.output().find("does not exist"), std::string::npos) << missing.output();
+}
+
+TEST(Config, FileSettingsApplyAndTheCommandLineWins) {
+  TempDir dir;
+  const std::string config = dir.path + "/config.toml";
+  std::ofstream(config) << "refresh_hz = 60\nview_size = \"128x96\"\n";
+  Daemon daemon(dir, {"--config", config, "--refresh-hz", "72"});
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  // The harness passes --view-size 256x256, which beats the file's 128x96; --refresh-hz 72 beats 60.
+  EXPECT_NE(daemon.process().output().find("72 Hz, views 2x256x256"), std::string::npos) << daemon.process().output();
+}
+
+TEST(Config, SighupReloadsWhatCanChangeAndKeepsTheRunningSettingsOnErrors) {
+  TempDir dir;
+  const std::string config = dir.path + "/config.toml";
+  std::ofstream(config) << "log_level = \"info\"\n";
+  Daemon daemon(dir, {"--config", config});
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+
+  std::ofstream(config) << "log_level = \"debug\"\nshutdown_grace_ms = 200\nrefresh_hz = 60\n";
+  daemon.process().signal(SIGHUP);
+  ASSERT_TRUE(daemon.process().waitForOutput("configuration reloaded: log_level, shutdown_grace_ms", 10s))
+      << daemon.process().output();
+  EXPECT_TRUE(daemon.process().waitForOutput("changed settings that need a restart: refresh_hz", 10s));
+  // Debug logging is on now: a client's swapchain shows up at debug level.
+  auto demo = startDemo(daemon, dir, DemoSpec{"after-reload", 2, 20});
+  EXPECT_TRUE(daemon.process().waitForOutput("[debug]", 20s)) << daemon.process().output();
+  demo->closeStdin();
+  EXPECT_EQ(demo->wait(30s), 0) << demo->output();
+
+  std::ofstream(config) << "log_level = \"info\"\nrefresh_hz = \"fast\"\n";
+  daemon.process().signal(SIGHUP);
+  ASSERT_TRUE(daemon.process().waitForOutput(
+      "configuration not reloaded, keeping the running one: " + config + ":2: 'refresh_hz' must be a number", 10s))
+      << daemon.process().output();
+  // Still serving, with the settings it had.
+  auto again = startDemo(daemon, dir, DemoSpec{"after-bad-reload", 3, 20});
+  EXPECT_TRUE(again->waitForOutput("connected", 20s)) << again->output();
+  again->closeStdin();
+  EXPECT_EQ(again->wait(30s), 0) << again->output();
+  EXPECT_TRUE(daemon.process().running());
+}
+
+}  // namespace
+}  // namespace xrc::test

@@ -1,0 +1,108 @@
+// Configuration files: parsing, validation with file:line messages, layering, reload diffs.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "config/daemon_config.hpp"
+
+namespace xrc {
+namespace {
+
+TEST(DaemonConfig, AppliesEveryKnownKey) {
+  DaemonConfig c;
+  ASSERT_TRUE(applyToml(R"(
+backend = "headless"
+socket = "/run/xr/s"
+refresh_hz = 120
+log_level = "debug"
+view_size = "800x600"
+sync_mode = "host"
+device_uuid = "abc"
+shutdown_grace_ms = 250
+)",
+                        "c.toml", c));
+  EXPECT_EQ(c.socket, "/run/xr/s");
+  EXPECT_EQ(c.refreshHz, 120.0);  // an integer is fine where a number is wanted
+  EXPECT_EQ(c.logLevel, "debug");
+  EXPECT_EQ(c.viewSize, "800x600");
+  EXPECT_EQ(c.syncMode, "host");
+  EXPECT_EQ(c.deviceUuid, "abc");
+  EXPECT_EQ(c.shutdownGraceMs, 250);
+}
+
+TEST(DaemonConfig, ErrorsNameTheFileTheLineAndTheKeyAndChangeNothing) {
+  DaemonConfig c;
+  const DaemonConfig before = c;
+  auto s = applyToml("log_level = \"debug\"\n\nrefresh = 90\n", "/etc/x.toml", c);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("/etc/x.toml:3: unknown key 'refresh'"), std::string::npos) << s.error().message;
+  EXPECT_EQ(c, before);  // log_level on line 1 was not applied either
+
+  s = applyToml("refresh_hz = \"fast\"\n", "f.toml", c);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("f.toml:1: 'refresh_hz' must be a number"), std::string::npos) << s.error().message;
+
+  s = applyToml("shutdown_grace_ms = 1.5\n", "f.toml", c);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("must be an integer"), std::string::npos);
+
+  s = applyToml("\nrefresh_hz = 5000\n", "f.toml", c);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("f.toml:2: refresh_hz must be within 1..1000 (got 5000)"), std::string::npos)
+      << s.error().message;
+
+  s = applyToml("sync_mode = \"psychic\"\n", "f.toml", c);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("sync_mode must be auto, host or binary"), std::string::npos);
+
+  s = applyToml("view_size = \"0x600\"\n", "f.toml", c);
+  ASSERT_FALSE(s);
+
+  s = applyToml("a = \n", "broken.toml", c);  // not TOML
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("broken.toml:1:"), std::string::npos) << s.error().message;
+  EXPECT_EQ(c, before);
+}
+
+TEST(DaemonConfig, CommandLineNamesInValidation) {
+  DaemonConfig c;
+  c.refreshHz = 0;
+  auto s = validateConfig(c);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("--refresh-hz must be within 1..1000"), std::string::npos) << s.error().message;
+  c = DaemonConfig{};
+  c.shutdownGraceMs = -1;
+  EXPECT_FALSE(validateConfig(c));
+  EXPECT_TRUE(validateConfig(DaemonConfig{}));
+}
+
+TEST(DaemonConfig, FilesLayerInOrderAndMissingOnesAreSkipped) {
+  char dirTemplate[] = "/tmp/xrc-config-XXXXXX";
+  ASSERT_NE(mkdtemp(dirTemplate), nullptr);
+  const std::string dir = dirTemplate;
+  std::ofstream(dir + "/system.toml") << "refresh_hz = 60\nlog_level = \"warn\"\n";
+  std::ofstream(dir + "/user.toml") << "log_level = \"debug\"\n";
+  auto c = loadConfigFiles({dir + "/system.toml", dir + "/missing.toml", dir + "/user.toml"}, DaemonConfig{});
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c.value().refreshHz, 60.0);
+  EXPECT_EQ(c.value().logLevel, "debug");  // the user's file wins
+  std::ofstream(dir + "/user.toml") << "log_level = 3\n";
+  auto bad = loadConfigFiles({dir + "/system.toml", dir + "/user.toml"}, DaemonConfig{});
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find(dir + "/user.toml:1"), std::string::npos) << bad.error().message;
+  std::remove((dir + "/system.toml").c_str());
+  std::remove((dir + "/user.toml").c_str());
+  ::rmdir(dir.c_str());
+}
+
+TEST(DaemonConfig, ChangedKeysForReloadMessages) {
+  DaemonConfig a, b;
+  EXPECT_TRUE(changedKeys(a, b).empty());
+  b.logLevel = "debug";
+  b.viewSize = "10x10";
+  EXPECT_EQ(changedKeys(a, b), (std::vector<std::string>{"log_level", "view_size"}));
+}
+
+}  // namespace
+}  // namespace xrc
