@@ -50,8 +50,10 @@ std::unique_ptr<Process> startHelloXr(const Daemon& daemon, const TempDir& dir, 
 // What either validation layer (or hello_xr itself) reports as a problem.
 std::vector<std::string> problemsIn(const std::string& output) {
   std::vector<std::string> problems;
-  static const char* kMarkers[] = {"VUID-", "SYNC-HAZARD", "Validation Error", "XrResult failure", "[Error",
-                                   "VALID_USAGE", "Assertion"};
+  // Vulkan: "Validation Error: [ VUID-... ]", "SYNC-HAZARD-..."; OpenXR core validation:
+  // "[VALID_ERROR | VUID-... | xrCall]: ..."; hello_xr: "XrResult failure", "[Error".
+  static const char* kMarkers[] = {"VUID-", "SYNC-HAZARD", "Validation Error", "VALID_ERROR", "XrResult failure",
+                                   "[Error", "Assertion"};
   size_t lineStart = 0;
   while (lineStart < output.size()) {
     size_t lineEnd = output.find('\n', lineStart);
