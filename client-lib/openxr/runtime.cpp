@@ -63,6 +63,14 @@ XrResult enumerateString(const std::string& text, uint32_t capacity, uint32_t* c
   return XR_SUCCESS;
 }
 
+void destroyChild(Session& session, uint64_t handle) {
+  {
+    Lock lock(session.mutex);
+    eraseHandle(session.childHandles, handle);
+  }
+  Handles::get().remove(handle);
+}
+
 void queueStates(Session& session, const StateList& states) {
   for (XrSessionState state : states) {
     XrEventDataBuffer buffer{};

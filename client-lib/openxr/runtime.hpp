@@ -11,6 +11,7 @@
 #include <openxr/openxr_platform.h>
 
 #include <condition_variable>
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <memory>
@@ -170,6 +171,12 @@ inline XrPosef toXr(const Pose& p) {
   return {{p.orientation[0], p.orientation[1], p.orientation[2], p.orientation[3]},
           {p.position[0], p.position[1], p.position[2]}};
 }
+
+inline void eraseHandle(std::vector<uint64_t>& handles, uint64_t handle) {
+  handles.erase(std::remove(handles.begin(), handles.end(), handle), handles.end());
+}
+// xrDestroySpace / xrDestroySwapchain: the child leaves its session's list, then the table.
+void destroyChild(Session& session, uint64_t handle);
 
 // The daemon is still there: XR_ERROR_SESSION_LOST once it is gone (after LOSS_PENDING).
 XrResult checkConnection(Session& session) XRC_REQUIRES(session.mutex);

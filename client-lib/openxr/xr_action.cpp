@@ -58,8 +58,7 @@ XrResult XRAPI_CALL DestroyActionSet(XrActionSet handle) {
   std::vector<uint64_t> actions;
   {
     Lock lock(object->instance->mutex);
-    auto& sets = object->instance->actionSetHandles;
-    sets.erase(std::remove(sets.begin(), sets.end(), toRaw(handle)), sets.end());
+    eraseHandle(object->instance->actionSetHandles, toRaw(handle));
     actions.swap(object->actionHandles);
   }
   for (uint64_t action : actions) Handles::get().remove(action);
@@ -146,37 +145,35 @@ XrResult XRAPI_CALL GetCurrentInteractionProfile(XrSession handle, XrPath topLev
   return XR_SUCCESS;
 }
 
-XrResult XRAPI_CALL GetActionStateBoolean(XrSession session, const XrActionStateGetInfo* info,
-                                          XrActionStateBoolean* state) {
-  auto r = resolve(session, info, state, XR_TYPE_ACTION_STATE_BOOLEAN, XR_ACTION_TYPE_BOOLEAN_INPUT);
+namespace {
+// Nothing is bound, so every input reads as inactive with its zero value (OpenXR 11.5).
+template <typename State, typename Value>
+XrResult inactiveState(XrSession session, const XrActionStateGetInfo* info, State* state, XrStructureType stateType,
+                       XrActionType actionType, Value zero) {
+  auto r = resolve(session, info, state, stateType, actionType);
   if (XR_FAILED(r.result)) return r.result;
-  state->currentState = XR_FALSE;
+  state->currentState = zero;
   state->changedSinceLastSync = XR_FALSE;
   state->lastChangeTime = 0;
   state->isActive = XR_FALSE;
   return XR_SUCCESS;
+}
+}  // namespace
+
+XrResult XRAPI_CALL GetActionStateBoolean(XrSession session, const XrActionStateGetInfo* info,
+                                          XrActionStateBoolean* state) {
+  return inactiveState(session, info, state, XR_TYPE_ACTION_STATE_BOOLEAN, XR_ACTION_TYPE_BOOLEAN_INPUT, XrBool32(XR_FALSE));
 }
 
 XrResult XRAPI_CALL GetActionStateFloat(XrSession session, const XrActionStateGetInfo* info,
                                         XrActionStateFloat* state) {
-  auto r = resolve(session, info, state, XR_TYPE_ACTION_STATE_FLOAT, XR_ACTION_TYPE_FLOAT_INPUT);
-  if (XR_FAILED(r.result)) return r.result;
-  state->currentState = 0;
-  state->changedSinceLastSync = XR_FALSE;
-  state->lastChangeTime = 0;
-  state->isActive = XR_FALSE;
-  return XR_SUCCESS;
+  return inactiveState(session, info, state, XR_TYPE_ACTION_STATE_FLOAT, XR_ACTION_TYPE_FLOAT_INPUT, 0.0f);
 }
 
 XrResult XRAPI_CALL GetActionStateVector2f(XrSession session, const XrActionStateGetInfo* info,
                                            XrActionStateVector2f* state) {
-  auto r = resolve(session, info, state, XR_TYPE_ACTION_STATE_VECTOR2F, XR_ACTION_TYPE_VECTOR2F_INPUT);
-  if (XR_FAILED(r.result)) return r.result;
-  state->currentState = {0, 0};
-  state->changedSinceLastSync = XR_FALSE;
-  state->lastChangeTime = 0;
-  state->isActive = XR_FALSE;
-  return XR_SUCCESS;
+  return inactiveState(session, info, state, XR_TYPE_ACTION_STATE_VECTOR2F, XR_ACTION_TYPE_VECTOR2F_INPUT,
+                       XrVector2f{0, 0});
 }
 
 XrResult XRAPI_CALL GetActionStatePose(XrSession session, const XrActionStateGetInfo* info,

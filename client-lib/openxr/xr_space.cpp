@@ -96,12 +96,7 @@ XrResult XRAPI_CALL CreateActionSpace(XrSession handle, const XrActionSpaceCreat
 XrResult XRAPI_CALL DestroySpace(XrSpace handle) {
   auto space = lookup<Space>(handle);
   if (!space) return XR_ERROR_HANDLE_INVALID;
-  {
-    Lock lock(space->session->mutex);
-    auto& children = space->session->childHandles;
-    children.erase(std::remove(children.begin(), children.end(), toRaw(handle)), children.end());
-  }
-  Handles::get().remove(toRaw(handle));
+  destroyChild(*space->session, toRaw(handle));
   return XR_SUCCESS;
 }
 

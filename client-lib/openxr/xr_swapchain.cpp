@@ -101,12 +101,7 @@ XrResult XRAPI_CALL CreateSwapchain(XrSession handle, const XrSwapchainCreateInf
 XrResult XRAPI_CALL DestroySwapchain(XrSwapchain handle) {
   auto swapchain = lookup<SwapchainObject>(handle);
   if (!swapchain) return XR_ERROR_HANDLE_INVALID;
-  {
-    Lock lock(swapchain->session->mutex);
-    auto& children = swapchain->session->childHandles;
-    children.erase(std::remove(children.begin(), children.end(), toRaw(handle)), children.end());
-  }
-  Handles::get().remove(toRaw(handle));
+  destroyChild(*swapchain->session, toRaw(handle));
   return XR_SUCCESS;
 }
 
