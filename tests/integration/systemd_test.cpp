@@ -81,6 +81,20 @@ TEST(Systemd, ReadyIsNotifiedOnceTheDaemonServesAndStoppingAtShutdown) {
   EXPECT_EQ(daemon.process().wait(std::chrono::seconds(20)), 0);
 }
 
+TEST(Systemd, ShutdownAsksClientsToLeaveAndWaitsForThem) {
+  TempDir dir;
+  Daemon daemon(dir, {"--shutdown-grace-ms", "5000"});
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  auto demo = startDemo(daemon, dir, DemoSpec{"told-to-leave", 4, 100000});
+  ASSERT_TRUE(demo->waitForOutput("connected", std::chrono::seconds(20))) << demo->output();
+  daemon.process().signal(SIGTERM);
+  EXPECT_TRUE(demo->waitForOutput("daemon is stopping: leaving after", std::chrono::seconds(10))) << demo->output();
+  EXPECT_EQ(demo->wait(std::chrono::seconds(10)), 0) << demo->output();
+  // It left on its own, well inside the 5 s grace period.
+  EXPECT_EQ(daemon.process().wait(std::chrono::seconds(4)), 0) << daemon.process().output();
+  EXPECT_EQ(daemon.process().output().find("did not leave"), std::string::npos) << daemon.process().output();
+}
+
 size_t countContaining(const std::vector<std::string>& messages, const std::string& text) {
   size_t n = 0;
   for (const auto& m : messages) n += m.find(text) != std::string::npos;

@@ -213,6 +213,12 @@ int runDemo(const DemoOptions& o) {
   for (uint64_t frame = 0; frame < o.frames; ++frame) {
     auto timing = c.waitFrame();
     if (!timing) return fail("waitFrame", timing.error());
+    if (timing.value().stopping) {
+      // The daemon is shutting down and asks its clients to leave: end the session cleanly.
+      std::printf("daemon is stopping: leaving after %llu frames\n", (unsigned long long)frame);
+      std::fflush(stdout);
+      return 0;
+    }
     if (auto s = c.beginFrame(timing.value().frameId); !s) return fail("beginFrame", s.error());
     for (auto& t : targets) {
       auto index = t.swapchain->acquire();
