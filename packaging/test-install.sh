@@ -50,8 +50,33 @@ systemctl is-active xr-compositord.service || fail "service not active after a c
 systemctl show -p StatusText --value xr-compositord.service | grep -q '^serving' || fail "no STATUS line"
 xr-compositorctl --socket /run/xr-compositor/socket status || fail "ctl status failed"
 test -f /usr/share/openxr/1/openxr_xr-compositor.json || fail "no runtime manifest"
+# Stop with a client connected: the client is told to leave and does; the stop is clean.
+xr-compositor-demo --socket /run/xr-compositor/socket --frames 100000 --name leaving >/tmp/leaving.log 2>&1 &
+demo=$!
+sleep 2
 systemctl stop xr-compositord.service || fail "stop failed"
+wait $demo || fail "the client did not leave cleanly: $(cat /tmp/leaving.log)"
+grep -q "daemon is stopping" /tmp/leaving.log || fail "the client was not told: $(cat /tmp/leaving.log)"
 systemctl show -p Result --value xr-compositord.service | grep -q '^success' || fail "unclean stop"
+# A stalled frame loop stops the watchdog: systemd kills and restarts the daemon.
+mkdir -p /etc/systemd/system/xr-compositord.service.d
+printf '[Service]\nExecStart=\nExecStart=/usr/bin/xr-compositord --socket /run/xr-compositor/socket --test-hooks\n' \
+  >/etc/systemd/system/xr-compositord.service.d/test-hooks.conf
+systemctl daemon-reload
+systemctl start xr-compositord.service || fail "start with test hooks failed"
+first=$(systemctl show -p MainPID --value xr-compositord.service)
+sleep 1
+systemctl kill -s SIGUSR2 --kill-whom=main xr-compositord.service
+for i in $(seq 30); do
+  [ "$(systemctl show -p NRestarts --value xr-compositord.service)" -ge 1 ] && break
+  sleep 0.5
+done
+[ "$(systemctl show -p NRestarts --value xr-compositord.service)" -ge 1 ] || fail "no watchdog restart"
+journalctl -u xr-compositord.service --no-pager | grep -q "Watchdog timeout" || fail "restart was not the watchdog's"
+for i in $(seq 20); do systemctl is-active -q xr-compositord.service && break; sleep 0.5; done
+second=$(systemctl show -p MainPID --value xr-compositord.service)
+[ "$second" != "$first" ] && [ "$second" != 0 ] || fail "no new daemon after the restart"
+systemctl stop xr-compositord.service
 echo "INSTALL TEST PASSED"
 TEST
 chmod +x "$root/usr/local/bin/xrc-install-test"
