@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds xr-compositor and runs every test: the normal build, then the same suites under
-# AddressSanitizer+UndefinedBehaviorSanitizer and under ThreadSanitizer.
+# AddressSanitizer+UndefinedBehaviorSanitizer and under ThreadSanitizer, then builds the Debian
+# packages and tests them installed under a booted systemd (packaging/test-install.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tools/scripts/deps.sh
@@ -23,3 +24,12 @@ LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libvulkan_lvp.so GTEST_FILTER='-*UnderSynch
 xrc_build build-tsan -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debug
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$suppressions/tsan.supp" \
   meson test -C build-tsan --print-errorlogs
+
+# Packages: build the .debs, install them into a clean Debian 12 root and check them under a
+# real systemd booted there (needs root and the Debian archive; XRC_SKIP_PACKAGE_TEST=1 skips).
+if [ "${XRC_SKIP_PACKAGE_TEST:-0}" != 1 ]; then
+  dist=$(mktemp -d /var/tmp/xrc-dist-XXXXXX)
+  packaging/build-deb.sh "$dist"
+  packaging/test-install.sh "$dist"
+  rm -rf "$dist"
+fi
