@@ -36,6 +36,24 @@ Result<UniqueFd> bindListeningSocket(const std::string& path) {
     if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
       return makeError(ErrorCode::invalidArgument, "cannot create socket directory '{}': {}", dir,
                        std::strerror(errno));
+    }    // Whoever owns (or may rewrite) the directory could swap the socket for their own: serve only
+    // from a directory that is ours or root's and not open to others for writing (unless sticky).
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0) {
+      return makeError(ErrorCode::invalidArgument, "cannot inspect socket directory '{}': {}", dir,
+                       std::strerror(errno));
+    }
+    if (st.st_uid != ::geteuid() && st.st_uid != 0) {
+      return makeError(ErrorCode::permissionDenied,
+                       "socket directory '{}' belongs to uid {}, not to this daemon (uid {}) or root; refusing to "
+                       "serve there",
+                       dir, st.st_uid, ::geteuid());
+    }
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0) {
+      return makeError(ErrorCode::permissionDenied,
+                       "socket directory '{}' is writable by others (mode {:o}) without the sticky bit; refusing to "
+                       "serve there",
+                       dir, st.st_mode & 07777);
     }
   }
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));

@@ -2,6 +2,7 @@
 // starts, SIGHUP reloads what can change and keeps the running settings when the file is bad.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -68,6 +69,26 @@ TEST(Config, SighupReloadsWhatCanChangeAndKeepsTheRunningSettingsOnErrors) {
   again->closeStdin();
   EXPECT_EQ(again->wait(30s), 0) << again->output();
   EXPECT_TRUE(daemon.process().running());
+}
+
+TEST(Startup, SocketDirectoriesOthersControlAreRefused) {
+  TempDir dir;
+  const std::string foreign = dir.path + "/foreign";
+  ASSERT_EQ(::mkdir(foreign.c_str(), 0700), 0);
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chown(foreign.c_str(), 12345, 12345), 0);
+    Process daemon({binary("XRC_DAEMON"), "--socket", foreign + "/s"}, {}, dir.path + "/foreign.log");
+    EXPECT_EQ(daemon.wait(30s), 1);
+    EXPECT_NE(daemon.output().find("belongs to uid 12345"), std::string::npos) << daemon.output();
+  }
+  const std::string open = dir.path + "/open";
+  ASSERT_EQ(::mkdir(open.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(open.c_str(), 0777), 0);
+  Process daemon({binary("XRC_DAEMON"), "--socket", open + "/s"}, {}, dir.path + "/open.log");
+  EXPECT_EQ(daemon.wait(30s), 1);
+  EXPECT_NE(daemon.output().find("is writable by others (mode 777) without the sticky bit"), std::string::npos)
+      << daemon.output();
+  EXPECT_NE(::access((open + "/s").c_str(), F_OK), 0);
 }
 
 }  // namespace
