@@ -48,6 +48,8 @@ getent group xr || fail "no xr group"
 xr-compositor-demo --socket /run/xr-compositor/socket --frames 60 --name install-test || fail "demo client failed"
 systemctl is-active xr-compositord.service || fail "service not active after a client connected"
 systemctl show -p StatusText --value xr-compositord.service | grep -q '^serving' || fail "no STATUS line"
+journalctl -u xr-compositord.service -o verbose --no-pager | grep -q "XRC_CLIENT_NAME=install-test" ||
+  fail "no structured journal entry for the client"
 xr-compositorctl --socket /run/xr-compositor/socket status || fail "ctl status failed"
 test -f /usr/share/openxr/1/openxr_xr-compositor.json || fail "no runtime manifest"
 # Stop with a client connected: the client is told to leave and does; the stop is clean.

@@ -40,7 +40,8 @@ kj::Promise<void> CompositorServer::connect(ConnectContext context) {
   connected_ = true;
   auto record = ctx_.clients.add(name, peer_.pid, peer_.uid, mode.value());
   auto session = std::make_shared<SessionState>(ctx_, timer_, record);
-  log::info("client {} '{}' (pid {}) connected, sync mode {}", record->id, record->name, record->pid,
+  log::client(log::Level::info, {record->id, record->pid, record->name}, "client {} '{}' (pid {}) connected, sync mode {}",
+              record->id, record->name, record->pid,
             syncModeName(record->syncMode));
 
   setOk(results.initError());

@@ -60,7 +60,8 @@ SessionState::~SessionState() {
     });
   }
   ctx.clients.remove(client->id);
-  log::info("client {} '{}' (pid {}) disconnected", client->id, client->name, client->pid);
+  log::client(log::Level::info, {client->id, client->pid, client->name}, "client {} '{}' (pid {}) disconnected",
+              client->id, client->name, client->pid);
 }
 
 // --- Session -----------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "compositor/health_monitor.hpp"
+#include "log.hpp"
 
 #include "platform/systemd.hpp"
 
@@ -35,6 +36,15 @@ TEST(SystemdNotify, WatchdogAndStatusMessages) {
   ASSERT_TRUE(watchdogInterval().has_value());
   EXPECT_EQ(watchdogInterval()->count(), 400000);
   ::unsetenv("WATCHDOG_USEC");
+}
+
+TEST(JournalLogging, ClientMessagesCarryTheirClientAsFields) {
+  const xrc::log::ClientFields client{7, 4242, "hello_xr"};
+  EXPECT_EQ(xrc::log::journalFields(xrc::log::Level::warn, "client 7 slow", &client),
+            (std::vector<std::string>{"MESSAGE=client 7 slow", "PRIORITY=4", "SYSLOG_IDENTIFIER=xr-compositord",
+                                      "XRC_CLIENT_ID=7", "XRC_CLIENT_PID=4242", "XRC_CLIENT_NAME=hello_xr"}));
+  EXPECT_EQ(xrc::log::journalFields(xrc::log::Level::error, "GPU lost", nullptr),
+            (std::vector<std::string>{"MESSAGE=GPU lost", "PRIORITY=3", "SYSLOG_IDENTIFIER=xr-compositord"}));
 }
 
 TEST(FrameLoopHealth, HealthyOnlyWhileFramesAdvanceAndTheWorkerIsNotStuck) {
