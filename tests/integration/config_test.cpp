@@ -71,6 +71,36 @@ TEST(Config, SighupReloadsWhatCanChangeAndKeepsTheRunningSettingsOnErrors) {
   EXPECT_TRUE(daemon.process().running());
 }
 
+TEST(Startup, SecondDaemonStaleSocketsAndOtherFilesAtThePath) {
+  TempDir dir;
+  Daemon first(dir);
+  ASSERT_TRUE(first.ready()) << first.process().output();
+  // A second daemon on the same socket: refused, the first one unharmed.
+  Process second({binary("XRC_DAEMON"), "--socket", first.socket()}, {}, dir.path + "/second.log");
+  EXPECT_EQ(second.wait(30s), 1);
+  EXPECT_NE(second.output().find("another daemon is already serving"), std::string::npos) << second.output();
+  EXPECT_TRUE(first.waitForStatus([](const control::DaemonStatus&) { return true; }, 5s));
+  // A crash leaves the socket file behind: the next daemon removes it and serves.
+  first.process().signal(SIGKILL);
+  ASSERT_NE(first.process().wait(10s), -1);
+  ASSERT_EQ(::access(first.socket().c_str(), F_OK), 0);
+  Process third({binary("XRC_DAEMON"), "--socket", first.socket(), "--view-size", "64x64"}, {}, dir.path + "/third.log");
+  EXPECT_TRUE(third.waitForOutput("serving", 20s)) << third.output();
+  EXPECT_NE(third.output().find("stale socket"), std::string::npos) << third.output();
+  third.signal(SIGTERM);
+  EXPECT_EQ(third.wait(20s), 0);
+  // Something that is not a socket is never replaced.
+  const std::string file = dir.path + "/not-a-socket";
+  std::ofstream(file) << "precious";
+  Process fourth({binary("XRC_DAEMON"), "--socket", file}, {}, dir.path + "/fourth.log");
+  EXPECT_EQ(fourth.wait(30s), 1);
+  EXPECT_TRUE(std::ifstream(file).good());
+  // A socket directory whose parent does not exist: a clear message.
+  Process fifth({binary("XRC_DAEMON"), "--socket", dir.path + "/no/such/dir/s"}, {}, dir.path + "/fifth.log");
+  EXPECT_EQ(fifth.wait(30s), 1);
+  EXPECT_NE(fifth.output().find("cannot create socket directory"), std::string::npos) << fifth.output();
+}
+
 TEST(Startup, SocketDirectoriesOthersControlAreRefused) {
   TempDir dir;
   const std::string foreign = dir.path + "/foreign";
