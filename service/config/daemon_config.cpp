@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <toml++/toml.h>
@@ -135,6 +136,11 @@ std::vector<std::string> defaultConfigFiles() {
 
 Result<DaemonConfig> loadConfigFiles(const std::vector<std::string>& files, DaemonConfig base) {
   for (const std::string& file : files) {
+    std::error_code ec;
+    const auto status = std::filesystem::status(file, ec);
+    if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+      return makeError(ErrorCode::invalidArgument, "configuration file '{}' is not a regular file", file);
+    }
     std::ifstream in(file);
     if (!in) {
       if (errno == ENOENT) continue;

@@ -91,6 +91,9 @@ TEST(DaemonConfig, FilesLayerInOrderAndMissingOnesAreSkipped) {
   auto bad = loadConfigFiles({dir + "/system.toml", dir + "/user.toml"}, DaemonConfig{});
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find(dir + "/user.toml:1"), std::string::npos) << bad.error().message;
+  auto notAFile = loadConfigFiles({dir}, DaemonConfig{});  // a directory where a file should be
+  ASSERT_FALSE(notAFile);
+  EXPECT_NE(notAFile.error().message.find("is not a regular file"), std::string::npos);
   std::remove((dir + "/system.toml").c_str());
   std::remove((dir + "/user.toml").c_str());
   ::rmdir(dir.c_str());
