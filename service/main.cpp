@@ -36,17 +36,6 @@ struct Options {
   bool testHooks = false;
 };
 
-bool parseSize(const std::string& text, uint32_t& w, uint32_t& h) {
-  unsigned a = 0, b = 0;
-  char x = 0;
-  if (std::sscanf(text.c_str(), "%u%c%u", &a, &x, &b) != 3 || x != 'x' || a == 0 || b == 0 || a > 8192 || b > 8192) {
-    return false;
-  }
-  w = a;
-  h = b;
-  return true;
-}
-
 // Files, then the command line on top; validated. What SIGHUP re-runs too.
 xrc::Result<xrc::DaemonConfig> effectiveConfig(const Options& options) {
   using namespace xrc;
@@ -87,7 +76,7 @@ int run(const Options& options) {
   (void)log::parseLevel(config.logLevel, level);
   log::setLevel(level);
   HeadlessOptions headless;
-  (void)parseSize(config.viewSize, headless.viewWidth, headless.viewHeight);
+  (void)parseViewSize(config.viewSize, headless.viewWidth, headless.viewHeight);
   headless.refreshHz = config.refreshHz;
   std::optional<SyncMode> forced;
   if (config.syncMode == "host") forced = SyncMode::host;

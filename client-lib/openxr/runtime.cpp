@@ -105,6 +105,15 @@ void noticeLoss(Session& session) {
   }
 }
 
+XrResult daemonCallFailed(Session& session, const char* function, const Error& error, bool appCallOrder) {
+  const bool lost = session.connection->lost();
+  if (lost) noticeLoss(session);
+  if (appCallOrder && error.code == ErrorCode::callOrder) return XR_ERROR_CALL_ORDER_INVALID;
+  if (lost) return XR_ERROR_SESSION_LOST;
+  logError(function, error.describe());
+  return toXrResult(error);
+}
+
 XrResult checkConnection(Session& session) {
   if (session.lifecycle.lost()) return XR_ERROR_SESSION_LOST;
   if (session.connection->lost()) {
@@ -123,14 +132,7 @@ XrResult headPoseAt(Session& session, XrTime time, Pose& out) {
   }
   if (XrResult r = checkConnection(session); XR_FAILED(r)) return r;
   auto pose = session.connection->locateHead(time);
-  if (!pose) {
-    if (session.connection->lost()) {
-      noticeLoss(session);
-      return XR_ERROR_SESSION_LOST;
-    }
-    logError("locate", pose.error().describe());
-    return toXrResult(pose.error());
-  }
+  if (!pose) return daemonCallFailed(session, "locate", pose.error());
   out = pose.value();
   return XR_SUCCESS;
 }

@@ -32,7 +32,6 @@ namespace xrc::openxr {
 
 inline constexpr XrSystemId kSystemId = 1;
 inline constexpr const char* kRuntimeName = "xr-compositor";
-inline constexpr XrViewConfigurationType kViewConfiguration = XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO;
 
 struct Session;
 
@@ -74,7 +73,6 @@ struct Session {
   client::VulkanBinding vulkan;
   SessionLifecycle lifecycle XRC_GUARDED_BY(mutex);
   FrameOrder frames XRC_GUARDED_BY(mutex);
-  XrViewConfigurationType viewConfiguration XRC_GUARDED_BY(mutex) = kViewConfiguration;
   std::vector<ActionSet*> attachedSets XRC_GUARDED_BY(mutex);
   std::vector<std::shared_ptr<ActionSet>> attachedSetsKeepAlive XRC_GUARDED_BY(mutex);
   // Head poses of recent predicted display times (from waitFrame answers), newest last.
@@ -182,6 +180,11 @@ void destroyChild(Session& session, uint64_t handle);
 XrResult checkConnection(Session& session) XRC_REQUIRES(session.mutex);
 // Notices a lost daemon: LOSS_PENDING and instance loss events, once.
 void noticeLoss(Session& session) XRC_REQUIRES(session.mutex);
+// A call to the daemon failed: a lost connection becomes LOSS_PENDING + XR_ERROR_SESSION_LOST,
+// anything else is logged and mapped. `appCallOrder`: a call-order error is the app's mistake
+// (XR_ERROR_CALL_ORDER_INVALID, not logged), even once the daemon is gone.
+XrResult daemonCallFailed(Session& session, const char* function, const Error& error, bool appCallOrder = false)
+    XRC_REQUIRES(session.mutex);
 void queueStates(Session& session, const StateList& states);
 
 // Head pose in STAGE at `time`: from a recent waitFrame answer, else one round trip.

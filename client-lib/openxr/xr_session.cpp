@@ -13,16 +13,6 @@ namespace {
 constexpr size_t kRememberedHeadPoses = 8;
 constexpr std::chrono::milliseconds kWaitForBeginTimeout{1000};
 
-// A session's daemon call failed: a lost connection becomes LOSS_PENDING + XR_ERROR_SESSION_LOST.
-XrResult failed(Session& session, const char* function, const Error& error) XRC_REQUIRES(session.mutex) {
-  if (session.connection->lost()) {
-    noticeLoss(session);
-    return XR_ERROR_SESSION_LOST;
-  }
-  logError(function, error.describe());
-  return toXrResult(error);
-}
-
 struct SubImageCheck {
   XrResult result = XR_SUCCESS;
   client::SubImage out;
@@ -239,7 +229,6 @@ XrResult XRAPI_CALL BeginSession(XrSession handle, const XrSessionBeginInfo* inf
   Lock lock(session->mutex);
   if (session->lifecycle.lost()) return XR_ERROR_SESSION_LOST;
   if (XrResult r = session->lifecycle.begin(); XR_FAILED(r)) return r;
-  session->viewConfiguration = type;
   return XR_SUCCESS;
 }
 
@@ -357,7 +346,7 @@ XrResult XRAPI_CALL BeginFrame(XrSession handle, const XrFrameBeginInfo* info) {
   if (XR_FAILED(order)) return order;
   session->frameBegun.notify_all();
   if (session->lifecycle.lost()) return order;  // frames after the loss go nowhere (see xrWaitFrame)
-  if (auto s = session->connection->beginFrame(frameId); !s) return failed(*session, "xrBeginFrame", s.error());
+  if (auto s = session->connection->beginFrame(frameId); !s) return daemonCallFailed(*session, "xrBeginFrame", s.error());
   return order;  // XR_FRAME_DISCARDED when a begun frame was never ended
 }
 
@@ -388,7 +377,7 @@ XrResult XRAPI_CALL EndFrame(XrSession handle, const XrFrameEndInfo* info) {
   if (XrResult r = session->frames.end(frameId); XR_FAILED(r)) return r;
   if (session->lifecycle.lost()) return XR_SUCCESS;  // see xrWaitFrame
   if (auto s = session->connection->endFrame(frameId, info->displayTime, layers); !s) {
-    return failed(*session, "xrEndFrame", s.error());
+    return daemonCallFailed(*session, "xrEndFrame", s.error());
   }
   return XR_SUCCESS;
 }

@@ -18,13 +18,7 @@ constexpr XrSwapchainUsageFlags kKnownUsage =
 
 XrResult imageCallFailed(SwapchainObject& sc, const char* function, const Error& error) {
   Lock lock(sc.session->mutex);
-  if (sc.session->connection->lost()) {
-    noticeLoss(*sc.session);
-    if (error.code == ErrorCode::callOrder) return XR_ERROR_CALL_ORDER_INVALID;
-    return XR_ERROR_SESSION_LOST;
-  }
-  if (error.code != ErrorCode::callOrder) logError(function, error.describe());
-  return toXrResult(error);
+  return daemonCallFailed(*sc.session, function, error, /*appCallOrder=*/true);
 }
 
 XrResult checkSession(Session& session) {
@@ -83,12 +77,7 @@ XrResult XRAPI_CALL CreateSwapchain(XrSession handle, const XrSwapchainCreateInf
   auto created = session->connection->createSwapchain(request);  // blocking: not under the lock
   if (!created) {
     Lock lock(session->mutex);
-    if (session->connection->lost()) {
-      noticeLoss(*session);
-      return XR_ERROR_SESSION_LOST;
-    }
-    logError("xrCreateSwapchain", created.error().describe());
-    return toXrResult(created.error());
+    return daemonCallFailed(*session, "xrCreateSwapchain", created.error());
   }
   swapchain->impl = std::move(created).value();
   const uint64_t raw = Handles::get().add(swapchain);

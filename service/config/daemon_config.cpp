@@ -11,17 +11,11 @@
 #include <sstream>
 #include <toml++/toml.h>
 
+#include "../log.hpp"
+
 namespace xrc {
 
 namespace {
-
-bool parseSize(const std::string& text) {
-  unsigned a = 0, b = 0;
-  char x = 0;
-  char rest = 0;
-  return std::sscanf(text.c_str(), "%u%c%u%c", &a, &x, &b, &rest) == 3 && x == 'x' && a >= 1 && b >= 1 &&
-         a <= 8192 && b <= 8192;
-}
 
 bool oneOf(const std::string& value, std::initializer_list<const char*> allowed) {
   for (const char* a : allowed) {
@@ -36,6 +30,19 @@ std::string where(const std::string& source, const toml::node& node) {
 
 }  // namespace
 
+bool parseViewSize(const std::string& text, uint32_t& width, uint32_t& height) {
+  unsigned a = 0, b = 0;
+  char x = 0;
+  char rest = 0;
+  if (std::sscanf(text.c_str(), "%u%c%u%c", &a, &x, &b, &rest) != 3 || x != 'x' || a < 1 || b < 1 || a > 8192 ||
+      b > 8192) {
+    return false;
+  }
+  width = a;
+  height = b;
+  return true;
+}
+
 Status validateConfig(const DaemonConfig& c, std::string_view p) {
   auto name = [&](const char* cli, const char* file) { return fmt::format("{}{}", p, p == "--" ? cli : file); };
   if (c.backend != "headless") {
@@ -46,11 +53,11 @@ Status validateConfig(const DaemonConfig& c, std::string_view p) {
     return makeError(ErrorCode::invalidArgument, "{} must be within 1..1000 (got {})", name("refresh-hz", "refresh_hz"),
                      c.refreshHz);
   }
-  if (!oneOf(c.logLevel, {"trace", "debug", "info", "warn", "error"})) {
+  if (log::Level level; !log::parseLevel(c.logLevel, level)) {
     return makeError(ErrorCode::invalidArgument, "{} must be one of trace, debug, info, warn, error (got '{}')",
                      name("log-level", "log_level"), c.logLevel);
   }
-  if (!parseSize(c.viewSize)) {
+  if (uint32_t w, h; !parseViewSize(c.viewSize, w, h)) {
     return makeError(ErrorCode::invalidArgument, "{} must be WIDTHxHEIGHT within 1..8192 (got '{}')",
                      name("view-size", "view_size"), c.viewSize);
   }

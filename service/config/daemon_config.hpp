@@ -3,6 +3,7 @@
 // command line. One set of validation rules for all of them; errors name the file and line.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
@@ -25,6 +26,9 @@ struct DaemonConfig {
 
   bool operator==(const DaemonConfig&) const = default;
 };
+
+// "WxH" with each side 1..8192 (view_size / --view-size); nothing else may follow.
+bool parseViewSize(const std::string& text, uint32_t& width, uint32_t& height);
 
 // Every value within its documented range. `prefix` is how options are named in messages
 // ("--" for the command line, "" for files).
