@@ -6,7 +6,9 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("xrc::wire");
 
 const protocolMajor :UInt16 = 1;
-const protocolMinor :UInt16 = 1;  # 1: view poses/fovs, head pose with waitFrame, locateHead
+const protocolMinor :UInt16 = 2;
+# Minor 1: view poses/fovs, head pose with waitFrame, locateHead.
+# Minor 2: overlay sessions, session roles, per-frame stats, Control.setPrimary/kick.
 
 # --- errors -------------------------------------------------------------------------------------
 # Every call answers with an Error; code `none` means success. Errors are data, not exceptions, so
@@ -55,6 +57,11 @@ struct ClientInfo {
   pid @2 :UInt32;                      # informational; the daemon trusts SO_PEERCRED instead
   device @3 :DeviceIdentity;
   hasExternalSemaphoreFd @4 :Bool;     # client device can import OPAQUE_FD binary semaphores
+  # An overlay session (OpenXR's XR_EXTX_overlay) is always visible and drawn over the primary
+  # application's layers, ordered by `overlayPlacement` (higher on top, 0..maxOverlayPlacement).
+  # A normal session is either the primary (visible and focused) or hidden.
+  overlay @5 :Bool;
+  overlayPlacement @6 :UInt32;
 }
 
 struct ViewDescription {
@@ -83,6 +90,7 @@ struct SystemDescription {
   localInStage @10 :Pose;
   stageBoundsWidth @11 :Float32;
   stageBoundsDepth @12 :Float32;
+  maxOverlayPlacement @13 :UInt32;
 }
 
 # --- file descriptors ---------------------------------------------------------------------------
@@ -223,6 +231,17 @@ interface Session {
 
 # --- control (xr-compositorctl) -----------------------------------------------------------------
 
+enum SessionRole {
+  primary @0;     # the normal session shown and focused
+  background @1;  # a normal session that is not the primary: synchronized, hidden
+  overlay @2;     # always visible, over the primary
+}
+
+struct Percentiles {
+  p50 @0 :Float32;
+  p99 @1 :Float32;
+}
+
 struct ClientStatus {
   id @0 :UInt32;
   name @1 :Text;
@@ -233,6 +252,20 @@ struct ClientStatus {
   releases @6 :UInt64;
   gpuCopyUsP50 @7 :Float32;       # GPU time of the copies into runtime images (timestamp queries)
   gpuCopyUsP99 @8 :Float32;
+  role @9 :SessionRole;
+  overlayPlacement @10 :UInt32;
+  # Frame accounting (docs/OPERATIONS.md): every submitted frame ends up displayed, dropped
+  # (superseded before its display time came), hidden (submitted while not visible) or is still
+  # queued. Late frames are displayed frames first shown after their predicted display time.
+  framesDisplayed @11 :UInt64;
+  framesLate @12 :UInt64;
+  framesDropped @13 :UInt64;
+  framesHidden @14 :UInt64;
+  displayPeriods @15 :UInt32;     # the pacing: this client targets every n-th display frame
+  # Windows of the most recent frames (microseconds).
+  releaseUs @16 :Percentiles;     # daemon side of a release: call received -> answered
+  latencyUs @17 :Percentiles;     # endFrame received -> the display frame that first shows it
+  frameIntervalUs @18 :Percentiles;  # between successive endFrames
 }
 
 struct DaemonStatus {
@@ -242,6 +275,12 @@ struct DaemonStatus {
   refreshHz @3 :Float32;
   displayFrames @4 :UInt64;
   clients @5 :List(ClientStatus);
+  missedDisplayFrames @6 :UInt64;    # vsyncs the display loop did not compose in time
+  displayWorkUs @7 :Percentiles;     # display loop CPU work per display frame (select + compose)
+  daemonCpuUsPerDisplayFrame @8 :Percentiles;  # process CPU time (all threads) per display frame
+  daemonCpuUsPerClientFrame @9 :Float32;       # the same over the last second / client frames
+  primaryClientId @10 :UInt32;       # 0: none
+  daemonPid @11 :UInt32;             # for tools that read the daemon's /proc entries
 }
 
 struct Pixels {
@@ -268,6 +307,11 @@ interface Control {
   # Reads back the headless display output as of the last composed display frame.
   readDisplay @2 () -> (error :Error, pixels :Pixels, shown :List(DisplayedLayer),
                         displayFrame :UInt64);
+  # Makes a normal session the primary (visible + focused); the previous primary is hidden.
+  # Its clients learn the change with their next waitFrame answer.
+  setPrimary @3 (clientId :UInt32) -> (error :Error);
+  # Closes one client's connection; its frames leave the display.
+  kick @4 (clientId :UInt32) -> (error :Error);
 }
 
 # --- bootstrap ----------------------------------------------------------------------------------

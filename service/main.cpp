@@ -3,9 +3,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <fmt/ranges.h>
 #include <kj/async-io.h>
 #include <CLI/CLI.hpp>
-#include <fmt/ranges.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -102,7 +102,8 @@ int run(const Options& options) {
     log::error("{}", copyTimeline.error().describe());
     return 1;
   }
-  auto backend = HeadlessBackend::create(*gpu.value(), *copyTimeline.value(), headless);
+  FrameScheduler scheduler;
+  auto backend = HeadlessBackend::create(*gpu.value(), *copyTimeline.value(), scheduler, headless);
   if (!backend) {
     log::error("headless backend: {}", backend.error().describe());
     return 1;
@@ -124,15 +125,11 @@ int run(const Options& options) {
   ClientRegistry clients;
   {
     FrameWorker worker;
-    DaemonContext ctx{*gpu.value(),
-                      *copyTimeline.value(),
-                      *backend.value(),
-                      worker,
-                      clients,
-                      forced,
-                      std::chrono::milliseconds(2000),
-                      monotonicNowNs(),
-                      uint32_t(::getuid())};
+    DaemonContext ctx{*gpu.value(),     *copyTimeline.value(),
+                      *backend.value(), worker,
+                      clients,          scheduler,
+                      forced,           std::chrono::milliseconds(2000),
+                      monotonicNowNs(), uint32_t(::getuid())};
     auto io = kj::setupAsyncIo();
     auto stop = kj::newPromiseAndCrossThreadFulfiller<int>();
 
@@ -184,7 +181,8 @@ int run(const Options& options) {
               restart.push_back(key);
             }
           }
-          log::info("configuration reloaded: {}", applied.empty() ? "nothing changed" : fmt::format("{}", fmt::join(applied, ", ")));
+          log::info("configuration reloaded: {}",
+                    applied.empty() ? "nothing changed" : fmt::format("{}", fmt::join(applied, ", ")));
           if (!restart.empty()) log::warn("changed settings that need a restart: {}", fmt::join(restart, ", "));
         }
         armReload();

@@ -18,6 +18,7 @@ constexpr ExtensionInfo kExtensions[] = {
     {XR_KHR_VULKAN_ENABLE2_EXTENSION_NAME, XR_KHR_vulkan_enable2_SPEC_VERSION},
     {XR_KHR_CONVERT_TIMESPEC_TIME_EXTENSION_NAME, XR_KHR_convert_timespec_time_SPEC_VERSION},
     {XR_KHR_COMPOSITION_LAYER_DEPTH_EXTENSION_NAME, XR_KHR_composition_layer_depth_SPEC_VERSION},
+    {XR_EXTX_OVERLAY_EXTENSION_NAME, XR_EXTX_overlay_SPEC_VERSION},
 };
 
 bool isSupportedExtension(const char* name) {
@@ -91,7 +92,8 @@ XrResult XRAPI_CALL CreateInstance(const XrInstanceCreateInfo* info, XrInstance*
   if (XR_VERSION_MAJOR(app.apiVersion) != 1) return XR_ERROR_API_VERSION_UNSUPPORTED;
   if (info->enabledApiLayerCount != 0) return XR_ERROR_API_LAYER_NOT_PRESENT;  // the loader runs layers
   auto instance = std::make_shared<Instance>();
-  instance->applicationName = std::string(app.applicationName, strnlen(app.applicationName, XR_MAX_APPLICATION_NAME_SIZE));
+  instance->applicationName =
+      std::string(app.applicationName, strnlen(app.applicationName, XR_MAX_APPLICATION_NAME_SIZE));
   for (uint32_t i = 0; i < info->enabledExtensionCount; ++i) {
     const char* name = info->enabledExtensionNames[i];
     if (name == nullptr || !isSupportedExtension(name)) return XR_ERROR_EXTENSION_NOT_PRESENT;
@@ -163,13 +165,11 @@ XrResult XRAPI_CALL PollEvent(XrInstance handle, XrEventDataBuffer* buffer) {
 XrResult XRAPI_CALL ResultToString(XrInstance handle, XrResult value, char out[XR_MAX_RESULT_STRING_SIZE]) {
   if (!lookup<Instance>(handle)) return XR_ERROR_HANDLE_INVALID;
   if (out == nullptr) return XR_ERROR_VALIDATION_FAILURE;
-#define XRC_RESULT_CASE(name, number) \
-  case name:                          \
-    std::snprintf(out, XR_MAX_RESULT_STRING_SIZE, "%s", #name);    \
+#define XRC_RESULT_CASE(name, number)                           \
+  case name:                                                    \
+    std::snprintf(out, XR_MAX_RESULT_STRING_SIZE, "%s", #name); \
     return XR_SUCCESS;
-  switch (value) {
-    XR_LIST_ENUM_XrResult(XRC_RESULT_CASE) default : break;
-  }
+  switch (value) { XR_LIST_ENUM_XrResult(XRC_RESULT_CASE) default : break; }
 #undef XRC_RESULT_CASE
   std::snprintf(out, XR_MAX_RESULT_STRING_SIZE, "XR_UNKNOWN_%s_%d", XR_SUCCEEDED(value) ? "SUCCESS" : "FAILURE",
                 int(value));
@@ -180,13 +180,11 @@ XrResult XRAPI_CALL StructureTypeToString(XrInstance handle, XrStructureType val
                                           char out[XR_MAX_STRUCTURE_NAME_SIZE]) {
   if (!lookup<Instance>(handle)) return XR_ERROR_HANDLE_INVALID;
   if (out == nullptr) return XR_ERROR_VALIDATION_FAILURE;
-#define XRC_TYPE_CASE(name, number) \
-  case name:                        \
-    std::snprintf(out, XR_MAX_STRUCTURE_NAME_SIZE, "%s", #name);   \
+#define XRC_TYPE_CASE(name, number)                              \
+  case name:                                                     \
+    std::snprintf(out, XR_MAX_STRUCTURE_NAME_SIZE, "%s", #name); \
     return XR_SUCCESS;
-  switch (value) {
-    XR_LIST_ENUM_XrStructureType(XRC_TYPE_CASE) default : break;
-  }
+  switch (value) { XR_LIST_ENUM_XrStructureType(XRC_TYPE_CASE) default : break; }
 #undef XRC_TYPE_CASE
   std::snprintf(out, XR_MAX_STRUCTURE_NAME_SIZE, "XR_UNKNOWN_STRUCTURE_TYPE_%d", int(value));
   return XR_SUCCESS;
@@ -229,8 +227,7 @@ XrResult XRAPI_CALL EnumerateViewConfigurations(XrInstance handle, XrSystemId sy
   return enumerate(std::vector<XrViewConfigurationType>{systemViewConfiguration(*instance)}, capacity, count, types);
 }
 
-XrResult XRAPI_CALL GetViewConfigurationProperties(XrInstance handle, XrSystemId systemId,
-                                                   XrViewConfigurationType type,
+XrResult XRAPI_CALL GetViewConfigurationProperties(XrInstance handle, XrSystemId systemId, XrViewConfigurationType type,
                                                    XrViewConfigurationProperties* properties) {
   std::shared_ptr<Instance> instance;
   if (XrResult r = lookupSystem(handle, systemId, instance); XR_FAILED(r)) return r;
@@ -267,9 +264,8 @@ XrResult XRAPI_CALL EnumerateViewConfigurationViews(XrInstance handle, XrSystemI
   return XR_SUCCESS;
 }
 
-XrResult XRAPI_CALL EnumerateEnvironmentBlendModes(XrInstance handle, XrSystemId systemId,
-                                                   XrViewConfigurationType type, uint32_t capacity, uint32_t* count,
-                                                   XrEnvironmentBlendMode* modes) {
+XrResult XRAPI_CALL EnumerateEnvironmentBlendModes(XrInstance handle, XrSystemId systemId, XrViewConfigurationType type,
+                                                   uint32_t capacity, uint32_t* count, XrEnvironmentBlendMode* modes) {
   std::shared_ptr<Instance> instance;
   if (XrResult r = lookupSystem(handle, systemId, instance); XR_FAILED(r)) return r;
   if (type != systemViewConfiguration(*instance)) return XR_ERROR_VIEW_CONFIGURATION_TYPE_UNSUPPORTED;

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "entry_points.hpp"
 #include "xrc/vk_util.hpp"
 
@@ -138,6 +140,21 @@ XrResult XRAPI_CALL CreateSession(XrInstance handle, const XrSessionCreateInfo* 
     return XR_ERROR_VALIDATION_FAILURE;
   }
   if (info->systemId != kSystemId) return XR_ERROR_SYSTEM_INVALID;
+  // XR_EXTX_overlay: an overlay session, stacked over the primary app by its placement.
+  auto overlay = static_cast<const XrSessionCreateInfoOverlayEXTX*>(
+      findInChain(info->next, XR_TYPE_SESSION_CREATE_INFO_OVERLAY_EXTX));
+  if (overlay != nullptr) {
+    if (!instance->enabled(XR_EXTX_OVERLAY_EXTENSION_NAME)) {
+      logError("xrCreateSession", "XrSessionCreateInfoOverlayEXTX needs XR_EXTX_overlay enabled");
+      return XR_ERROR_VALIDATION_FAILURE;
+    }
+    if (overlay->createFlags != 0 || overlay->sessionLayersPlacement > kMaxOverlayPlacement) {
+      logError("xrCreateSession",
+               fmt::format("overlay createFlags must be 0 and sessionLayersPlacement at most {} (got {})",
+                           kMaxOverlayPlacement, overlay->sessionLayersPlacement));
+      return XR_ERROR_VALIDATION_FAILURE;
+    }
+  }
   {
     Lock lock(instance->mutex);
     if (!instance->graphicsRequirementsQueried) return XR_ERROR_GRAPHICS_REQUIREMENTS_CALL_MISSING;
@@ -168,6 +185,8 @@ XrResult XRAPI_CALL CreateSession(XrInstance handle, const XrSessionCreateInfo* 
   options.socketPath = instance->socketPath;
   options.applicationName = instance->applicationName;
   options.vulkan = session->vulkan;
+  options.overlay = overlay != nullptr;
+  options.overlayPlacement = overlay != nullptr ? overlay->sessionLayersPlacement : 0;
   auto connection = client::Connection::connect(options);
   if (!connection) {
     logError("xrCreateSession", connection.error().describe());
@@ -346,7 +365,8 @@ XrResult XRAPI_CALL BeginFrame(XrSession handle, const XrFrameBeginInfo* info) {
   if (XR_FAILED(order)) return order;
   session->frameBegun.notify_all();
   if (session->lifecycle.lost()) return order;  // frames after the loss go nowhere (see xrWaitFrame)
-  if (auto s = session->connection->beginFrame(frameId); !s) return daemonCallFailed(*session, "xrBeginFrame", s.error());
+  if (auto s = session->connection->beginFrame(frameId); !s)
+    return daemonCallFailed(*session, "xrBeginFrame", s.error());
   return order;  // XR_FRAME_DISCARDED when a begun frame was never ended
 }
 

@@ -140,7 +140,8 @@ Result<std::unique_ptr<Connection>> Connection::connect(const ConnectOptions& op
   impl->vulkan = vkb;
   impl->importSemaphoreFd =
       reinterpret_cast<PFN_vkImportSemaphoreFdKHR>(vkGetDeviceProcAddr(vkb.device, "vkImportSemaphoreFdKHR"));
-  if (vkb.instance == VK_NULL_HANDLE) return makeError(ErrorCode::invalidArgument, "connect: the VkInstance is required");
+  if (vkb.instance == VK_NULL_HANDLE)
+    return makeError(ErrorCode::invalidArgument, "connect: the VkInstance is required");
   const auto queries = vk::PhysicalDeviceQueries::khr(vkb.instance);
   if (queries.properties2 == nullptr) {
     return makeError(ErrorCode::invalidArgument,
@@ -162,7 +163,7 @@ Result<std::unique_ptr<Connection>> Connection::connect(const ConnectOptions& op
   auto reply = impl->link->call<Accepted>(
       // By value: after a timeout the work may still run, after this frame is gone.
       [major = options.protocolMajor, minor = options.protocolMinor, name = options.applicationName,
-       facts](IoState& io) {
+       overlay = options.overlay, placement = options.overlayPlacement, facts](IoState& io) {
         auto request = io.bootstrap.connectRequest();
         auto info = request.initClient();
         info.initVersion().setMajor(major);
@@ -171,6 +172,8 @@ Result<std::unique_ptr<Connection>> Connection::connect(const ConnectOptions& op
         info.setPid(uint32_t(::getpid()));
         xrc::toWire(facts, info.initDevice());
         info.setHasExternalSemaphoreFd(facts.externalSemaphoreFd);
+        info.setOverlay(overlay);
+        info.setOverlayPlacement(placement);
         return request.send().then([&io](capnp::Response<wire::Compositor::ConnectResults>&& r) -> Result<Accepted> {
           if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
           io.session = r.getSession();
@@ -260,7 +263,8 @@ Status Connection::beginFrame(uint64_t frameId) {
 }
 
 namespace {
-kj::Promise<Status> sendEndFrame(IoState& io, uint64_t frameId, int64_t displayTimeNs, const std::vector<Layer>& layers);
+kj::Promise<Status> sendEndFrame(IoState& io, uint64_t frameId, int64_t displayTimeNs,
+                                 const std::vector<Layer>& layers);
 }
 
 Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::vector<Layer>& layers) {
@@ -273,13 +277,15 @@ Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::
     impl_->begunFrame.reset();
   }
   // The message is built on the I/O thread from a copy of the layers.
-  impl_->sendTracked([frameId, displayTimeNs, layers](IoState& io) { return sendEndFrame(io, frameId, displayTimeNs, layers); },
-                     "endFrame");
+  impl_->sendTracked(
+      [frameId, displayTimeNs, layers](IoState& io) { return sendEndFrame(io, frameId, displayTimeNs, layers); },
+      "endFrame");
   return {};
 }
 
 namespace {
-kj::Promise<Status> sendEndFrame(IoState& io, uint64_t frameId, int64_t displayTimeNs, const std::vector<Layer>& layers) {
+kj::Promise<Status> sendEndFrame(IoState& io, uint64_t frameId, int64_t displayTimeNs,
+                                 const std::vector<Layer>& layers) {
   auto request = io.session.endFrameRequest();
   request.setFrameId(frameId);
   request.setDisplayTime(displayTimeNs);

@@ -23,7 +23,37 @@ Pixels fromWire(wire::Pixels::Reader in) {
   out.data.assign(data.begin(), data.end());
   return out;
 }
+
+Percentiles fromWire(wire::Percentiles::Reader in) { return {in.getP50(), in.getP99()}; }
+
+SessionRole fromWire(wire::SessionRole role) {
+  switch (role) {
+    case wire::SessionRole::PRIMARY:
+      return SessionRole::primary;
+    case wire::SessionRole::OVERLAY:
+      return SessionRole::overlay;
+    default:
+      return SessionRole::background;
+  }
+}
+
+Status simpleCall(client::RpcLink& link, const char* what, client::RpcLink::CallWork<bool> send) {
+  auto reply = link.call<bool>(std::move(send), what);
+  if (!reply) return reply.error();
+  return {};
+}
 }  // namespace
+
+const char* sessionRoleName(SessionRole role) {
+  switch (role) {
+    case SessionRole::primary:
+      return "primary";
+    case SessionRole::overlay:
+      return "overlay";
+    default:
+      return "background";
+  }
+}
 
 ControlClient::ControlClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ControlClient::~ControlClient() = default;
@@ -51,22 +81,46 @@ Result<DaemonStatus> ControlClient::status() {
   return impl_->link->call<DaemonStatus>(
       [](client::IoState& io) {
         return io.control.statusRequest().send().then(
-          [](capnp::Response<wire::Control::StatusResults>&& r) -> Result<DaemonStatus> {
-            if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
-            auto in = r.getStatus();
-            DaemonStatus out;
-            out.daemonVersion = in.getDaemonVersion().cStr();
-            out.backend = in.getBackend().cStr();
-            out.uptimeNs = in.getUptimeNs();
-            out.refreshHz = in.getRefreshHz();
-            out.displayFrames = in.getDisplayFrames();
-            for (auto c : in.getClients()) {
-              out.clients.push_back(ClientStatus{
-                  c.getId(), c.getName().cStr(), c.getPid(), xrc::fromWire(c.getSyncMode()), c.getFramesSubmitted(),
-                  c.getSwapchains(), c.getReleases(), c.getGpuCopyUsP50(), c.getGpuCopyUsP99()});
-            }
-            return out;
-          });
+            [](capnp::Response<wire::Control::StatusResults>&& r) -> Result<DaemonStatus> {
+              if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
+              auto in = r.getStatus();
+              DaemonStatus out;
+              out.daemonVersion = in.getDaemonVersion().cStr();
+              out.backend = in.getBackend().cStr();
+              out.uptimeNs = in.getUptimeNs();
+              out.refreshHz = in.getRefreshHz();
+              out.displayFrames = in.getDisplayFrames();
+              out.missedDisplayFrames = in.getMissedDisplayFrames();
+              out.displayWorkUs = fromWire(in.getDisplayWorkUs());
+              out.daemonCpuUsPerDisplayFrame = fromWire(in.getDaemonCpuUsPerDisplayFrame());
+              out.daemonCpuUsPerClientFrame = in.getDaemonCpuUsPerClientFrame();
+              out.primaryClientId = in.getPrimaryClientId();
+              out.daemonPid = in.getDaemonPid();
+              for (auto c : in.getClients()) {
+                ClientStatus s;
+                s.id = c.getId();
+                s.name = c.getName().cStr();
+                s.pid = c.getPid();
+                s.syncMode = xrc::fromWire(c.getSyncMode());
+                s.framesSubmitted = c.getFramesSubmitted();
+                s.swapchains = c.getSwapchains();
+                s.releases = c.getReleases();
+                s.gpuCopyUsP50 = c.getGpuCopyUsP50();
+                s.gpuCopyUsP99 = c.getGpuCopyUsP99();
+                s.role = fromWire(c.getRole());
+                s.overlayPlacement = c.getOverlayPlacement();
+                s.framesDisplayed = c.getFramesDisplayed();
+                s.framesLate = c.getFramesLate();
+                s.framesDropped = c.getFramesDropped();
+                s.framesHidden = c.getFramesHidden();
+                s.displayPeriods = c.getDisplayPeriods();
+                s.releaseUs = fromWire(c.getReleaseUs());
+                s.latencyUs = fromWire(c.getLatencyUs());
+                s.frameIntervalUs = fromWire(c.getFrameIntervalUs());
+                out.clients.push_back(std::move(s));
+              }
+              return out;
+            });
       },
       "status");
 }
@@ -90,18 +144,40 @@ Result<DisplayReadback> ControlClient::readDisplay() {
   return impl_->link->call<DisplayReadback>(
       [](client::IoState& io) {
         return io.control.readDisplayRequest().send().then(
-          [](capnp::Response<wire::Control::ReadDisplayResults>&& r) -> Result<DisplayReadback> {
-            if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
-            DisplayReadback out;
-            out.pixels = fromWire(r.getPixels());
-            out.displayFrame = r.getDisplayFrame();
-            for (auto l : r.getShown()) {
-              out.shown.push_back({l.getClientId(), l.getFrameId(), l.getSwapchainId(), l.getReleaseOrdinal()});
-            }
-            return out;
-          });
+            [](capnp::Response<wire::Control::ReadDisplayResults>&& r) -> Result<DisplayReadback> {
+              if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
+              DisplayReadback out;
+              out.pixels = fromWire(r.getPixels());
+              out.displayFrame = r.getDisplayFrame();
+              for (auto l : r.getShown()) {
+                out.shown.push_back({l.getClientId(), l.getFrameId(), l.getSwapchainId(), l.getReleaseOrdinal()});
+              }
+              return out;
+            });
       },
       "readDisplay");
+}
+
+Status ControlClient::setPrimary(uint32_t clientId) {
+  return simpleCall(*impl_->link, "setPrimary", [clientId](client::IoState& io) {
+    auto request = io.control.setPrimaryRequest();
+    request.setClientId(clientId);
+    return request.send().then([](capnp::Response<wire::Control::SetPrimaryResults>&& r) -> Result<bool> {
+      if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
+      return true;
+    });
+  });
+}
+
+Status ControlClient::kick(uint32_t clientId) {
+  return simpleCall(*impl_->link, "kick", [clientId](client::IoState& io) {
+    auto request = io.control.kickRequest();
+    request.setClientId(clientId);
+    return request.send().then([](capnp::Response<wire::Control::KickResults>&& r) -> Result<bool> {
+      if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
+      return true;
+    });
+  });
 }
 
 }  // namespace xrc::control

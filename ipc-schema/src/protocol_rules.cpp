@@ -238,4 +238,16 @@ Status validatePose(const std::vector<float>& orientation, const std::vector<flo
   return {};
 }
 
+Status validateOverlayPlacement(bool overlay, uint32_t placement) {
+  if (!overlay && placement != 0) {
+    return makeError(ErrorCode::invalidArgument, "overlay placement {} given for a session that is not an overlay",
+                     placement);
+  }
+  if (placement > kMaxOverlayPlacement) {
+    return makeError(ErrorCode::invalidArgument, "overlay placement {} is outside 0..{}", placement,
+                     kMaxOverlayPlacement);
+  }
+  return {};
+}
+
 }  // namespace xrc

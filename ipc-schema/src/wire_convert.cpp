@@ -6,6 +6,9 @@
 
 namespace xrc {
 
+static_assert(kProtocolMajor == wire::PROTOCOL_MAJOR && kProtocolMinor == wire::PROTOCOL_MINOR,
+              "protocol_rules.hpp and xrc.capnp disagree on the protocol version");
+
 void toWire(const Error& error, wire::Error::Builder out) {
   out.setCode(static_cast<wire::ErrorCode>(error.code));
   out.setMessage(error.message);

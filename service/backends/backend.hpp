@@ -82,7 +82,9 @@ struct CommittedLayer {
 struct CommittedFrame {
   uint32_t clientId = 0;
   uint64_t frameId = 0;
-  int64_t displayTimeNs = 0;
+  int64_t displayTimeNs = 0;  // what the client asked for (informational)
+  int64_t targetNs = 0;       // the vsync the daemon's pacing gave this frame: shown no earlier
+  int64_t committedNs = 0;    // when the frame was complete (for latency)
   std::vector<CommittedLayer> layers;
 };
 

@@ -32,12 +32,14 @@ size_t SampleRing::count() const {
   return samples_.size();
 }
 
-std::shared_ptr<ClientRecord> ClientRegistry::add(std::string name, uint32_t pid, uint32_t uid, SyncMode mode) {
+std::shared_ptr<ClientRecord> ClientRegistry::add(NewClient client) {
   auto record = std::make_shared<ClientRecord>();
-  record->name = std::move(name);
-  record->pid = pid;
-  record->uid = uid;
-  record->syncMode = mode;
+  record->name = std::move(client.name);
+  record->pid = client.pid;
+  record->uid = client.uid;
+  record->syncMode = client.syncMode;
+  record->overlay = client.overlay;
+  record->overlayPlacement = client.overlayPlacement;
   Lock lock(mutex_);
   record->id = nextId_++;
   clients_[record->id] = record;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -36,9 +37,23 @@ struct ClientRecord {
   uint32_t pid = 0;
   uint32_t uid = 0;
   SyncMode syncMode = SyncMode::host;
+  bool overlay = false;           // fixed at connect
+  uint32_t overlayPlacement = 0;  // overlays: higher on top
   std::atomic<uint64_t> framesSubmitted{0};
   std::atomic<uint64_t> releases{0};
+  // Frame accounting by the FrameScheduler (see ClientStatus in xrc.capnp).
+  std::atomic<uint64_t> framesDisplayed{0};
+  std::atomic<uint64_t> framesLate{0};
+  std::atomic<uint64_t> framesDropped{0};
+  std::atomic<uint64_t> framesHidden{0};
+  std::atomic<uint32_t> displayPeriods{1};
   SampleRing gpuCopyUs;
+  SampleRing releaseUs;
+  SampleRing latencyUs;
+  SampleRing frameIntervalUs;
+
+  // Closes the client's connection (Control.kick). Set at connect; KJ thread only.
+  std::function<void()> disconnect;
 
   mutable Mutex swapchainsMutex;
   std::map<uint32_t, std::weak_ptr<SwapchainCore>> swapchains XRC_GUARDED_BY(swapchainsMutex);
@@ -46,7 +61,14 @@ struct ClientRecord {
 
 class ClientRegistry {
  public:
-  std::shared_ptr<ClientRecord> add(std::string name, uint32_t pid, uint32_t uid, SyncMode mode) XRC_EXCLUDES(mutex_);
+  struct NewClient {
+    std::string name;
+    uint32_t pid = 0, uid = 0;
+    SyncMode syncMode = SyncMode::host;
+    bool overlay = false;
+    uint32_t overlayPlacement = 0;
+  };
+  std::shared_ptr<ClientRecord> add(NewClient client) XRC_EXCLUDES(mutex_);
   void remove(uint32_t id) XRC_EXCLUDES(mutex_);
   std::shared_ptr<ClientRecord> find(uint32_t id) const XRC_EXCLUDES(mutex_);
   std::vector<std::shared_ptr<ClientRecord>> snapshot() const XRC_EXCLUDES(mutex_);

@@ -1,5 +1,5 @@
-// What every RPC object of the daemon reaches: the GPU, the backend, the frame worker and the
-// client registry. Owned by main(); outlives every connection.
+// What every RPC object of the daemon reaches: the GPU, the backend, the frame worker, the
+// client registry and the frame scheduler. Owned by main(); outlives every connection.
 #pragma once
 
 #include <chrono>
@@ -9,6 +9,7 @@
 #include "../gpu/gpu_device.hpp"
 #include "../gpu/timeline.hpp"
 #include "client_registry.hpp"
+#include "frame_scheduler.hpp"
 #include "frame_worker.hpp"
 
 namespace xrc {
@@ -19,6 +20,7 @@ struct DaemonContext {
   Backend& backend;
   FrameWorker& worker;
   ClientRegistry& clients;
+  FrameScheduler& scheduler;
   std::optional<SyncMode> forcedSyncMode;
   std::chrono::milliseconds gpuTimeout{2000};
   int64_t startNs = 0;

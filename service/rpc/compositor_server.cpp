@@ -35,14 +35,20 @@ kj::Promise<void> CompositorServer::connect(ConnectContext context) {
   auto mode = negotiate(in);
   if (!mode) return fail(mode.error());
 
+  const bool overlay = info.getOverlay();
+  const uint32_t placement = info.getOverlayPlacement();
+  if (auto v = validateOverlayPlacement(overlay, placement); !v) return fail(v.error());
+
   std::string name = info.getName().cStr();
   if (name.empty() || name.size() > 128) name = name.empty() ? "unnamed" : name.substr(0, 128);
   connected_ = true;
-  auto record = ctx_.clients.add(name, peer_.pid, peer_.uid, mode.value());
+  auto record = ctx_.clients.add({name, peer_.pid, peer_.uid, mode.value(), overlay, placement});
+  record->disconnect = disconnect_;
+  ctx_.scheduler.addClient(record);
   auto session = std::make_shared<SessionState>(ctx_, timer_, record);
-  log::client(log::Level::info, {record->id, record->pid, record->name}, "client {} '{}' (pid {}) connected, sync mode {}",
-              record->id, record->name, record->pid,
-            syncModeName(record->syncMode));
+  log::client(log::Level::info, {record->id, record->pid, record->name},
+              "client {} '{}' (pid {}) connected, sync mode {}{}", record->id, record->name, record->pid,
+              syncModeName(record->syncMode), overlay ? fmt::format(", overlay at placement {}", placement) : "");
 
   setOk(results.initError());
   results.setSession(kj::heap<SessionServer>(session));

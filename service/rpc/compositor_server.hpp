@@ -3,6 +3,8 @@
 
 #include <kj/async-io.h>
 
+#include <functional>
+
 #include "../compositor/daemon_context.hpp"
 #include "xrc.capnp.h"
 
@@ -16,8 +18,9 @@ struct PeerCredentials {
 
 class CompositorServer final : public wire::Compositor::Server {
  public:
-  CompositorServer(DaemonContext& ctx, kj::Timer& timer, PeerCredentials peer)
-      : ctx_(ctx), timer_(timer), peer_(peer) {}
+  // `disconnect` closes this connection (Control.kick); KJ thread only.
+  CompositorServer(DaemonContext& ctx, kj::Timer& timer, PeerCredentials peer, std::function<void()> disconnect)
+      : ctx_(ctx), timer_(timer), peer_(peer), disconnect_(std::move(disconnect)) {}
 
   kj::Promise<void> describe(DescribeContext context) override;
   kj::Promise<void> connect(ConnectContext context) override;
@@ -27,6 +30,7 @@ class CompositorServer final : public wire::Compositor::Server {
   DaemonContext& ctx_;
   kj::Timer& timer_;
   PeerCredentials peer_;
+  std::function<void()> disconnect_;
   bool connected_ = false;
 };
 

@@ -1,10 +1,18 @@
 #include "control_server.hpp"
 
+#include <unistd.h>
+
+#include "../log.hpp"
 #include "xrc/wire_convert.hpp"
 
 namespace xrc {
 
 namespace {
+void toWire(const SampleRing& ring, wire::Percentiles::Builder out) {
+  out.setP50(float(ring.percentile(50)));
+  out.setP99(float(ring.percentile(99)));
+}
+
 void toWire(const Pixels& pixels, wire::Pixels::Builder out) {
   out.setWidth(pixels.width);
   out.setHeight(pixels.height);
@@ -40,6 +48,7 @@ void fillSystemDescription(DaemonContext& ctx, wire::SystemDescription::Builder 
   out.setMaxLayers(kMaxLayersPerFrame);
   out.setMaxSwapchains(kMaxSwapchainsPerSession);
   out.setMaxArrayLayers(kMaxArrayLayers);
+  out.setMaxOverlayPlacement(kMaxOverlayPlacement);
   out.setDaemonHasExternalSemaphoreFd(ctx.gpu.facts().externalSemaphoreFd);
 }
 
@@ -52,6 +61,15 @@ kj::Promise<void> ControlServer::status(StatusContext context) {
   status.setUptimeNs(monotonicNowNs() - ctx_.startNs);
   status.setRefreshHz(float(ctx_.backend.systemInfo().refreshHz));
   status.setDisplayFrames(ctx_.backend.displayFrames());
+  const DisplayStats display = ctx_.scheduler.displayStats();
+  status.setMissedDisplayFrames(display.missedFrames);
+  status.initDisplayWorkUs().setP50(float(display.workUsP50));
+  status.getDisplayWorkUs().setP99(float(display.workUsP99));
+  status.initDaemonCpuUsPerDisplayFrame().setP50(float(display.cpuUsP50));
+  status.getDaemonCpuUsPerDisplayFrame().setP99(float(display.cpuUsP99));
+  status.setDaemonCpuUsPerClientFrame(float(display.cpuUsPerClientFrame));
+  status.setPrimaryClientId(display.primaryClientId);
+  status.setDaemonPid(uint32_t(::getpid()));
   auto clients = ctx_.clients.snapshot();
   auto list = status.initClients(uint32_t(clients.size()));
   for (uint32_t i = 0; i < clients.size(); ++i) {
@@ -65,6 +83,18 @@ kj::Promise<void> ControlServer::status(StatusContext context) {
     out.setReleases(c.releases.load());
     out.setGpuCopyUsP50(float(c.gpuCopyUs.percentile(50)));
     out.setGpuCopyUsP99(float(c.gpuCopyUs.percentile(99)));
+    out.setRole(c.overlay                         ? wire::SessionRole::OVERLAY
+                : c.id == display.primaryClientId ? wire::SessionRole::PRIMARY
+                                                  : wire::SessionRole::BACKGROUND);
+    out.setOverlayPlacement(c.overlayPlacement);
+    out.setFramesDisplayed(c.framesDisplayed.load());
+    out.setFramesLate(c.framesLate.load());
+    out.setFramesDropped(c.framesDropped.load());
+    out.setFramesHidden(c.framesHidden.load());
+    out.setDisplayPeriods(c.displayPeriods.load());
+    toWire(c.releaseUs, out.initReleaseUs());
+    toWire(c.latencyUs, out.initLatencyUs());
+    toWire(c.frameIntervalUs, out.initFrameIntervalUs());
     Lock lock(c.swapchainsMutex);
     out.setSwapchains(uint32_t(c.swapchains.size()));
   }
@@ -139,6 +169,33 @@ kj::Promise<void> ControlServer::readDisplay(ReadDisplayContext context) {
       shown[i].setReleaseOrdinal(s.shown[i].releaseOrdinal);
     }
   });
+}
+
+kj::Promise<void> ControlServer::setPrimary(SetPrimaryContext context) {
+  const uint32_t id = context.getParams().getClientId();
+  auto error = context.getResults().initError();
+  if (auto s = ctx_.scheduler.setPrimary(id); !s) {
+    xrc::toWire(s.error(), error);
+    return kj::READY_NOW;
+  }
+  log::info("client {} is now the primary session", id);
+  setOk(error);
+  return kj::READY_NOW;
+}
+
+kj::Promise<void> ControlServer::kick(KickContext context) {
+  const uint32_t id = context.getParams().getClientId();
+  auto error = context.getResults().initError();
+  auto client = ctx_.clients.find(id);
+  if (!client) {
+    xrc::toWire(makeError(ErrorCode::notFound, "no client {}", id), error);
+    return kj::READY_NOW;
+  }
+  log::client(log::Level::info, {client->id, client->pid, client->name}, "client {} '{}' (pid {}) kicked", client->id,
+              client->name, client->pid);
+  if (client->disconnect) client->disconnect();
+  setOk(error);
+  return kj::READY_NOW;
 }
 
 }  // namespace xrc

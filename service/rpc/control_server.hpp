@@ -1,5 +1,5 @@
-// The operator's interface (xr-compositorctl): status and readbacks. Handed out only to the
-// daemon's own uid or root.
+// The operator's interface (xr-compositorctl): status, readbacks, primary switching and kicking
+// clients. Handed out only to the daemon's own uid or root.
 #pragma once
 
 #include "../compositor/daemon_context.hpp"
@@ -14,6 +14,8 @@ class ControlServer final : public wire::Control::Server {
   kj::Promise<void> status(StatusContext context) override;
   kj::Promise<void> readSwapchain(ReadSwapchainContext context) override;
   kj::Promise<void> readDisplay(ReadDisplayContext context) override;
+  kj::Promise<void> setPrimary(SetPrimaryContext context) override;
+  kj::Promise<void> kick(KickContext context) override;
 
  private:
   DaemonContext& ctx_;

@@ -6,6 +6,7 @@
 #include <sys/un.h>
 
 #include <cstring>
+#include <memory>
 
 #include "../log.hpp"
 #include "compositor_server.hpp"
@@ -36,7 +37,7 @@ Result<UniqueFd> bindListeningSocket(const std::string& path) {
     if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
       return makeError(ErrorCode::invalidArgument, "cannot create socket directory '{}': {}", dir,
                        std::strerror(errno));
-    }    // Whoever owns (or may rewrite) the directory could swap the socket for their own: serve only
+    }  // Whoever owns (or may rewrite) the directory could swap the socket for their own: serve only
     // from a directory that is ours or root's and not open to others for writing (unless sticky).
     struct stat st {};
     if (::stat(dir.c_str(), &st) != 0) {
@@ -81,14 +82,27 @@ Result<UniqueFd> bindListeningSocket(const std::string& path) {
   return fd;
 }
 
+// Fulfilled to close a connection on purpose (Control.kick). Outlives nothing: the server's
+// closure holds it weakly, so kicking a connection that is already gone does nothing.
+struct KickSwitch {
+  kj::Own<kj::PromiseFulfiller<void>> fulfiller;
+};
+
 struct Listener::Connection {
-  Connection(DaemonContext& ctx, kj::Timer& timer, kj::Own<kj::AsyncCapabilityStream> s, PeerCredentials peer)
-      : stream(kj::heap<BatchingStream>(kj::mv(s), BatchingStream::Reads::readAhead)),
+  Connection(DaemonContext& ctx, kj::Timer& timer, kj::Own<kj::AsyncCapabilityStream> s, PeerCredentials peer,
+             kj::PromiseFulfillerPair<void> kickPair)
+      : kick(std::make_shared<KickSwitch>(KickSwitch{kj::mv(kickPair.fulfiller)})),
+        kicked(kj::mv(kickPair.promise)),
+        stream(kj::heap<BatchingStream>(kj::mv(s), BatchingStream::Reads::readAhead)),
         // Fd passing must be on for the daemon to send fds. Clients never send any: the read-ahead
         // stream reads without ancillary data, so the kernel drops fds a client attaches.
         network(*stream, kMaxFdsPerMessage, capnp::rpc::twoparty::Side::SERVER),
-        rpc(capnp::makeRpcServer(network, kj::heap<CompositorServer>(ctx, timer, peer))) {}
+        rpc(capnp::makeRpcServer(network, kj::heap<CompositorServer>(ctx, timer, peer, [weak = std::weak_ptr(kick)] {
+                                   if (auto k = weak.lock(); k && k->fulfiller->isWaiting()) k->fulfiller->fulfill();
+                                 }))) {}
 
+  std::shared_ptr<KickSwitch> kick;  // first member: destroyed last
+  kj::Maybe<kj::Promise<void>> kicked;
   kj::Own<kj::AsyncCapabilityStream> stream;
   capnp::TwoPartyVatNetwork network;
   capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc;
@@ -112,9 +126,13 @@ kj::Promise<void> Listener::acceptLoop() {
       }
     }
     auto capStream = stream.downcast<kj::AsyncCapabilityStream>();
-    auto connection = kj::heap<Connection>(ctx_, io_.provider->getTimer(), kj::mv(capStream), peer);
+    auto connection = kj::heap<Connection>(ctx_, io_.provider->getTimer(), kj::mv(capStream), peer,
+                                           kj::newPromiseAndFulfiller<void>());
     ++connections_;
-    tasks_.add(connection->network.onDisconnect().attach(kj::mv(connection), kj::defer([this] { --connections_; })));
+    kj::Promise<void> kicked = kj::mv(KJ_ASSERT_NONNULL(connection->kicked));
+    connection->kicked = nullptr;
+    auto ended = connection->network.onDisconnect().exclusiveJoin(kj::mv(kicked));
+    tasks_.add(ended.attach(kj::mv(connection), kj::defer([this] { --connections_; })));
     return acceptLoop();
   });
 }

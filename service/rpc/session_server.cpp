@@ -126,38 +126,39 @@ kj::Promise<void> SessionServer::waitFrame(WaitFrameContext context) {
   if (s.waitPending) {
     return answer(context, makeError(ErrorCode::callOrder, "waitFrame: a previous waitFrame is still pending"));
   }
-  // Pace the client to the display: frame n targets the vsync after the one frame n-1 targets,
-  // and the call returns one display period before its target (seed 003's CPU pacing).
+  // Pace the client to the display (FramePacer, seed 003's CPU pacing).
   const DisplayClock clock = s.ctx.backend.clock();
   const int64_t now = monotonicNowNs();
-  const int64_t predicted = std::max(clock.nextVsyncAfter(now) + clock.periodNs, s.lastPredictedNs + clock.periodNs);
-  const int64_t wakeAt = predicted - clock.periodNs;
-  s.lastPredictedNs = predicted;
+  const FramePacer::Plan plan = s.pacer.next(now, clock);
+  s.client->displayPeriods.store(plan.periods);
   const uint64_t frameId = s.nextFrameId++;
   s.waitPending = true;
   auto state = state_;
-  return s.timer.afterDelay(std::max<int64_t>(0, wakeAt - now) * kj::NANOSECONDS)
-      .then([state, context, frameId, predicted, clock]() mutable {
+  return s.timer.afterDelay(std::max<int64_t>(0, plan.wakeNs - now) * kj::NANOSECONDS)
+      .then([state, context, frameId, plan, clock]() mutable {
         state->waitPending = false;
         state->waitedFrame = frameId;
+        state->waitedTargetNs = plan.predictedNs;
+        // Visibility as of now: a primary switch shows in the next answer.
+        const Visibility visibility = state->ctx.scheduler.visibility(state->client->id);
         auto results = context.getResults();
         setOk(results.initError());
         auto timing = results.initTiming();
         timing.setFrameId(frameId);
-        timing.setPredictedDisplayTime(predicted);
-        timing.setPredictedDisplayPeriod(clock.periodNs);
-        timing.setShouldRender(true);
-        toWire(state->ctx.backend.headPoseAt(predicted), timing.initHeadInStage());
-        // Every session is visible and focused until session roles exist (primary/overlay).
-        timing.setVisible(true);
-        timing.setFocused(true);
+        timing.setPredictedDisplayTime(plan.predictedNs);
+        timing.setPredictedDisplayPeriod(clock.periodNs * plan.periods);
+        timing.setShouldRender(visibility.visible);
+        toWire(state->ctx.backend.headPoseAt(plan.predictedNs), timing.initHeadInStage());
+        timing.setVisible(visibility.visible);
+        timing.setFocused(visibility.focused);
         timing.setStopping(state->ctx.stopping);
       });
 }
 
 kj::Promise<void> SessionServer::locateHead(LocateHeadContext context) {
   const int64_t time = context.getParams().getTime();
-  if (time <= 0) return answer(context, makeError(ErrorCode::invalidArgument, "locateHead: time {} is not positive", time));
+  if (time <= 0)
+    return answer(context, makeError(ErrorCode::invalidArgument, "locateHead: time {} is not positive", time));
   auto results = context.getResults();
   setOk(results.initError());
   toWire(state_->ctx.backend.headPoseAt(time), results.initHeadInStage());
@@ -173,6 +174,7 @@ kj::Promise<void> SessionServer::beginFrame(BeginFrameContext context) {
   }
   s.waitedFrame.reset();
   s.begunFrame = frameId;  // a frame begun and never ended is discarded here
+  s.begunTargetNs = s.waitedTargetNs;
   return answer(context, Status{});
 }
 
@@ -182,6 +184,10 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
   const uint64_t frameId = params.getFrameId();
   if (!s.begunFrame || *s.begunFrame != frameId) {
     return answer(context, makeError(ErrorCode::callOrder, "endFrame: frame {} was not begun", frameId));
+  }
+  if (params.getDisplayTime() <= 0) {
+    return answer(context, makeError(ErrorCode::invalidArgument, "endFrame: display time {} is not positive",
+                                     params.getDisplayTime()));
   }
   auto layers = params.getLayers();
   if (layers.size() > kMaxLayersPerFrame) {
@@ -255,6 +261,8 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
   frame.clientId = s.client->id;
   frame.frameId = frameId;
   frame.displayTimeNs = params.getDisplayTime();
+  // Shown no earlier than the vsync the pacer gave this frame, whatever time the client names.
+  frame.targetNs = s.begunTargetNs;
 
   // Committed on the frame worker, after every release this client sent before this call.
   auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
@@ -317,6 +325,7 @@ kj::Promise<void> SwapchainServer::release(ReleaseContext context) {
   if (auto v = sc->cycle.release(index); !v) return answer(context, v);
   sc->releasesRequested++;
   session_->client->releases++;
+  const int64_t receivedNs = monotonicNowNs();
 
   DaemonContext& ctx = session_->ctx;
   auto paf = kj::newPromiseAndCrossThreadFulfiller<Status>();
@@ -340,7 +349,8 @@ kj::Promise<void> SwapchainServer::release(ReleaseContext context) {
       });
   auto session = session_;
   const uint32_t id = id_;
-  return paf.promise.then([session, id, index, context](Status status) mutable {
+  return paf.promise.then([session, id, index, context, receivedNs](Status status) mutable {
+    session->client->releaseUs.add(double(monotonicNowNs() - receivedNs) / 1e3);
     auto it = session->swapchains.find(id);
     if (it != session->swapchains.end()) (void)it->second->cycle.copyDone(index);
     auto error = context.getResults().initError();

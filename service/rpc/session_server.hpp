@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "../compositor/daemon_context.hpp"
+#include "../compositor/frame_pacer.hpp"
 #include "xrc.capnp.h"
 
 namespace xrc {
@@ -34,8 +35,10 @@ class SessionState {
   uint64_t nextFrameId = 1;
   std::optional<uint64_t> waitedFrame;
   std::optional<uint64_t> begunFrame;
+  int64_t waitedTargetNs = 0;  // the vsync the pacer gave waitedFrame / begunFrame
+  int64_t begunTargetNs = 0;
   bool waitPending = false;
-  int64_t lastPredictedNs = 0;
+  FramePacer pacer;
 };
 
 class SessionServer final : public wire::Session::Server {

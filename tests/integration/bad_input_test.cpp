@@ -227,9 +227,10 @@ TEST_F(BadInput, LayerNamingAnotherSessionsSwapchain) {
 
   const uint64_t frame = waitFrame(mine);
   ASSERT_EQ(begin(mine, frame), wire::ErrorCode::NONE);
-  auto endFrame = [&](uint32_t swapchainId, int layers, float quadWidth) {
+  auto endFrame = [&](uint32_t swapchainId, int layers, float quadWidth, int64_t displayTime = 1) {
     auto request = mine.session.endFrameRequest();
     request.setFrameId(frame);
+    request.setDisplayTime(displayTime);
     auto list = request.initLayers(layers);
     for (auto layer : list) {
       auto quad = layer.initQuad();
@@ -250,6 +251,8 @@ TEST_F(BadInput, LayerNamingAnotherSessionsSwapchain) {
   EXPECT_EQ(endFrame(own.id, kMaxLayersPerFrame + 1, 0.5f), wire::ErrorCode::INVALID_ARGUMENT);
   EXPECT_EQ(endFrame(own.id, 1, std::numeric_limits<float>::quiet_NaN()), wire::ErrorCode::INVALID_ARGUMENT);
   EXPECT_EQ(endFrame(own.id, 1, 0.f), wire::ErrorCode::INVALID_ARGUMENT);
+  EXPECT_EQ(endFrame(own.id, 1, 0.5f, 0), wire::ErrorCode::INVALID_ARGUMENT);
+  EXPECT_NE(lastMessage_.find("display time 0 is not positive"), std::string::npos) << lastMessage_;
   // Nothing was disturbed: the same frame still ends correctly.
   EXPECT_EQ(endFrame(own.id, 1, 0.5f), wire::ErrorCode::NONE) << lastMessage_;
 }

@@ -47,10 +47,10 @@ void runFramePath(const std::map<std::string, std::string>& env, uint64_t frames
 
   std::vector<Client> clients(4);
   clients[0].spec = {"alpha", 11, frames, "separate", false, true, 32, 16, 16, 1};
-  clients[1].spec = {"bravo", 22, frames, "array", true, false, 32, 80, 16, 1};
-  clients[2].spec = {"charlie", 33, frames, "separate", true, false, 32, 144, 16, 1};
-  clients[3].spec = {"delta", 44, frames, "separate", false, false, 32, 16, 80, 3};
-  // Clients are composited in connection order: alpha (the only projection) connects first.
+  clients[1].spec = {"bravo", 22, frames, "array", true, false, 32, 80, 16, 1, 3};
+  clients[2].spec = {"charlie", 33, frames, "separate", true, false, 32, 144, 16, 1, 2};
+  clients[3].spec = {"delta", 44, frames, "separate", false, false, 32, 16, 80, 3, 1};
+  // alpha connects first and so is the primary; the others are overlays with their quads.
   clients[0].process = startDemo(daemon, dir, clients[0].spec, env);
   ASSERT_TRUE(clients[0].process->waitForOutput("connected", kLong)) << clients[0].process->output();
   for (size_t i = 1; i < clients.size(); ++i) clients[i].process = startDemo(daemon, dir, clients[i].spec, env);

@@ -78,13 +78,20 @@ std::unique_ptr<Process> startDemo(const Daemon& daemon, const TempDir& dir, con
                                 std::to_string(spec.mips),
                                 "--hold"};
   if (spec.depth) argv.push_back("--depth");
+  auto option = [&](const char* flag, uint64_t value) {
+    argv.push_back(flag);
+    argv.push_back(std::to_string(value));
+  };
+  if (spec.overlay) option("--overlay", *spec.overlay);
+  if (spec.alpha != 255) option("--alpha", spec.alpha);
+  if (spec.workMs > 0) option("--work-ms", spec.workMs);
+  if (spec.lateEvery > 0) option("--late-every", spec.lateEvery);
+  if (spec.stallAfter > 0) option("--stall-after", spec.stallAfter);
   if (!spec.projection) argv.push_back("--no-projection");
   if (spec.quadPx > 0) {
-    for (auto [flag, value] :
-         {std::pair{"--quad-px", spec.quadPx}, std::pair{"--quad-x", spec.quadX}, std::pair{"--quad-y", spec.quadY}}) {
-      argv.push_back(flag);
-      argv.push_back(std::to_string(value));
-    }
+    option("--quad-px", spec.quadPx);
+    option("--quad-x", spec.quadX);
+    option("--quad-y", spec.quadY);
   }
   return std::make_unique<Process>(argv, env, dir.path + "/" + spec.name + ".log", true);
 }

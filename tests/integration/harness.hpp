@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,10 @@ struct DemoSpec {
   bool projection = true;
   uint32_t quadPx = 0, quadX = 0, quadY = 0;
   uint32_t mips = 1;
+  std::optional<uint32_t> overlay = std::nullopt;  // overlay session at this placement
+  uint32_t alpha = 255;
+  uint32_t workMs = 0, lateEvery = 0;
+  uint64_t stallAfter = 0;
 };
 
 std::unique_ptr<Process> startDemo(const Daemon& daemon, const TempDir& dir, const DemoSpec& spec,

@@ -6,17 +6,17 @@
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 #define XR_USE_GRAPHICS_API_VULKAN 1
-#include <vulkan/vulkan.h>
 #include <openxr/openxr.h>
 #include <openxr/openxr_platform.h>
+#include <vulkan/vulkan.h>
 
 #include <atomic>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <condition_variable>
 #include <mutex>
 #include <thread>
 
@@ -51,7 +51,8 @@ class OpenXrSession : public ::testing::Test {
     ASSERT_TRUE(daemon_.ready()) << daemon_.process().output();
     ::setenv("XR_RUNTIME_JSON", binary("XRC_OPENXR_MANIFEST").c_str(), 1);
     ::setenv("XR_COMPOSITOR_SOCKET", daemon_.socket().c_str(), 1);
-    ASSERT_EQ(createInstance({XR_KHR_VULKAN_ENABLE2_EXTENSION_NAME, XR_KHR_COMPOSITION_LAYER_DEPTH_EXTENSION_NAME},
+    ASSERT_EQ(createInstance({XR_KHR_VULKAN_ENABLE2_EXTENSION_NAME, XR_KHR_COMPOSITION_LAYER_DEPTH_EXTENSION_NAME,
+                              XR_EXTX_OVERLAY_EXTENSION_NAME},
                              &instance_),
               XR_SUCCESS);
     XrSystemGetInfo systemInfo{XR_TYPE_SYSTEM_GET_INFO, nullptr, XR_FORM_FACTOR_HEAD_MOUNTED_DISPLAY};
@@ -103,12 +104,14 @@ class OpenXrSession : public ::testing::Test {
     ASSERT_EQ(vr, VK_SUCCESS);
   }
 
-  void createSession() {
+  // `overlay`: chained after the graphics binding (XR_EXTX_overlay).
+  void createSession(const XrSessionCreateInfoOverlayEXTX* overlay = nullptr) {
     ASSERT_NO_FATAL_FAILURE(createVulkan());
     XrGraphicsBindingVulkan2KHR binding{XR_TYPE_GRAPHICS_BINDING_VULKAN2_KHR};
     binding.instance = vkInstance_;
     binding.physicalDevice = physical_;
     binding.device = device_;
+    binding.next = overlay;
     XrSessionCreateInfo info{XR_TYPE_SESSION_CREATE_INFO, &binding, 0, system_};
     ASSERT_EQ(xrCreateSession(instance_, &info, &session_), XR_SUCCESS);
     XrSwapchainCreateInfo sc{XR_TYPE_SWAPCHAIN_CREATE_INFO};
@@ -121,8 +124,8 @@ class OpenXrSession : public ::testing::Test {
     sc.arraySize = 1;
     sc.mipCount = 1;
     ASSERT_EQ(xrCreateSwapchain(session_, &sc, &swapchain_), XR_SUCCESS);
-    XrReferenceSpaceCreateInfo space{XR_TYPE_REFERENCE_SPACE_CREATE_INFO, nullptr, XR_REFERENCE_SPACE_TYPE_LOCAL,
-                                     {{0, 0, 0, 1}, {0, 0, 0}}};
+    XrReferenceSpaceCreateInfo space{
+        XR_TYPE_REFERENCE_SPACE_CREATE_INFO, nullptr, XR_REFERENCE_SPACE_TYPE_LOCAL, {{0, 0, 0, 1}, {0, 0, 0}}};
     ASSERT_EQ(xrCreateReferenceSpace(session_, &space, &local_), XR_SUCCESS);
   }
 
@@ -174,6 +177,54 @@ class OpenXrSession : public ::testing::Test {
   XrSpace local_ = XR_NULL_HANDLE;
 };
 
+// XR_EXTX_overlay: an overlay session is visible over the primary app but never focused, and
+// the daemon lists it as an overlay at its placement. Out-of-range placements are refused.
+TEST_F(OpenXrSession, OverlaySessionIsVisibleButNotFocused) {
+  XrSessionCreateInfoOverlayEXTX overlay{XR_TYPE_SESSION_CREATE_INFO_OVERLAY_EXTX, nullptr, 0, 5000};
+  {
+    ASSERT_NO_FATAL_FAILURE(createVulkan());
+    XrGraphicsBindingVulkan2KHR binding{
+        XR_TYPE_GRAPHICS_BINDING_VULKAN2_KHR, &overlay, vkInstance_, physical_, device_, 0, 0};
+    XrSessionCreateInfo info{XR_TYPE_SESSION_CREATE_INFO, &binding, 0, system_};
+    XrSession session = XR_NULL_HANDLE;
+    EXPECT_EQ(xrCreateSession(instance_, &info, &session), XR_ERROR_VALIDATION_FAILURE);
+    vkDestroyDevice(device_, nullptr);
+    vkDestroyInstance(vkInstance_, nullptr);
+    device_ = VK_NULL_HANDLE;
+    vkInstance_ = VK_NULL_HANDLE;
+  }
+  overlay.sessionLayersPlacement = 7;
+  ASSERT_NO_FATAL_FAILURE(createSession(&overlay));
+  auto control = daemon_.control();
+  ASSERT_TRUE(control);
+  auto status = control->status();
+  ASSERT_TRUE(status);
+  ASSERT_EQ(status.value().clients.size(), 1u);
+  EXPECT_EQ(status.value().clients[0].role, control::SessionRole::overlay);
+  EXPECT_EQ(status.value().clients[0].overlayPlacement, 7u);
+  EXPECT_EQ(status.value().primaryClientId, 0u);
+
+  ASSERT_NO_FATAL_FAILURE(beginSession());
+  for (int i = 0; i < 3; ++i) {
+    XrFrameState state{XR_TYPE_FRAME_STATE};
+    ASSERT_EQ(xrWaitFrame(session_, nullptr, &state), XR_SUCCESS);
+    EXPECT_TRUE(state.shouldRender);
+    ASSERT_EQ(xrBeginFrame(session_, nullptr), XR_SUCCESS);
+    ASSERT_EQ(endFrame(state.predictedDisplayTime, {}), XR_SUCCESS);
+  }
+  std::vector<XrSessionState> states;
+  XrEventDataBuffer event{XR_TYPE_EVENT_DATA_BUFFER};
+  while (xrPollEvent(instance_, &event) == XR_SUCCESS) {
+    if (event.type == XR_TYPE_EVENT_DATA_SESSION_STATE_CHANGED) {
+      states.push_back(reinterpret_cast<XrEventDataSessionStateChanged&>(event).state);
+    }
+    event = {XR_TYPE_EVENT_DATA_BUFFER};
+  }
+  const std::vector<XrSessionState> want{XR_SESSION_STATE_IDLE, XR_SESSION_STATE_READY, XR_SESSION_STATE_SYNCHRONIZED,
+                                         XR_SESSION_STATE_VISIBLE};
+  EXPECT_EQ(states, want);
+}
+
 TEST_F(OpenXrSession, InstanceLevelMistakes) {
   XrPath path = XR_NULL_PATH;
   EXPECT_EQ(xrStringToPath(instance_, "/user//hand", &path), XR_ERROR_PATH_FORMAT_INVALID);
@@ -222,7 +273,8 @@ TEST(OpenXrInstance, SetActiveRuntimeMakesTheLoaderFindUs) {
   };
   // Another runtime is the user's choice: refused, and the file is left alone.
   const std::string other = dir.path + "/monado.json";
-  std::ofstream(other) << R"({"file_format_version": "1.0.0", "runtime": {"name": "Monado", "library_path": "/nope.so"}})";
+  std::ofstream(other)
+      << R"({"file_format_version": "1.0.0", "runtime": {"name": "Monado", "library_path": "/nope.so"}})";
   std::filesystem::create_directories(config + "/openxr/1");
   std::filesystem::create_symlink(other, active);
   auto refused = ctl({"set-active-runtime", "--manifest", binary("XRC_OPENXR_MANIFEST")});
@@ -297,11 +349,10 @@ TEST_F(OpenXrSession, SessionAndFrameCallOrder) {
     }
     event = {XR_TYPE_EVENT_DATA_BUFFER};
   }
-  const std::vector<XrSessionState> want{XR_SESSION_STATE_IDLE,     XR_SESSION_STATE_READY,
-                                         XR_SESSION_STATE_SYNCHRONIZED, XR_SESSION_STATE_VISIBLE,
-                                         XR_SESSION_STATE_FOCUSED,  XR_SESSION_STATE_VISIBLE,
-                                         XR_SESSION_STATE_SYNCHRONIZED, XR_SESSION_STATE_STOPPING,
-                                         XR_SESSION_STATE_IDLE,     XR_SESSION_STATE_EXITING};
+  const std::vector<XrSessionState> want{
+      XR_SESSION_STATE_IDLE,    XR_SESSION_STATE_READY,   XR_SESSION_STATE_SYNCHRONIZED, XR_SESSION_STATE_VISIBLE,
+      XR_SESSION_STATE_FOCUSED, XR_SESSION_STATE_VISIBLE, XR_SESSION_STATE_SYNCHRONIZED, XR_SESSION_STATE_STOPPING,
+      XR_SESSION_STATE_IDLE,    XR_SESSION_STATE_EXITING};
   EXPECT_EQ(states, want);
 }
 
@@ -332,8 +383,8 @@ TEST_F(OpenXrSession, BadLayersAreRefusedAndTheSessionCarriesOn) {
   EXPECT_EQ(endFrame(t, {layer}), XR_ERROR_VALIDATION_FAILURE);
   projection.viewCount = 2;
   XrSpace gone = XR_NULL_HANDLE;
-  XrReferenceSpaceCreateInfo spaceInfo{XR_TYPE_REFERENCE_SPACE_CREATE_INFO, nullptr, XR_REFERENCE_SPACE_TYPE_STAGE,
-                                       {{0, 0, 0, 1}, {0, 0, 0}}};
+  XrReferenceSpaceCreateInfo spaceInfo{
+      XR_TYPE_REFERENCE_SPACE_CREATE_INFO, nullptr, XR_REFERENCE_SPACE_TYPE_STAGE, {{0, 0, 0, 1}, {0, 0, 0}}};
   ASSERT_EQ(xrCreateReferenceSpace(session_, &spaceInfo, &gone), XR_SUCCESS);
   ASSERT_EQ(xrDestroySpace(gone), XR_SUCCESS);
   projection.space = gone;
@@ -365,8 +416,8 @@ TEST_F(OpenXrSession, SpacesAndViewsFollowTheDaemonsSystem) {
   XrFrameState state{XR_TYPE_FRAME_STATE};
   ASSERT_EQ(xrWaitFrame(session_, nullptr, &state), XR_SUCCESS);
   XrSpace stage = XR_NULL_HANDLE, view = XR_NULL_HANDLE;
-  XrReferenceSpaceCreateInfo info{XR_TYPE_REFERENCE_SPACE_CREATE_INFO, nullptr, XR_REFERENCE_SPACE_TYPE_STAGE,
-                                  {{0, 0, 0, 1}, {0, 0, 0}}};
+  XrReferenceSpaceCreateInfo info{
+      XR_TYPE_REFERENCE_SPACE_CREATE_INFO, nullptr, XR_REFERENCE_SPACE_TYPE_STAGE, {{0, 0, 0, 1}, {0, 0, 0}}};
   ASSERT_EQ(xrCreateReferenceSpace(session_, &info, &stage), XR_SUCCESS);
   info.referenceSpaceType = XR_REFERENCE_SPACE_TYPE_VIEW;
   ASSERT_EQ(xrCreateReferenceSpace(session_, &info, &view), XR_SUCCESS);

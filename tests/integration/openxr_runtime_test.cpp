@@ -43,8 +43,9 @@ std::map<std::string, std::string> openxrEnv(const Daemon& daemon) {
 // hello_xr quits on the first byte or EOF on stdin, so its stdin is a pipe held open.
 std::unique_ptr<Process> startHelloXr(const Daemon& daemon, const TempDir& dir, const std::string& graphics,
                                       const std::string& logName) {
-  return std::make_unique<Process>(std::vector<std::string>{"/usr/bin/stdbuf", "-oL", binary("XRC_HELLO_XR"), "-g", graphics, "-v"},
-                                   openxrEnv(daemon), dir.path + "/" + logName, true);
+  return std::make_unique<Process>(
+      std::vector<std::string>{"/usr/bin/stdbuf", "-oL", binary("XRC_HELLO_XR"), "-g", graphics, "-v"},
+      openxrEnv(daemon), dir.path + "/" + logName, true);
 }
 
 // What either validation layer (or hello_xr itself) reports as a problem.
@@ -52,7 +53,7 @@ std::vector<std::string> problemsIn(const std::string& output) {
   std::vector<std::string> problems;
   // Vulkan: "Validation Error: [ VUID-... ]", "SYNC-HAZARD-..."; OpenXR core validation:
   // "[VALID_ERROR | VUID-... | xrCall]: ..."; hello_xr: "XrResult failure", "[Error".
-  static const char* kMarkers[] = {"VUID-", "SYNC-HAZARD", "Validation Error", "VALID_ERROR", "XrResult failure",
+  static const char* kMarkers[] = {"VUID-",  "SYNC-HAZARD", "Validation Error", "VALID_ERROR", "XrResult failure",
                                    "[Error", "Assertion"};
   size_t lineStart = 0;
   while (lineStart < output.size()) {
@@ -143,14 +144,16 @@ TEST(OpenXrRuntime, HelloXrVulkan2RendersFocusedWithoutValidationErrors) { runHe
 
 TEST(OpenXrRuntime, HelloXrVulkanRendersFocusedWithoutValidationErrors) { runHelloXr("Vulkan"); }
 
-TEST(OpenXrRuntime, TwoHelloXrProcessesShareTheDaemon) {
+// Two apps: the first is the primary (FOCUSED), the second runs hidden (SYNCHRONIZED) until the
+// operator makes it the primary; then the states swap, one rung at a time.
+TEST(OpenXrRuntime, TwoHelloXrProcessesShareTheDaemonAndSwitchPrimary) {
   TempDir dir;
   Daemon daemon(dir);
   ASSERT_TRUE(daemon.ready()) << daemon.process().output();
   auto first = startHelloXr(daemon, dir, "Vulkan2", "first.log");
+  ASSERT_TRUE(first->waitForOutput("XR_SESSION_STATE_VISIBLE->XR_SESSION_STATE_FOCUSED", 30s)) << first->output();
   auto second = startHelloXr(daemon, dir, "Vulkan", "second.log");
-  ASSERT_TRUE(first->waitForOutput("XR_SESSION_STATE_FOCUSED", 30s)) << first->output();
-  ASSERT_TRUE(second->waitForOutput("XR_SESSION_STATE_FOCUSED", 30s)) << second->output();
+  ASSERT_TRUE(second->waitForOutput("XR_SESSION_STATE_READY->XR_SESSION_STATE_SYNCHRONIZED", 30s)) << second->output();
   ASSERT_TRUE(daemon.waitForStatus(
       [](const control::DaemonStatus& s) {
         return s.clients.size() == 2 && std::all_of(s.clients.begin(), s.clients.end(), [](const auto& c) {
@@ -159,6 +162,28 @@ TEST(OpenXrRuntime, TwoHelloXrProcessesShareTheDaemon) {
       },
       30s))
       << first->output() << second->output();
+  EXPECT_EQ(second->output().find("XR_SESSION_STATE_VISIBLE"), std::string::npos) << second->output();
+  auto control = daemon.control();
+  ASSERT_TRUE(control);
+  auto status = control->status();
+  ASSERT_TRUE(status);
+  const auto& clients = status.value().clients;
+  const uint32_t firstId = std::min(clients[0].id, clients[1].id), secondId = std::max(clients[0].id, clients[1].id);
+  ASSERT_EQ(status.value().primaryClientId, firstId);
+
+  ASSERT_TRUE(control->setPrimary(secondId));
+  EXPECT_TRUE(second->waitForOutput("XR_SESSION_STATE_SYNCHRONIZED->XR_SESSION_STATE_VISIBLE", 10s))
+      << second->output();
+  EXPECT_TRUE(second->waitForOutput("XR_SESSION_STATE_VISIBLE->XR_SESSION_STATE_FOCUSED", 10s)) << second->output();
+  EXPECT_TRUE(first->waitForOutput("XR_SESSION_STATE_FOCUSED->XR_SESSION_STATE_VISIBLE", 10s)) << first->output();
+  EXPECT_TRUE(first->waitForOutput("XR_SESSION_STATE_VISIBLE->XR_SESSION_STATE_SYNCHRONIZED", 10s)) << first->output();
+  // The new primary's frames are what the display shows now.
+  ASSERT_TRUE(daemon.waitForStatus(
+      [&](const control::DaemonStatus& s) {
+        return std::any_of(s.clients.begin(), s.clients.end(),
+                           [&](const auto& c) { return c.id == secondId && c.framesDisplayed >= 30; });
+      },
+      10s));
   first->closeStdin();
   second->closeStdin();
   EXPECT_EQ(first->wait(30s), 0) << first->output();

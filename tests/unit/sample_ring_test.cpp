@@ -19,8 +19,8 @@ TEST(SampleRing, PercentilesOverTheWindow) {
 
 TEST(ClientRegistry, IdsAreUniqueAndRemovalIsExact) {
   ClientRegistry registry;
-  auto a = registry.add("a", 1, 0, SyncMode::host);
-  auto b = registry.add("b", 2, 0, SyncMode::binary);
+  auto a = registry.add({"a", 1, 0, SyncMode::host});
+  auto b = registry.add({"b", 2, 0, SyncMode::binary});
   EXPECT_NE(a->id, b->id);
   EXPECT_EQ(registry.snapshot().size(), 2u);
   registry.remove(a->id);

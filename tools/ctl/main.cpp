@@ -1,17 +1,24 @@
 // xr-compositorctl: the operator's view of xr-compositord.
 //   xr-compositorctl [--socket PATH] status [--json]
+//   xr-compositorctl [--socket PATH] watch [--interval S] [--count N]
+//   xr-compositorctl [--socket PATH] set-primary ID
+//   xr-compositorctl [--socket PATH] kick ID
 //   xr-compositorctl set-active-runtime [--system] [--force] [--manifest PATH]
 //   xr-compositorctl unset-active-runtime [--system] [--force]
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "active_runtime.hpp"
 #include "xrc/control.hpp"
 
 namespace {
+
+nlohmann::json percentiles(const xrc::control::Percentiles& p) { return {{"p50", p.p50}, {"p99", p.p99}}; }
 
 // Field names are a stable interface (docs/OPERATIONS.md): add, never rename.
 nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
@@ -21,30 +28,56 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
                        {"name", c.name},
                        {"pid", c.pid},
                        {"sync_mode", xrc::syncModeName(c.syncMode)},
+                       {"role", xrc::control::sessionRoleName(c.role)},
+                       {"overlay_placement", c.overlayPlacement},
                        {"frames_submitted", c.framesSubmitted},
+                       {"frames_displayed", c.framesDisplayed},
+                       {"frames_late", c.framesLate},
+                       {"frames_dropped", c.framesDropped},
+                       {"frames_hidden", c.framesHidden},
+                       {"display_periods", c.displayPeriods},
                        {"releases", c.releases},
                        {"swapchains", c.swapchains},
-                       {"gpu_copy_us", {{"p50", c.gpuCopyUsP50}, {"p99", c.gpuCopyUsP99}}}});
+                       {"gpu_copy_us", {{"p50", c.gpuCopyUsP50}, {"p99", c.gpuCopyUsP99}}},
+                       {"release_rtt_us", percentiles(c.releaseUs)},
+                       {"latency_us", percentiles(c.latencyUs)},
+                       {"frame_interval_us", percentiles(c.frameIntervalUs)}});
   }
-  return {{"daemon_version", s.daemonVersion},    {"backend", s.backend},
-          {"uptime_s", double(s.uptimeNs) / 1e9}, {"refresh_hz", s.refreshHz},
-          {"display_frames", s.displayFrames},    {"clients", clients}};
+  return {{"daemon_version", s.daemonVersion},
+          {"backend", s.backend},
+          {"uptime_s", double(s.uptimeNs) / 1e9},
+          {"refresh_hz", s.refreshHz},
+          {"display_frames", s.displayFrames},
+          {"missed_display_frames", s.missedDisplayFrames},
+          {"display_work_us", percentiles(s.displayWorkUs)},
+          {"daemon_cpu_us_per_display_frame", percentiles(s.daemonCpuUsPerDisplayFrame)},
+          {"daemon_cpu_us_per_client_frame", s.daemonCpuUsPerClientFrame},
+          {"primary_client_id", s.primaryClientId},
+          {"clients", clients}};
 }
 
-void printTable(const xrc::control::DaemonStatus& s) {
-  fmt::print("xr-compositord {}  backend {}  up {:.1f} s  {:.0f} Hz  {} display frames\n", s.daemonVersion, s.backend,
-             double(s.uptimeNs) / 1e9, s.refreshHz, s.displayFrames);
-  fmt::print("{} client{}\n", s.clients.size(), s.clients.size() == 1 ? "" : "s");
-  if (s.clients.empty()) return;
-  fmt::print("{:>4}  {:<24} {:>8}  {:<6} {:>10} {:>10} {:>10} {:>14}\n", "ID", "NAME", "PID", "SYNC", "FRAMES",
-             "RELEASES", "SWAPCHAINS", "GPU COPY p50");
+std::string formatTable(const xrc::control::DaemonStatus& s) {
+  std::string out = fmt::format("xr-compositord {}  backend {}  up {:.1f} s  {:.0f} Hz  {} display frames, {} missed\n",
+                                s.daemonVersion, s.backend, double(s.uptimeNs) / 1e9, s.refreshHz, s.displayFrames,
+                                s.missedDisplayFrames);
+  out += fmt::format("display work p50 {:.0f} us  daemon CPU {:.0f} us per display frame, {:.1f} us per client frame\n",
+                     s.displayWorkUs.p50, s.daemonCpuUsPerDisplayFrame.p50, s.daemonCpuUsPerClientFrame);
+  out += fmt::format("{} client{}\n", s.clients.size(), s.clients.size() == 1 ? "" : "s");
+  if (s.clients.empty()) return out;
+  out += fmt::format("{:>4}  {:<20} {:>8}  {:<6} {:<10} {:>9} {:>9} {:>6} {:>7} {:>5}  {:>12} {:>12} {:>12}\n", "ID",
+                     "NAME", "PID", "SYNC", "ROLE", "SUBMITTED", "DISPLAYED", "LATE", "DROPPED", "RATE", "LATENCY p50",
+                     "RELEASE p50", "GPU COPY p50");
   for (const auto& c : s.clients) {
-    fmt::print("{:>4}  {:<24} {:>8}  {:<6} {:>10} {:>10} {:>10} {:>11.1f} us\n", c.id, c.name.substr(0, 24), c.pid,
-               xrc::syncModeName(c.syncMode), c.framesSubmitted, c.releases, c.swapchains, c.gpuCopyUsP50);
+    std::string role = xrc::control::sessionRoleName(c.role);
+    if (c.role == xrc::control::SessionRole::overlay) role += fmt::format(":{}", c.overlayPlacement);
+    out += fmt::format(
+        "{:>4}  {:<20} {:>8}  {:<6} {:<10} {:>9} {:>9} {:>6} {:>7} {:>5}  {:>9.0f} us {:>9.0f} us {:>9.1f} us\n", c.id,
+        c.name.substr(0, 20), c.pid, xrc::syncModeName(c.syncMode), role, c.framesSubmitted, c.framesDisplayed,
+        c.framesLate, c.framesDropped, fmt::format("1/{}", c.displayPeriods), c.latencyUs.p50, c.releaseUs.p50,
+        c.gpuCopyUsP50);
   }
+  return out;
 }
-
-
 
 int activeRuntime(bool set, bool system, bool force, const std::string& manifestOption) {
   std::filesystem::path manifest = manifestOption;
@@ -57,8 +90,8 @@ int activeRuntime(bool set, bool system, bool force, const std::string& manifest
     manifest = found.value();
   }
   const auto file = system ? xrc::tools::systemActiveRuntimePath() : xrc::tools::userActiveRuntimePath();
-  auto done = set ? xrc::tools::setActiveRuntime(file, manifest, force)
-                  : xrc::tools::unsetActiveRuntime(file, manifest, force);
+  auto done =
+      set ? xrc::tools::setActiveRuntime(file, manifest, force) : xrc::tools::unsetActiveRuntime(file, manifest, force);
   if (!done) {
     std::fprintf(stderr, "xr-compositorctl: %s\n", done.error().message.c_str());
     return 1;
@@ -80,12 +113,25 @@ int main(int argc, char** argv) {
   status->add_flag("--json", json, "Machine-readable output (stable field names)");
   auto* setRuntime =
       app.add_subcommand("set-active-runtime", "Make xr-compositor the OpenXR runtime apps load (per user by default)");
-  auto* unsetRuntime = app.add_subcommand("unset-active-runtime", "Stop making xr-compositor the active OpenXR runtime");
+  auto* unsetRuntime =
+      app.add_subcommand("unset-active-runtime", "Stop making xr-compositor the active OpenXR runtime");
   for (auto* sub : {setRuntime, unsetRuntime}) {
     sub->add_flag("--system", system, "The system-wide choice (/etc/xdg/openxr/1) instead of the user's");
     sub->add_flag("--force", force, "Replace or remove another runtime's active_runtime.json");
     sub->add_option("--manifest", manifest, "Our runtime manifest (default: the installed one)");
   }
+  auto* watch = app.add_subcommand("watch", "Show status, refreshed in place until interrupted");
+  double interval = 1.0;
+  uint64_t count = 0;
+  watch->add_option("--interval", interval, "Seconds between refreshes")
+      ->capture_default_str()
+      ->check(CLI::Range(0.05, 3600.0));
+  watch->add_option("--count", count, "Stop after this many refreshes (0: never)");
+  uint32_t clientId = 0;
+  auto* setPrimary = app.add_subcommand("set-primary", "Make a normal session the primary (visible and focused)");
+  setPrimary->add_option("id", clientId, "Client id (see status)")->required();
+  auto* kick = app.add_subcommand("kick", "Disconnect one client");
+  kick->add_option("id", clientId, "Client id (see status)")->required();
   app.require_subcommand(1);
   CLI11_PARSE(app, argc, argv);
   if (setRuntime->parsed() || unsetRuntime->parsed()) {
@@ -97,7 +143,37 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "xr-compositorctl: %s\n", control.error().message.c_str());
     return 1;
   }
-  auto result = control.value()->status();
+  auto& daemon = *control.value();
+  if (setPrimary->parsed() || kick->parsed()) {
+    const bool primary = setPrimary->parsed();
+    auto done = primary ? daemon.setPrimary(clientId) : daemon.kick(clientId);
+    if (!done) {
+      std::fprintf(stderr, "xr-compositorctl: %s: %s\n", primary ? "set-primary" : "kick",
+                   done.error().message.c_str());
+      return 1;
+    }
+    std::printf(primary ? "client %u is the primary session\n" : "client %u disconnected\n", clientId);
+    return 0;
+  }
+  if (watch->parsed()) {
+    // Redraws in place: home the cursor, print, clear what the previous (longer) frame left.
+    for (uint64_t n = 0; count == 0 || n < count; ++n) {
+      if (n > 0) std::this_thread::sleep_for(std::chrono::duration<double>(interval));
+      auto result = daemon.status();
+      if (!result) {
+        std::fprintf(stderr, "xr-compositorctl: watch: %s\n", result.error().message.c_str());
+        return 1;
+      }
+      std::string frame = formatTable(result.value());
+      for (size_t pos = frame.find('\n'); pos != std::string::npos; pos = frame.find('\n', pos + 4)) {
+        frame.insert(pos, "\x1b[K");  // clear what a longer line of the previous frame left
+      }
+      std::printf("%s\x1b[H%s\x1b[J", n == 0 ? "\x1b[2J" : "", frame.c_str());
+      std::fflush(stdout);
+    }
+    return 0;
+  }
+  auto result = daemon.status();
   if (!result) {
     std::fprintf(stderr, "xr-compositorctl: status: %s\n", result.error().message.c_str());
     return 1;
@@ -105,7 +181,7 @@ int main(int argc, char** argv) {
   if (json) {
     std::printf("%s\n", toJson(result.value()).dump(2).c_str());
   } else {
-    printTable(result.value());
+    std::fputs(formatTable(result.value()).c_str(), stdout);
   }
   return 0;
 }

@@ -6,6 +6,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
+#include <thread>
+#include <utility>
 
 #include "../common/pattern.hpp"
 
@@ -75,7 +78,7 @@ Status createTarget(VulkanApp& app, client::Connection& conn, const SwapchainReq
 }
 
 // Writes this frame's pattern into image `image` (already acquired and waited).
-Status render(VulkanApp& app, RenderTarget& t, uint32_t image, uint32_t seed) {
+Status render(VulkanApp& app, RenderTarget& t, uint32_t image, uint32_t seed, uint32_t alpha) {
   VkDevice device = app.device();
   VkFence fence = t.fences[image].get();
   if (auto s = vk::check(vkWaitForFences(device, 1, &fence, VK_TRUE, 2000000000ull), "vkWaitForFences(render)"); !s) {
@@ -89,7 +92,7 @@ Status render(VulkanApp& app, RenderTarget& t, uint32_t image, uint32_t seed) {
   for (uint32_t mip = 0; mip < t.mips; ++mip) {
     const uint32_t w = std::max(1u, t.width >> mip), h = std::max(1u, t.height >> mip);
     for (uint32_t layer = 0; layer < t.layers; ++layer) {
-      const pattern::Key key{seed, t.index, t.ordinal, layer, mip};
+      const pattern::Key key{seed, t.index, t.ordinal, layer, mip, alpha};
       auto* texels = reinterpret_cast<uint32_t*>(out + offset + VkDeviceSize(layer) * w * h * 4);
       for (uint32_t y = 0; y < h; ++y) {
         for (uint32_t x = 0; x < w; ++x) {
@@ -165,6 +168,8 @@ int runDemo(const DemoOptions& o) {
   connectOptions.socketPath = o.socket;
   connectOptions.applicationName = o.name;
   connectOptions.vulkan = app.value()->binding();
+  connectOptions.overlay = o.overlay;
+  connectOptions.overlayPlacement = o.overlayPlacement;
   auto conn = client::Connection::connect(connectOptions);
   if (!conn) return fail("connect", conn.error());
   client::Connection& c = *conn.value();
@@ -208,9 +213,21 @@ int runDemo(const DemoOptions& o) {
   for (const auto& t : targets) std::printf("%u%s", t.swapchain->id(), &t == &targets.back() ? "\n" : ",");
   std::fflush(stdout);
 
+  // This demo renders and releases whether or not the daemon shows it (shouldRender), so that
+  // hidden sessions exercise the copy path too.
+  const uint64_t blendFlags = o.alpha < 255 ? 0x2 : 0;  // XR_COMPOSITION_LAYER_BLEND_TEXTURE_SOURCE_ALPHA_BIT
   std::vector<double> releaseUs, frameUs;
+  std::optional<std::pair<bool, bool>> shownVisibility;
   auto last = std::chrono::steady_clock::now();
   for (uint64_t frame = 0; frame < o.frames; ++frame) {
+    if (o.stallAfter > 0 && frame == o.stallAfter) {
+      std::printf("stalled after %llu frames\n", (unsigned long long)frame);
+      std::fflush(stdout);
+      char byte;
+      while (::read(STDIN_FILENO, &byte, 1) > 0) {
+      }
+      return 0;
+    }
     auto timing = c.waitFrame();
     if (!timing) return fail("waitFrame", timing.error());
     if (timing.value().stopping) {
@@ -219,18 +236,33 @@ int runDemo(const DemoOptions& o) {
       std::fflush(stdout);
       return 0;
     }
+    const std::pair<bool, bool> visibility{timing.value().visible, timing.value().focused};
+    if (shownVisibility != visibility) {
+      std::printf("visibility visible=%d focused=%d frame=%llu\n", visibility.first, visibility.second,
+                  (unsigned long long)frame);
+      std::fflush(stdout);
+      shownVisibility = visibility;
+    }
+    std::chrono::microseconds work(int64_t(o.workMs) * 1000);
+    if (o.lateEvery > 0 && frame % o.lateEvery == o.lateEvery - 1) {
+      // Past the frame's display time: one and a half of the client's frame periods from now.
+      work += std::chrono::microseconds(timing.value().predictedDisplayPeriodNs * 3 / 2 / 1000);
+    }
+    if (work.count() > 0) std::this_thread::sleep_for(work);
     if (auto s = c.beginFrame(timing.value().frameId); !s) return fail("beginFrame", s.error());
     for (auto& t : targets) {
       auto index = t.swapchain->acquire();
       if (!index) return fail("acquire", index.error());
       if (auto s = t.swapchain->wait(std::chrono::seconds(2)); !s) return fail("wait", s.error());
-      if (auto s = render(*app.value(), t, index.value(), o.seed); !s) return fail("render", s.error());
+      const uint32_t alpha = vk::isDepthFormat(t.format) ? 255 : o.alpha;
+      if (auto s = render(*app.value(), t, index.value(), o.seed, alpha); !s) return fail("render", s.error());
       const auto before = std::chrono::steady_clock::now();
       if (auto s = t.swapchain->release(); !s) return fail("release", s.error());
       releaseUs.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - before).count());
       t.ordinal++;
     }
     client::Layer projection;
+    projection.flags = blendFlags;
     for (uint32_t v = 0; v < views.size(); ++v) {
       client::ProjectionView view;
       const RenderTarget& colorTarget = array ? targets[0] : targets[v];
@@ -247,6 +279,7 @@ int runDemo(const DemoOptions& o) {
       // Placed so that the headless backend (tan(half fov) = 1) shows it 1:1 at (quadX, quadY).
       client::Layer quad;
       quad.kind = client::Layer::Kind::quad;
+      quad.flags = blendFlags;
       quad.quadSubImage = {targets[0].swapchain->id(), 0, 0, int32_t(o.quadPx), int32_t(o.quadPx), 0};
       const float centerX = (float(o.quadX) + float(o.quadPx) / 2) / float(views[0].recommendedWidth) * 2 - 1;
       const float centerY = (float(o.quadY) + float(o.quadPx) / 2) / float(views[0].recommendedHeight) * 2 - 1;

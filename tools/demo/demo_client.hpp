@@ -25,6 +25,12 @@ struct DemoOptions {
   bool projection = true;  // false: submit only the quad layer
   bool hold = false;       // keep the session after the last frame until stdin closes
   bool stats = false;      // print timing statistics
+  bool overlay = false;    // an overlay session at `overlayPlacement`
+  uint32_t overlayPlacement = 0;
+  uint32_t alpha = 255;     // < 255: rendered with this alpha, layers flagged for blending
+  uint32_t workMs = 0;      // simulated render time per frame (slower clients)
+  uint32_t lateEvery = 0;   // > 0: every n-th frame misses its display time on purpose
+  uint64_t stallAfter = 0;  // > 0: stop submitting after this many frames (until stdin closes)
 };
 
 int runDemo(const DemoOptions& options);

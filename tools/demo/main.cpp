@@ -25,7 +25,15 @@ int main(int argc, char** argv) {
   app.add_flag("--no-projection", noProjection, "Submit only the quad layer (needs --quad-px)");
   app.add_flag("--hold", o.hold, "Keep the session open after the last frame until stdin closes");
   app.add_flag("--stats", o.stats, "Print release-call and frame timing statistics");
+  auto* overlay = app.add_option("--overlay", o.overlayPlacement,
+                                 "Connect as an overlay session at this placement (higher on top)");
+  app.add_option("--alpha", o.alpha, "Render with this alpha (0-255); below 255 the layers are blended")
+      ->check(CLI::Range(0, 255));
+  app.add_option("--work-ms", o.workMs, "Simulated render time per frame (ms)");
+  app.add_option("--late-every", o.lateEvery, "Make every n-th frame miss its display time");
+  app.add_option("--stall-after", o.stallAfter, "Stop submitting after this many frames, keep the session");
   CLI11_PARSE(app, argc, argv);
   o.projection = !noProjection;
+  o.overlay = overlay->count() > 0;
   return xrc::tools::runDemo(o);
 }

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 XRC_PACKAGES=(
-  g++ meson ninja-build pkg-config
+  g++ meson ninja-build pkg-config glslang-tools
   capnproto libcapnp-dev libboost-dev libvulkan-dev libopenxr-dev libfmt-dev libsystemd-dev systemd
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libgtest-dev libgmock-dev
   mesa-vulkan-drivers vulkan-validationlayers

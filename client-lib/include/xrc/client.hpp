@@ -29,7 +29,7 @@ namespace xrc::client {
 
 struct ViewDescription {
   uint32_t recommendedWidth = 0, recommendedHeight = 0, maxWidth = 0, maxHeight = 0;
-  Pose eyeInHead;                                       // the view relative to the head
+  Pose eyeInHead;                                              // the view relative to the head
   std::array<float, 4> fov{-0.785f, 0.785f, 0.785f, -0.785f};  // left right up down (radians)
 };
 
@@ -72,6 +72,11 @@ struct ConnectOptions {
   std::string socketPath;  // empty: $XR_COMPOSITOR_SOCKET, else the default path
   std::string applicationName;
   VulkanBinding vulkan;
+  // An overlay session (XR_EXTX_overlay): always visible, drawn over the primary application,
+  // stacked by placement (higher on top, 0..kMaxOverlayPlacement). A normal session is shown
+  // only while it is the primary.
+  bool overlay = false;
+  uint32_t overlayPlacement = 0;
   uint16_t protocolMajor = kProtocolMajor;  // for tests of version negotiation
   uint16_t protocolMinor = kProtocolMinor;
 };

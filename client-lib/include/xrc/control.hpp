@@ -1,4 +1,5 @@
-// The operator's side of xr-compositord: status and readbacks (xr-compositorctl, tests).
+// The operator's side of xr-compositord: status, readbacks, primary switching and kicking
+// (xr-compositorctl, tests).
 // Only the daemon's own uid (or root) is let in.
 #pragma once
 
@@ -13,6 +14,14 @@
 
 namespace xrc::control {
 
+// See ClientStatus / DaemonStatus in xrc.capnp for what each figure means.
+enum class SessionRole { primary, background, overlay };
+const char* sessionRoleName(SessionRole role);
+
+struct Percentiles {
+  float p50 = 0, p99 = 0;
+};
+
 struct ClientStatus {
   uint32_t id = 0;
   std::string name;
@@ -22,6 +31,11 @@ struct ClientStatus {
   uint32_t swapchains = 0;
   uint64_t releases = 0;
   float gpuCopyUsP50 = 0, gpuCopyUsP99 = 0;  // 0 when the device has no timestamps
+  SessionRole role = SessionRole::background;
+  uint32_t overlayPlacement = 0;
+  uint64_t framesDisplayed = 0, framesLate = 0, framesDropped = 0, framesHidden = 0;
+  uint32_t displayPeriods = 1;
+  Percentiles releaseUs, latencyUs, frameIntervalUs;
 };
 
 struct DaemonStatus {
@@ -31,6 +45,11 @@ struct DaemonStatus {
   float refreshHz = 0;
   uint64_t displayFrames = 0;
   std::vector<ClientStatus> clients;
+  uint64_t missedDisplayFrames = 0;
+  Percentiles displayWorkUs, daemonCpuUsPerDisplayFrame;
+  float daemonCpuUsPerClientFrame = 0;
+  uint32_t primaryClientId = 0;  // 0: none
+  uint32_t daemonPid = 0;
 };
 
 using xrc::Pixels;
@@ -51,6 +70,8 @@ class ControlClient {
   Result<DaemonStatus> status();
   Result<SwapchainReadback> readSwapchain(uint32_t clientId, uint32_t swapchainId);
   Result<DisplayReadback> readDisplay();
+  Status setPrimary(uint32_t clientId);
+  Status kick(uint32_t clientId);
 
   struct Impl;
   explicit ControlClient(std::unique_ptr<Impl> impl);

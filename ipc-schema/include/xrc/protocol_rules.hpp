@@ -14,13 +14,15 @@
 namespace xrc {
 
 inline constexpr uint16_t kProtocolMajor = 1;
-inline constexpr uint16_t kProtocolMinor = 0;
+inline constexpr uint16_t kProtocolMinor = 2;  // = protocolMinor in xrc.capnp (checked)
 
 // Documented limits (docs/PROTOCOL.md).
 inline constexpr uint32_t kMaxLayersPerFrame = 16;
 inline constexpr uint32_t kMaxSwapchainsPerSession = 64;
 inline constexpr uint32_t kMaxArrayLayers = 16;
 inline constexpr uint32_t kMaxExtent = 8192;
+// Overlay sessions stack by placement 0..kMaxOverlayPlacement (higher on top).
+inline constexpr uint32_t kMaxOverlayPlacement = 1000;
 
 enum class SyncMode { host, binary };
 const char* syncModeName(SyncMode mode);
@@ -131,5 +133,6 @@ struct SwapchainFacts {
 Status validateSubImage(const SubImageRef& ref, const SwapchainFacts* facts, bool wantDepth, const char* what);
 Status validateQuadExtent(float width, float height);
 Status validatePose(const std::vector<float>& orientation, const std::vector<float>& position);
+Status validateOverlayPlacement(bool overlay, uint32_t placement);
 
 }  // namespace xrc

@@ -60,6 +60,12 @@ using Fence = DeviceHandle<VkFence, vkDestroyFence>;
 using CommandPool = DeviceHandle<VkCommandPool, vkDestroyCommandPool>;
 using QueryPool = DeviceHandle<VkQueryPool, vkDestroyQueryPool>;
 using ImageView = DeviceHandle<VkImageView, vkDestroyImageView>;
+using Sampler = DeviceHandle<VkSampler, vkDestroySampler>;
+using ShaderModule = DeviceHandle<VkShaderModule, vkDestroyShaderModule>;
+using DescriptorSetLayout = DeviceHandle<VkDescriptorSetLayout, vkDestroyDescriptorSetLayout>;
+using DescriptorPool = DeviceHandle<VkDescriptorPool, vkDestroyDescriptorPool>;
+using PipelineLayout = DeviceHandle<VkPipelineLayout, vkDestroyPipelineLayout>;
+using Pipeline = DeviceHandle<VkPipeline, vkDestroyPipeline>;
 
 // Owns a VkInstance / VkDevice (destroyed last by whoever holds them).
 class InstanceOwner {
@@ -153,10 +159,11 @@ struct PhysicalDeviceQueries {
   // Null members where `instance` did not enable the extensions.
   static PhysicalDeviceQueries khr(VkInstance instance);
 };
-inline constexpr const char* kQueryInstanceExtensions[] = {
-    VK_KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2_EXTENSION_NAME, VK_KHR_EXTERNAL_MEMORY_CAPABILITIES_EXTENSION_NAME,
-    VK_KHR_EXTERNAL_SEMAPHORE_CAPABILITIES_EXTENSION_NAME};
+inline constexpr const char* kQueryInstanceExtensions[] = {VK_KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2_EXTENSION_NAME,
+                                                           VK_KHR_EXTERNAL_MEMORY_CAPABILITIES_EXTENSION_NAME,
+                                                           VK_KHR_EXTERNAL_SEMAPHORE_CAPABILITIES_EXTENSION_NAME};
 
-DeviceFacts queryDeviceFacts(VkPhysicalDevice device, const PhysicalDeviceQueries& queries = PhysicalDeviceQueries::core());
+DeviceFacts queryDeviceFacts(VkPhysicalDevice device,
+                             const PhysicalDeviceQueries& queries = PhysicalDeviceQueries::core());
 
 }  // namespace xrc::vk

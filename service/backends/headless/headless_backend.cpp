@@ -45,6 +45,36 @@ void barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkPipelineStageFlags 
 
 // Raw texel copies are exact only between formats with the same bytes in the same order.
 bool rgba8(VkFormat f) { return f == VK_FORMAT_R8G8B8A8_UNORM || f == VK_FORMAT_R8G8B8A8_SRGB; }
+
+// Blending reads texels as stored, like the copies do: sRGB formats through their UNORM twin.
+VkFormat storedFormat(VkFormat f) {
+  switch (f) {
+    case VK_FORMAT_R8G8B8A8_SRGB:
+      return VK_FORMAT_R8G8B8A8_UNORM;
+    case VK_FORMAT_B8G8R8A8_SRGB:
+      return VK_FORMAT_B8G8R8A8_UNORM;
+    default:
+      return f;
+  }
+}
+
+Result<vk::ImageView> createView(VkDevice device, VkImage image, VkFormat format, VkImageViewType type,
+                                 uint32_t layers) {
+  VkImageViewCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO;
+  info.image = image;
+  info.viewType = type;
+  info.format = format;
+  info.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, layers};
+  VkImageView view;
+  if (auto s = vk::check(vkCreateImageView(device, &info, nullptr, &view), "vkCreateImageView"); !s) return s.error();
+  return vk::ImageView(device, view);
+}
+
+// Every access the composition makes to the display output and the sources.
+constexpr VkPipelineStageFlags kComposeStages = VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+constexpr VkAccessFlags kComposeWrites = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+constexpr VkAccessFlags kComposeReadsWrites = kComposeWrites | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_SHADER_READ_BIT;
 }  // namespace
 
 // Runtime images of the headless "runtime". Their bookkeeping is guarded by the backend's
@@ -54,6 +84,7 @@ class HeadlessSwapchain final : public RuntimeSwapchain {
   struct PerImage {
     vk::Memory memory;
     vk::Image image;
+    vk::ImageView view;      // color formats: mip 0, every layer, read as stored (for blending)
     bool latest = false;     // holds the swapchain's newest content (readable, not reusable)
     int displayHolds = 0;    // committed frames that show it
     int pins = 0;            // pending readbacks
@@ -70,14 +101,16 @@ class HeadlessSwapchain final : public RuntimeSwapchain {
 };
 
 Result<std::unique_ptr<HeadlessBackend>> HeadlessBackend::create(gpu::GpuDevice& gpu, gpu::Timeline& copyTimeline,
+                                                                 FrameScheduler& scheduler,
                                                                  const HeadlessOptions& options) {
-  auto backend = std::make_unique<HeadlessBackend>(gpu, copyTimeline, options);
+  auto backend = std::make_unique<HeadlessBackend>(gpu, copyTimeline, scheduler, options);
   if (auto s = backend->init(); !s) return s.error();
   return backend;
 }
 
-HeadlessBackend::HeadlessBackend(gpu::GpuDevice& gpu, gpu::Timeline& copyTimeline, const HeadlessOptions& options)
-    : gpu_(gpu), copyTimeline_(copyTimeline), options_(options) {}
+HeadlessBackend::HeadlessBackend(gpu::GpuDevice& gpu, gpu::Timeline& copyTimeline, FrameScheduler& scheduler,
+                                 const HeadlessOptions& options)
+    : gpu_(gpu), copyTimeline_(copyTimeline), scheduler_(scheduler), options_(options) {}
 
 HeadlessBackend::~HeadlessBackend() {
   stop();
@@ -136,7 +169,7 @@ Status HeadlessBackend::init() {
   out.arrayLayers = 1;
   out.samples = VK_SAMPLE_COUNT_1_BIT;
   out.tiling = VK_IMAGE_TILING_OPTIMAL;
-  out.usage = VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+  out.usage = VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_STORAGE_BIT;
   out.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
   VkImage image;
   if (auto s = vk::check(vkCreateImage(device, &out, nullptr, &image), "vkCreateImage(display)"); !s) return s;
@@ -144,6 +177,12 @@ Status HeadlessBackend::init() {
   auto memory = vk::bindDeviceLocalMemory(device, gpu_.memory(), image, "display");
   if (!memory) return memory.error();
   outputMemory_ = std::move(memory).value();
+  auto view = createView(device, image, kOutputFormat, VK_IMAGE_VIEW_TYPE_2D, 1);
+  if (!view) return view.error();
+  outputView_ = std::move(view).value();
+  auto blend = BlendPipeline::create(device, outputView_.get());
+  if (!blend) return blend.error();
+  blend_.emplace(std::move(blend).value());
   return {};
 }
 
@@ -151,8 +190,22 @@ Result<std::shared_ptr<RuntimeSwapchain>> HeadlessBackend::createSwapchain(const
   auto swapchain = std::make_shared<HeadlessSwapchain>();
   swapchain->info = requested;
   swapchain->info.pNext = nullptr;
-  // The runtime's own usage: written by the copy, read by composition and readbacks.
+  // The runtime's own usage: written by the copy, read by composition (copies, or the blend
+  // shader) and readbacks.
+  const bool color = !vk::isDepthFormat(requested.format);
   swapchain->info.usage |= VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+  if (color) swapchain->info.usage |= VK_IMAGE_USAGE_SAMPLED_BIT;
+  // sRGB images are also viewed as their UNORM twin; the format list keeps them compressible.
+  const VkFormat viewFormat = storedFormat(requested.format);
+  const VkFormat formats[2] = {requested.format, viewFormat};
+  VkImageFormatListCreateInfo formatList{};
+  formatList.sType = VK_STRUCTURE_TYPE_IMAGE_FORMAT_LIST_CREATE_INFO;
+  formatList.viewFormatCount = 2;
+  formatList.pViewFormats = formats;
+  if (color && viewFormat != requested.format) {
+    swapchain->info.flags |= VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT;
+    swapchain->info.pNext = &formatList;
+  }
   const std::vector<uint32_t> families = gpu_.queueFamilies();
   if (families.size() > 1) {
     swapchain->info.sharingMode = VK_SHARING_MODE_CONCURRENT;
@@ -170,7 +223,13 @@ Result<std::shared_ptr<RuntimeSwapchain>> HeadlessBackend::createSwapchain(const
     auto memory = vk::bindDeviceLocalMemory(device, gpu_.memory(), image, "runtime");
     if (!memory) return memory.error();
     per.memory = std::move(memory).value();
+    if (color) {
+      auto view = createView(device, image, viewFormat, VK_IMAGE_VIEW_TYPE_2D_ARRAY, swapchain->info.arrayLayers);
+      if (!view) return view.error();
+      per.view = std::move(view).value();
+    }
   }
+  swapchain->info.pNext = nullptr;
   swapchain->info.queueFamilyIndexCount = 0;
   swapchain->info.pQueueFamilyIndices = nullptr;
   return std::shared_ptr<RuntimeSwapchain>(std::move(swapchain));
@@ -211,26 +270,21 @@ void HeadlessBackend::adjustHolds(const CommittedFrame& frame, int delta) {
   }
 }
 
+void HeadlessBackend::release(const std::vector<CommittedFrame>& frames) {
+  for (const auto& frame : frames) adjustHolds(frame, -1);
+  if (!frames.empty()) stateChanged_.notify_all();
+}
+
 void HeadlessBackend::commitFrame(CommittedFrame frame) {
+  // The scheduler holds the frame until a newer one replaces it; its images stay unleasable.
   Lock lock(stateMutex_);
   adjustHolds(frame, +1);
-  auto it = frames_.find(frame.clientId);
-  if (it != frames_.end()) {
-    adjustHolds(it->second, -1);
-    it->second = std::move(frame);
-  } else {
-    frames_.emplace(frame.clientId, std::move(frame));
-  }
-  stateChanged_.notify_all();
+  release(scheduler_.commit(std::move(frame), monotonicNowNs()));
 }
 
 void HeadlessBackend::removeClient(uint32_t clientId) {
   Lock lock(stateMutex_);
-  auto it = frames_.find(clientId);
-  if (it == frames_.end()) return;
-  adjustHolds(it->second, -1);
-  frames_.erase(it);
-  stateChanged_.notify_all();
+  release(scheduler_.removeClient(clientId));
 }
 
 void HeadlessBackend::start() {
@@ -252,7 +306,7 @@ void HeadlessBackend::scheduleTick() {
   timer_.expires_at(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(nextTickNs_)));
   timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec) return;
-    if (!stalledForTest_.load()) tick();
+    if (!stalledForTest_.load()) tick(nextTickNs_);
     // Skip vsyncs we are already past (a stalled tick counts as missed, not as a burst).
     nextTickNs_ = std::max(nextTickNs_ + clock_.periodNs, clock_.nextVsyncAfter(monotonicNowNs()) - clock_.periodNs);
     nextTickNs_ = clock_.nextVsyncAfter(nextTickNs_ - 1);
@@ -260,14 +314,15 @@ void HeadlessBackend::scheduleTick() {
   });
 }
 
-void HeadlessBackend::tick() {
+void HeadlessBackend::tick(int64_t vsyncNs) {
+  const int64_t start = monotonicNowNs();
   std::vector<CommittedFrame> frames;
   {
     Lock lock(stateMutex_);
-    for (const auto& [id, frame] : frames_) {
-      frames.push_back(frame);
-      adjustHolds(frame, +1);  // held while the composition is recorded and submitted
-    }
+    DisplaySelection selection = scheduler_.select(vsyncNs, clock_.periodNs);
+    release(selection.released);
+    frames = std::move(selection.shown);
+    for (const auto& frame : frames) adjustHolds(frame, +1);  // held while recorded and submitted
   }
   if (auto s = compose(frames); !s) log::error("display composition failed: {}", s.error().describe());
   {
@@ -279,6 +334,7 @@ void HeadlessBackend::tick() {
   }
   inFlight_ = std::move(frames);  // keeps their swapchains alive until the GPU is done with them
   displayFrames_++;
+  scheduler_.displayed(monotonicNowNs() - start);
 }
 
 Status HeadlessBackend::waitSubmitted() {
@@ -365,24 +421,25 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
     }
   }
 
+  if (auto s = blend_->beginFrame(); !s) return s;
+  Status recordStatus;
+  // Everything stays in GENERAL while composing: copies and the blend shader both use it.
   auto record = [&](VkCommandBuffer cb) {
     const VkImageSubresourceRange outRange{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
     std::vector<VkImageMemoryBarrier> pre;
-    pre.push_back(imageBarrier(output_.get(), VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0,
-                               VK_ACCESS_TRANSFER_WRITE_BIT, outRange));
+    pre.push_back(imageBarrier(output_.get(), VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_GENERAL, 0,
+                               kComposeReadsWrites, outRange));
     for (const auto& s : sources) {
-      pre.push_back(imageBarrier(s.image, s.resting, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, 0,
-                                 VK_ACCESS_TRANSFER_READ_BIT, s.range));
+      pre.push_back(imageBarrier(s.image, s.resting, VK_IMAGE_LAYOUT_GENERAL, 0,
+                                 VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_SHADER_READ_BIT, s.range));
     }
-    barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, pre);
+    barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, kComposeStages, pre);
     VkClearColorValue black{};
     black.float32[3] = 1.f;
-    vkCmdClearColorImage(cb, output_.get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &black, 1, &outRange);
-    // Every layer drawn below overwrites parts of the clear, and later layers earlier ones.
-    const VkMemoryBarrier waw{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_TRANSFER_WRITE_BIT,
-                              VK_ACCESS_TRANSFER_WRITE_BIT};
-    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &waw, 0, nullptr, 0,
-                         nullptr);
+    vkCmdClearColorImage(cb, output_.get(), VK_IMAGE_LAYOUT_GENERAL, &black, 1, &outRange);
+    // Every layer drawn below overwrites (or blends over) the clear and earlier layers.
+    const VkMemoryBarrier waw{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, kComposeWrites, kComposeReadsWrites};
+    vkCmdPipelineBarrier(cb, kComposeStages, kComposeStages, 0, 1, &waw, 0, nullptr, 0, nullptr);
 
     for (const auto& frame : frames) {
       for (const auto& layer : frame.layers) {
@@ -390,6 +447,7 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
           auto& sc = static_cast<HeadlessSwapchain&>(*view.swapchain);
           if (vk::isDepthFormat(sc.info.format)) continue;
           VkImage src = sc.images[view.runtimeIndex].image.get();
+          const bool blended = (layer.flags & layer_flags::blendTextureSourceAlpha) != 0;
           // Target rectangle within an eye: a projection view fills its eye; a quad is placed in
           // every eye by projecting its centre and size through the simulated HMD's field of view.
           struct Target {
@@ -423,15 +481,32 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
             const int32_t sx0 = sx(cx0), sx1 = sx(cx1), sy0 = sy(cy0), sy1 = sy(cy1);
             if (sx1 <= sx0 || sy1 <= sy0) continue;  // shrunk below a texel
             const int32_t eyeX = int32_t(t.eye * viewW);
-            if (sx1 - sx0 == cx1 - cx0 && sy1 - sy0 == cy1 - cy0 && rgba8(sc.info.format)) {
+            if (blended) {
+              BlendDraw draw;
+              draw.source = sc.images[view.runtimeIndex].view.get();
+              draw.arrayIndex = view.arrayIndex;
+              draw.srcX = view.x;
+              draw.srcY = view.y;
+              draw.srcW = view.width;
+              draw.srcH = view.height;
+              draw.targetX = eyeX + t.x0;
+              draw.targetY = t.y0;
+              draw.targetW = w;
+              draw.targetH = h;
+              draw.clipX0 = eyeX + cx0;
+              draw.clipY0 = cy0;
+              draw.clipX1 = eyeX + cx1;
+              draw.clipY1 = cy1;
+              draw.unpremultiplied = (layer.flags & layer_flags::unpremultipliedAlpha) != 0;
+              if (auto s = blend_->record(cb, draw); !s && recordStatus) recordStatus = s;
+            } else if (sx1 - sx0 == cx1 - cx0 && sy1 - sy0 == cy1 - cy0 && rgba8(sc.info.format)) {
               VkImageCopy region{};
               region.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, view.arrayIndex, 1};
               region.srcOffset = {sx0, sy0, 0};
               region.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
               region.dstOffset = {eyeX + cx0, cy0, 0};
               region.extent = {uint32_t(cx1 - cx0), uint32_t(cy1 - cy0), 1};
-              vkCmdCopyImage(cb, src, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, output_.get(),
-                             VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+              vkCmdCopyImage(cb, src, VK_IMAGE_LAYOUT_GENERAL, output_.get(), VK_IMAGE_LAYOUT_GENERAL, 1, &region);
             } else {
               VkImageBlit blit{};
               blit.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, view.arrayIndex, 1};
@@ -440,28 +515,27 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
               blit.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
               blit.dstOffsets[0] = {eyeX + cx0, cy0, 0};
               blit.dstOffsets[1] = {eyeX + cx1, cy1, 1};
-              vkCmdBlitImage(cb, src, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, output_.get(),
-                             VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &blit, VK_FILTER_NEAREST);
+              vkCmdBlitImage(cb, src, VK_IMAGE_LAYOUT_GENERAL, output_.get(), VK_IMAGE_LAYOUT_GENERAL, 1, &blit,
+                             VK_FILTER_NEAREST);
             }
-            vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &waw, 0,
-                                 nullptr, 0, nullptr);
+            vkCmdPipelineBarrier(cb, kComposeStages, kComposeStages, 0, 1, &waw, 0, nullptr, 0, nullptr);
           }
         }
       }
     }
 
     std::vector<VkImageMemoryBarrier> post;
-    post.push_back(imageBarrier(output_.get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                                VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_ACCESS_TRANSFER_WRITE_BIT,
-                                VK_ACCESS_TRANSFER_READ_BIT, outRange));
+    post.push_back(imageBarrier(output_.get(), VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                kComposeWrites, VK_ACCESS_TRANSFER_READ_BIT, outRange));
     for (const auto& s : sources) {
-      post.push_back(imageBarrier(s.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, s.resting, 0, 0, s.range));
+      post.push_back(imageBarrier(s.image, VK_IMAGE_LAYOUT_GENERAL, s.resting, 0, 0, s.range));
     }
-    barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, post);
+    barrier(cb, kComposeStages, VK_PIPELINE_STAGE_TRANSFER_BIT, post);
   };
 
   uint64_t composeValue = 0;
   if (auto s = submit(copyValue, record, composeValue); !s) return s;
+  if (!recordStatus) log::error("display composition: {}", recordStatus.error().describe());
   outputLayout_ = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
   shown_ = std::move(shown);
   Lock lock(stateMutex_);

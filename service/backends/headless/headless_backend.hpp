@@ -1,6 +1,7 @@
 // The embedded default backend: a simulated stereo HMD. Runtime swapchains are plain device
-// images; a display thread ticks at the refresh rate from the steady clock and composites the
-// newest committed frame of every client into an output image that can be read back.
+// images; a display thread ticks at the refresh rate from the steady clock, asks the
+// FrameScheduler what each vsync shows, and composites it into an output image that can be read
+// back: opaque layers by copies, blended layers by a compute shader.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -9,11 +10,14 @@
 
 #include <condition_variable>
 #include <map>
+#include <optional>
 #include <thread>
 
+#include "../../compositor/frame_scheduler.hpp"
 #include "../../gpu/gpu_device.hpp"
 #include "../../gpu/timeline.hpp"
 #include "../backend.hpp"
+#include "blend_pipeline.hpp"
 
 namespace xrc {
 
@@ -31,8 +35,9 @@ class HeadlessSwapchain;
 class HeadlessBackend final : public Backend {
  public:
   static Result<std::unique_ptr<HeadlessBackend>> create(gpu::GpuDevice& gpu, gpu::Timeline& copyTimeline,
-                                                         const HeadlessOptions& options);
-  HeadlessBackend(gpu::GpuDevice& gpu, gpu::Timeline& copyTimeline, const HeadlessOptions& options);
+                                                         FrameScheduler& scheduler, const HeadlessOptions& options);
+  HeadlessBackend(gpu::GpuDevice& gpu, gpu::Timeline& copyTimeline, FrameScheduler& scheduler,
+                  const HeadlessOptions& options);
   ~HeadlessBackend() override;
 
   const SystemInfo& systemInfo() const override { return system_; }
@@ -56,7 +61,7 @@ class HeadlessBackend final : public Backend {
  private:
   Status init();
   void scheduleTick();
-  void tick();
+  void tick(int64_t vsyncNs);
   Status compose(const std::vector<CommittedFrame>& frames);
   // Display thread: one graphics-queue submission that waits for `copyValue`, runs `record` and
   // signals the compose timeline. It first waits for the previous submission (waitSubmitted).
@@ -67,9 +72,11 @@ class HeadlessBackend final : public Backend {
   Result<Pixels> readImage(VkImage image, VkFormat format, uint32_t width, uint32_t height, uint32_t layers,
                            uint32_t mips, VkImageLayout restingLayout, uint64_t copyValue, uint64_t& composeValue);
   void adjustHolds(const CommittedFrame& frame, int delta) XRC_REQUIRES(stateMutex_);
+  void release(const std::vector<CommittedFrame>& frames) XRC_REQUIRES(stateMutex_);
 
   gpu::GpuDevice& gpu_;
   gpu::Timeline& copyTimeline_;
+  FrameScheduler& scheduler_;
   HeadlessOptions options_;
   SystemInfo system_;
   DisplayClock clock_;
@@ -84,12 +91,15 @@ class HeadlessBackend final : public Backend {
   std::vector<CommittedFrame> inFlight_;  // display thread only: read by the pending submission
   vk::Memory outputMemory_;
   vk::Image output_;
+  vk::ImageView outputView_;
+  std::optional<BlendPipeline> blend_;                      // display thread only
   VkImageLayout outputLayout_ = VK_IMAGE_LAYOUT_UNDEFINED;  // display thread only
   std::vector<ShownLayer> shown_;                           // display thread only: last compose
 
+  // Guards every runtime image's bookkeeping (HeadlessSwapchain::PerImage). Taken before the
+  // scheduler's own mutex, never after it.
   Mutex stateMutex_;
   std::condition_variable_any stateChanged_;
-  std::map<uint32_t, CommittedFrame> frames_ XRC_GUARDED_BY(stateMutex_);  // newest per client
 
   boost::asio::io_context io_;
   boost::asio::steady_timer timer_{io_};

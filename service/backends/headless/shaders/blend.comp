@@ -1,0 +1,29 @@
+#version 450
+// Blends one layer's sub-image over the display output (OpenXR layer flags):
+// BLEND_TEXTURE_SOURCE_ALPHA: out = src + dst * (1 - src.a), premultiplied source by default;
+// with UNPREMULTIPLIED_ALPHA the source color is multiplied by its alpha first.
+// Values are blended as stored (an sRGB source is read through a UNORM view), the same bytes a
+// plain copy would move, so opaque and blended layers agree.
+layout(local_size_x = 8, local_size_y = 8) in;
+
+layout(set = 0, binding = 0) uniform sampler2DArray source;
+layout(set = 0, binding = 1, rgba8) uniform image2D display;
+
+layout(push_constant) uniform Params {
+  ivec4 clip;      // output pixels written: x0 y0 x1 y1 (x1, y1 exclusive)
+  ivec4 target;    // the layer's whole target rectangle in output pixels: x0 y0 width height
+  ivec4 source;    // the sub-image: x y width height
+  int arrayIndex;
+  int unpremultiplied;
+} p;
+
+void main() {
+  const ivec2 out_px = p.clip.xy + ivec2(gl_GlobalInvocationID.xy);
+  if (out_px.x >= p.clip.z || out_px.y >= p.clip.w) return;
+  // Nearest texel: the same integer mapping the opaque path's copies use.
+  const ivec2 src_px = p.source.xy + ((out_px - p.target.xy) * p.source.zw) / p.target.zw;
+  vec4 s = texelFetch(source, ivec3(src_px, p.arrayIndex), 0);
+  if (p.unpremultiplied != 0) s.rgb *= s.a;
+  const vec4 d = imageLoad(display, out_px);
+  imageStore(display, out_px, clamp(s + d * (1.0 - s.a), 0.0, 1.0));
+}

@@ -1,0 +1,40 @@
+#include "frame_pacer.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace xrc {
+
+namespace {
+constexpr double kWorkSmoothing = 0.2;   // weight of the newest sample in the moving average
+constexpr double kSlowDownMargin = 0.9;  // work above 90% of the budget: one more period
+constexpr double kSpeedUpMargin = 0.7;   // work below 70% of a shorter budget: one period less
+constexpr uint32_t kMaxPeriods = 8;      // slower clients are paced as if at 1/8 of the rate
+}  // namespace
+
+FramePacer::Plan FramePacer::next(int64_t nowNs, const DisplayClock& clock) {
+  const int64_t period = clock.periodNs;
+  if (lastWakeNs_ != 0 && nowNs > lastWakeNs_) {
+    const double work = double(nowNs - lastWakeNs_);
+    workEmaNs_ = workEmaNs_ == 0 ? work : workEmaNs_ + kWorkSmoothing * (work - workEmaNs_);
+    if (workEmaNs_ > kSlowDownMargin * double(periods_ * period) && periods_ < kMaxPeriods) {
+      periods_ = std::min<uint32_t>(kMaxPeriods, uint32_t(std::ceil(workEmaNs_ / kSlowDownMargin / double(period))));
+    } else if (periods_ > 1 && workEmaNs_ < kSpeedUpMargin * double((periods_ - 1) * period)) {
+      periods_--;
+    }
+  }
+  const int64_t budget = int64_t(periods_) * period;
+  // The earliest target the client can still make from now, and the cadence's next slot.
+  int64_t predicted = clock.nextVsyncAfter(nowNs) + budget;
+  if (lastPredictedNs_ != 0) predicted = std::max(predicted, lastPredictedNs_ + budget);
+  // Keep targets on the cadence's grid when the client fell behind by more than a slot.
+  if (lastPredictedNs_ != 0 && (predicted - lastPredictedNs_) % budget != 0) {
+    predicted = lastPredictedNs_ + ((predicted - lastPredictedNs_) / budget + 1) * budget;
+  }
+  lastPredictedNs_ = predicted;
+  Plan plan{predicted, predicted - budget, periods_};
+  lastWakeNs_ = std::max(nowNs, plan.wakeNs);
+  return plan;
+}
+
+}  // namespace xrc

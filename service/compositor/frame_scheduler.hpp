@@ -1,0 +1,88 @@
+// The system frame loop's policy, independent of any backend: which normal session is the
+// primary, how layers stack (the primary's first, then overlays by placement), and which
+// committed frame of every client each display frame shows. The backend's display loop calls
+// select() once per display frame; the frame worker commits frames; the control interface
+// switches the primary. Frame accounting and the per-client and system stats live here too.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "../backends/backend.hpp"
+#include "client_registry.hpp"
+#include "xrc/thread_annotations.hpp"
+
+namespace xrc {
+
+struct Visibility {
+  bool visible = false;
+  bool focused = false;
+};
+
+struct DisplaySelection {
+  std::vector<CommittedFrame> shown;     // bottom to top
+  std::vector<CommittedFrame> released;  // frames the scheduler let go of (their images are free)
+};
+
+// System-wide stats of the display loop.
+struct DisplayStats {
+  uint64_t missedFrames = 0;
+  double workUsP50 = 0, workUsP99 = 0;
+  double cpuUsP50 = 0, cpuUsP99 = 0;
+  double cpuUsPerClientFrame = 0;
+  uint32_t primaryClientId = 0;
+};
+
+class FrameScheduler {
+ public:
+  // A client joined (normal or overlay). The first normal client becomes the primary.
+  void addClient(std::shared_ptr<ClientRecord> client) XRC_EXCLUDES(mutex_);
+  // The client left: its frames are returned for release; a new primary is chosen if needed.
+  std::vector<CommittedFrame> removeClient(uint32_t clientId) XRC_EXCLUDES(mutex_);
+  Status setPrimary(uint32_t clientId) XRC_EXCLUDES(mutex_);
+  Visibility visibility(uint32_t clientId) const XRC_EXCLUDES(mutex_);
+
+  // A client's frame is complete (frame worker). Returns the frames this one supersedes or that
+  // cannot be shown (hidden client, unknown client).
+  std::vector<CommittedFrame> commit(CommittedFrame frame, int64_t nowNs) XRC_EXCLUDES(mutex_);
+
+  // The display loop composes the display frame of vsync `vsyncNs`: per visible client, the
+  // newest frame whose target time is due (frames are never shown before their time).
+  DisplaySelection select(int64_t vsyncNs, int64_t periodNs) XRC_EXCLUDES(mutex_);
+  // The display loop finished that frame's CPU work (select + record + submit) in `workNs`.
+  void displayed(int64_t workNs) XRC_EXCLUDES(mutex_);
+
+  DisplayStats displayStats() const XRC_EXCLUDES(mutex_);
+
+ private:
+  struct Entry {
+    std::shared_ptr<ClientRecord> client;
+    std::optional<CommittedFrame> shown;   // on display (kept until superseded)
+    std::optional<CommittedFrame> queued;  // committed, its time not come yet
+    int64_t lastCommitNs = 0;
+  };
+  Visibility visibilityLocked(const Entry& e) const XRC_REQUIRES(mutex_);
+  void electPrimary() XRC_REQUIRES(mutex_);
+
+  mutable Mutex mutex_;
+  std::map<uint32_t, Entry> entries_ XRC_GUARDED_BY(mutex_);  // by client id = connection order
+  uint32_t primary_ XRC_GUARDED_BY(mutex_) = 0;               // 0: none
+
+  // Display loop stats.
+  int64_t lastVsyncNs_ XRC_GUARDED_BY(mutex_) = 0;
+  int64_t lastCpuNs_ XRC_GUARDED_BY(mutex_) = 0;
+  uint64_t missedFrames_ XRC_GUARDED_BY(mutex_) = 0;
+  uint64_t framesSinceSelect_ XRC_GUARDED_BY(mutex_) = 0;  // client frames committed
+  struct CpuSample {
+    int64_t cpuNs;
+    uint64_t clientFrames;
+  };
+  std::deque<CpuSample> cpuWindow_ XRC_GUARDED_BY(mutex_);  // the last second or so
+  SampleRing workUs_;
+  SampleRing cpuUs_;
+};
+
+}  // namespace xrc

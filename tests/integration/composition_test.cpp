@@ -1,0 +1,293 @@
+// Multi-client composition through the real daemon: session roles (primary, background,
+// overlays by placement), alpha blending, pacing of slow clients, late frames, a client that
+// stalls (its last frame stays) and one that is killed (it leaves the display). The display
+// output is read back and checked pixel by pixel; the frame stats are checked against what each
+// client did. Also the operator's side: set-primary, kick and `xr-compositorctl status`.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "harness.hpp"
+#include "pattern.hpp"
+
+namespace xrc::test {
+namespace {
+
+using namespace std::chrono_literals;
+constexpr uint32_t kView = 256;  // harness daemons run with --view-size 256x256
+constexpr auto kLong = 120s;
+
+struct Client {
+  DemoSpec spec;
+  std::unique_ptr<Process> process;
+  DemoIdentity id;
+};
+
+const control::ClientStatus* findClient(const control::DaemonStatus& s, uint32_t id) {
+  for (const auto& c : s.clients) {
+    if (c.id == id) return &c;
+  }
+  return nullptr;
+}
+
+// One channel of `src` blended over `dst` (premultiplied source alpha), as the blend shader does.
+uint32_t blendOver(uint32_t src, uint32_t dst) {
+  const float a = float(src >> 24) / 255.f;
+  uint32_t out = 0;
+  for (int shift = 0; shift < 32; shift += 8) {
+    const float s = float((src >> shift) & 0xff) / 255.f, d = float((dst >> shift) & 0xff) / 255.f;
+    const float v = std::clamp(s + d * (1.f - a), 0.f, 1.f);
+    out |= uint32_t(std::lround(v * 255.f)) << shift;
+  }
+  return out;
+}
+
+bool closeEnough(uint32_t got, uint32_t want, int tolerance) {
+  for (int shift = 0; shift < 32; shift += 8) {
+    if (std::abs(int((got >> shift) & 0xff) - int((want >> shift) & 0xff)) > tolerance) return false;
+  }
+  return true;
+}
+
+std::string ctl(const Daemon& daemon, const TempDir& dir, std::vector<std::string> args, int* exitCode) {
+  std::vector<std::string> argv{binary("XRC_CTL"), "--socket", daemon.socket()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  Process p(argv, {}, dir.path + "/ctl.log");
+  *exitCode = p.wait(30s);
+  return p.output();
+}
+
+// Eight clients: a primary, a hidden normal app, and six overlays (two overlapping, one blended,
+// one slow, one stalling, one killed; the lowest also late on purpose).
+TEST(Composition, EightClientsStackPaceAndCount) {
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  constexpr uint64_t kFrames = 240;
+  std::vector<Client> clients(8);
+  //                  name           seed frames   stereo     depth  proj   quad  x    y   mips overlay
+  clients[0].spec = {"primary", 11, kFrames, "separate", false, true, 0, 0, 0, 1};
+  clients[1].spec = {"background", 12, kFrames, "separate", false, true, 0, 0, 0, 1};
+  clients[2].spec = {"low", 13, kFrames, "separate", false, false, 64, 16, 16, 1, 1};
+  clients[2].spec.lateEvery = 10;
+  clients[3].spec = {"high", 14, kFrames, "array", false, false, 64, 48, 48, 1, 2};
+  clients[4].spec = {"blended", 15, kFrames, "separate", false, false, 48, 160, 16, 1, 3};
+  clients[4].spec.alpha = 128;
+  clients[5].spec = {"slow", 16, kFrames / 3, "separate", false, false, 32, 160, 96, 1, 4};
+  clients[5].spec.workMs = 15;
+  clients[6].spec = {"stalls", 17, kFrames, "separate", false, false, 32, 160, 160, 1, 5};
+  clients[6].spec.stallAfter = 30;
+  clients[7].spec = {"killed", 18, 1000000, "separate", false, false, 48, 16, 176, 1, 6};
+
+  // The primary connects first (the first normal session is the primary).
+  clients[0].process = startDemo(daemon, dir, clients[0].spec);
+  ASSERT_TRUE(clients[0].process->waitForOutput("connected", kLong)) << clients[0].process->output();
+  for (size_t i = 1; i < clients.size(); ++i) clients[i].process = startDemo(daemon, dir, clients[i].spec);
+  for (auto& c : clients) {
+    ASSERT_TRUE(c.process->waitForOutput("connected", kLong)) << c.spec.name << ":\n" << c.process->output();
+    ASSERT_TRUE(parseIdentity(c.process->output(), c.id)) << c.process->output();
+  }
+  Client& killed = clients[7];
+  auto control = daemon.control();
+  ASSERT_TRUE(control);
+  ASSERT_TRUE(daemon.waitForStatus(
+      [&](const control::DaemonStatus& s) {
+        auto* k = findClient(s, killed.id.clientId);
+        return k != nullptr && k->framesDisplayed > 20;
+      },
+      kLong));
+  killed.process->signal(SIGKILL);
+  ASSERT_EQ(killed.process->wait(10s), 128 + SIGKILL);
+
+  for (size_t i = 0; i + 1 < clients.size(); ++i) {
+    auto& c = clients[i];
+    const std::string done =
+        c.spec.stallAfter ? "stalled after 30 frames" : "frames " + std::to_string(c.spec.frames) + " ok";
+    ASSERT_TRUE(c.process->waitForOutput(done, kLong)) << c.spec.name << ":\n" << c.process->output();
+  }
+  EXPECT_NE(clients[0].process->output().find("visibility visible=1 focused=1 frame=0"), std::string::npos);
+  EXPECT_NE(clients[1].process->output().find("visibility visible=0 focused=0 frame=0"), std::string::npos);
+  EXPECT_NE(clients[2].process->output().find("visibility visible=1 focused=0 frame=0"), std::string::npos);
+  // Every last frame has reached the display (a frame shows at most two display periods later).
+  std::this_thread::sleep_for(100ms);
+
+  auto status = control->status();
+  ASSERT_TRUE(status) << status.error().describe();
+  const auto& s = status.value();
+  EXPECT_EQ(s.clients.size(), 7u);
+  EXPECT_EQ(findClient(s, killed.id.clientId), nullptr);
+  EXPECT_EQ(s.primaryClientId, clients[0].id.clientId);
+  for (size_t i = 0; i + 1 < clients.size(); ++i) {
+    const Client& c = clients[i];
+    auto* st = findClient(s, c.id.clientId);
+    ASSERT_NE(st, nullptr) << c.spec.name;
+    const uint64_t sent = c.spec.stallAfter ? c.spec.stallAfter : c.spec.frames;
+    EXPECT_EQ(st->framesSubmitted, sent) << c.spec.name;
+    // Every frame is accounted for once: displayed, dropped (superseded) or hidden.
+    EXPECT_EQ(st->framesDisplayed + st->framesDropped + st->framesHidden, sent) << c.spec.name;
+    EXPECT_EQ(st->role, i == 0   ? control::SessionRole::primary
+                        : i == 1 ? control::SessionRole::background
+                                 : control::SessionRole::overlay)
+        << c.spec.name;
+  }
+  auto stat = [&](size_t i) { return *findClient(s, clients[i].id.clientId); };
+  EXPECT_EQ(stat(1).framesDisplayed, 0u);
+  EXPECT_EQ(stat(1).framesHidden, kFrames);
+  // The deliberately late client: every tenth frame is shown late.
+  EXPECT_GE(stat(2).framesLate, kFrames / 10 - 2) << "low: " << stat(2).framesLate << " late";
+  // The slow client (15 ms of work per frame at 90 Hz) runs at a whole fraction of the display.
+  const double periodUs = 1e6 / s.refreshHz;
+  EXPECT_GE(stat(5).displayPeriods, 2u);
+  EXPECT_NEAR(stat(5).frameIntervalUs.p50, periodUs * stat(5).displayPeriods, periodUs * 0.5);
+  EXPECT_GT(stat(0).latencyUs.p50, 0.f);
+  EXPECT_GT(stat(0).releaseUs.p50, 0.f);
+
+  // The display: the primary's projection, overlays over it by placement (high over low where
+  // they overlap), the blended quad mixed with what is under it, the stalled client's last
+  // frame, and the primary again where the killed client's quad was.
+  auto display = control->readDisplay();
+  ASSERT_TRUE(display) << display.error().describe();
+  const auto& px = display.value().pixels;
+  ASSERT_EQ(px.width, 2 * kView);
+  std::map<uint32_t, uint64_t> ordinal;  // client id -> release ordinal shown
+  std::vector<uint32_t> order;
+  for (const auto& l : display.value().shown) {
+    ordinal[l.clientId] = l.releaseOrdinal;
+    if (order.empty() || order.back() != l.clientId) order.push_back(l.clientId);
+  }
+  std::vector<uint32_t> wantOrder;
+  for (size_t i : {0, 2, 3, 4, 5, 6}) wantOrder.push_back(clients[i].id.clientId);
+  EXPECT_EQ(order, wantOrder);
+  for (size_t i : {0, 2, 3, 4, 5}) {
+    EXPECT_EQ(ordinal[clients[i].id.clientId], clients[i].spec.frames - 1) << clients[i].spec.name;
+  }
+  EXPECT_EQ(ordinal[clients[6].id.clientId], 29u);
+
+  size_t mismatches = 0;
+  std::string first;
+  for (uint32_t eye = 0; eye < 2; ++eye) {
+    for (uint32_t y = 0; y < kView; ++y) {
+      for (uint32_t x = 0; x < kView; ++x) {
+        uint32_t want = pattern::color({clients[0].spec.seed, eye, kFrames - 1, 0, 0}, x, y);
+        bool blended = false;
+        for (size_t i : {2, 3, 4, 5, 6}) {
+          const DemoSpec& q = clients[i].spec;
+          if (x < q.quadX || x >= q.quadX + q.quadPx || y < q.quadY || y >= q.quadY + q.quadPx) continue;
+          const uint32_t texel =
+              pattern::color({q.seed, 0, ordinal[clients[i].id.clientId], 0, 0, q.alpha}, x - q.quadX, y - q.quadY);
+          blended = q.alpha != 255;
+          want = blended ? blendOver(texel, want) : texel;
+        }
+        uint32_t got;
+        std::memcpy(&got, &px.data[(size_t(y) * px.width + eye * kView + x) * 4], 4);
+        if (!closeEnough(got, want, blended ? 1 : 0) && mismatches++ == 0) {
+          first = fmt::format("eye {} ({},{}): got {:#x} want {:#x}", eye, x, y, got, want);
+        }
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0u) << "first at " << first;
+
+  for (size_t i = 0; i + 1 < clients.size(); ++i) {
+    clients[i].process->closeStdin();
+    EXPECT_EQ(clients[i].process->wait(30s), 0) << clients[i].spec.name << ":\n" << clients[i].process->output();
+  }
+}
+
+// The operator switches the primary and kicks a client, through xr-compositorctl.
+TEST(Composition, SetPrimaryAndKickThroughCtl) {
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  std::vector<Client> clients(3);
+  clients[0].spec = {"first", 21, 1000000, "separate", false, true, 0, 0, 0, 1};
+  clients[1].spec = {"second", 22, 1000000, "separate", false, true, 0, 0, 0, 1};
+  clients[2].spec = {"badge", 23, 1000000, "separate", false, false, 32, 8, 8, 1, 7};
+  clients[0].process = startDemo(daemon, dir, clients[0].spec);
+  ASSERT_TRUE(clients[0].process->waitForOutput("connected", kLong)) << clients[0].process->output();
+  for (size_t i = 1; i < clients.size(); ++i) clients[i].process = startDemo(daemon, dir, clients[i].spec);
+  for (auto& c : clients) {
+    ASSERT_TRUE(c.process->waitForOutput("visibility", kLong)) << c.spec.name << ":\n" << c.process->output();
+    ASSERT_TRUE(parseIdentity(c.process->output(), c.id)) << c.process->output();
+  }
+  const uint32_t first = clients[0].id.clientId, second = clients[1].id.clientId, badge = clients[2].id.clientId;
+
+  int rc = -1;
+  std::string out = ctl(daemon, dir, {"set-primary", std::to_string(second)}, &rc);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_TRUE(clients[1].process->waitForOutput("visibility visible=1 focused=1", 10s)) << clients[1].process->output();
+  EXPECT_TRUE(clients[0].process->waitForOutput("visibility visible=0 focused=0", 10s)) << clients[0].process->output();
+
+  // Bad requests: clear errors, nothing changes.
+  out = ctl(daemon, dir, {"set-primary", std::to_string(badge)}, &rc);
+  EXPECT_NE(rc, 0);
+  EXPECT_NE(out.find("is an overlay session"), std::string::npos) << out;
+  out = ctl(daemon, dir, {"set-primary", "9999"}, &rc);
+  EXPECT_NE(rc, 0);
+  EXPECT_NE(out.find("no client 9999"), std::string::npos) << out;
+  out = ctl(daemon, dir, {"kick", "9999"}, &rc);
+  EXPECT_NE(rc, 0);
+  EXPECT_NE(out.find("no client 9999"), std::string::npos) << out;
+
+  // status --json: stable field names, parsed.
+  out = ctl(daemon, dir, {"status", "--json"}, &rc);
+  ASSERT_EQ(rc, 0) << out;
+  auto json = nlohmann::json::parse(out);
+  EXPECT_EQ(json["primary_client_id"], second);
+  ASSERT_EQ(json["clients"].size(), 3u);
+  for (const auto& c : json["clients"]) {
+    for (const char* field : {"id", "name", "pid", "sync_mode", "role", "frames_submitted", "frames_displayed",
+                              "frames_late", "frames_dropped", "frames_hidden", "release_rtt_us", "gpu_copy_us",
+                              "latency_us", "frame_interval_us", "display_periods"}) {
+      EXPECT_TRUE(c.contains(field)) << field << " missing in " << c.dump();
+    }
+    const uint32_t id = c["id"];
+    EXPECT_EQ(c["role"], id == second ? "primary" : id == badge ? "overlay" : "background") << c.dump();
+    EXPECT_TRUE(c["latency_us"].contains("p50") && c["latency_us"].contains("p99"));
+  }
+  for (const char* field : {"missed_display_frames", "display_work_us", "daemon_cpu_us_per_display_frame",
+                            "daemon_cpu_us_per_client_frame"}) {
+    EXPECT_TRUE(json.contains(field)) << field;
+  }
+
+  // Kick removes exactly that client; the others keep going.
+  out = ctl(daemon, dir, {"kick", std::to_string(first)}, &rc);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(clients[0].process->wait(20s), 0) << "a kicked client loses its daemon";
+  auto control = daemon.control();
+  ASSERT_TRUE(control);
+  auto before = control->status();
+  ASSERT_TRUE(before);
+  EXPECT_EQ(before.value().clients.size(), 2u);
+  EXPECT_EQ(findClient(before.value(), first), nullptr);
+  const uint64_t secondFrames = findClient(before.value(), second)->framesSubmitted;
+  EXPECT_TRUE(daemon.waitForStatus(
+      [&](const control::DaemonStatus& s) {
+        auto* c = findClient(s, second);
+        return s.clients.size() == 2 && c != nullptr && c->framesSubmitted > secondFrames + 30;
+      },
+      10s));
+
+  // The human table names every client with its role.
+  out = ctl(daemon, dir, {"status"}, &rc);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("2 clients"), std::string::npos) << out;
+  EXPECT_NE(out.find("primary"), std::string::npos) << out;
+  EXPECT_NE(out.find("overlay:7"), std::string::npos) << out;
+  EXPECT_EQ(out.find("first"), std::string::npos) << out;
+
+  for (size_t i = 1; i < clients.size(); ++i) {
+    clients[i].process->closeStdin();
+    clients[i].process->signal(SIGTERM);
+    clients[i].process->wait(20s);
+  }
+}
+
+}  // namespace
+}  // namespace xrc::test

@@ -1,0 +1,157 @@
+// The compositor's frame policy as pure logic: pacing (FramePacer) and which frame of which
+// client each display frame shows, in what order, with what accounting (FrameScheduler).
+#include <gtest/gtest.h>
+
+#include "compositor/frame_pacer.hpp"
+#include "compositor/frame_scheduler.hpp"
+
+namespace xrc {
+namespace {
+
+constexpr int64_t kPeriod = 11'111'111;  // 90 Hz
+const DisplayClock kClock{1'000'000'000, kPeriod};
+int64_t vsync(int64_t n) { return kClock.originNs + n * kPeriod; }
+
+TEST(FramePacer, FastClientTargetsEveryVsyncOnePeriodAhead) {
+  FramePacer pacer;
+  int64_t now = vsync(10) + 1'000'000;
+  auto plan = pacer.next(now, kClock);
+  EXPECT_EQ(plan.predictedNs, vsync(12));
+  EXPECT_EQ(plan.wakeNs, vsync(11));
+  for (int i = 0; i < 20; ++i) {
+    now = plan.wakeNs + 2'000'000;  // 2 ms of work per frame
+    const auto next = pacer.next(now, kClock);
+    EXPECT_EQ(next.predictedNs, plan.predictedNs + kPeriod);
+    EXPECT_EQ(next.wakeNs, next.predictedNs - kPeriod);
+    EXPECT_EQ(next.periods, 1u);
+    plan = next;
+  }
+}
+
+TEST(FramePacer, SlowClientMovesToAWholeMultipleAndBack) {
+  FramePacer pacer;
+  auto plan = pacer.next(vsync(10), kClock);
+  for (int i = 0; i < 30; ++i) plan = pacer.next(plan.wakeNs + kPeriod * 3 / 2, kClock);  // 16.7 ms of work
+  EXPECT_EQ(plan.periods, 2u);
+  auto next = pacer.next(plan.wakeNs + kPeriod * 3 / 2, kClock);
+  EXPECT_EQ(next.predictedNs - plan.predictedNs, 2 * kPeriod);
+  EXPECT_EQ((next.predictedNs - kClock.originNs) % kPeriod, 0);
+  EXPECT_EQ(next.wakeNs, next.predictedNs - 2 * kPeriod);  // two periods to render in
+  plan = next;
+  for (int i = 0; i < 30; ++i) plan = pacer.next(plan.wakeNs + 1'000'000, kClock);  // fast again
+  EXPECT_EQ(plan.periods, 1u);
+}
+
+std::shared_ptr<ClientRecord> client(uint32_t id, bool overlay = false, uint32_t placement = 0) {
+  auto c = std::make_shared<ClientRecord>();
+  c->id = id;
+  c->overlay = overlay;
+  c->overlayPlacement = placement;
+  return c;
+}
+
+CommittedFrame frame(uint32_t clientId, uint64_t frameId, int64_t targetNs) {
+  CommittedFrame f;
+  f.clientId = clientId;
+  f.frameId = frameId;
+  f.targetNs = targetNs;
+  f.displayTimeNs = targetNs;
+  return f;
+}
+
+std::vector<std::pair<uint32_t, uint64_t>> shown(const DisplaySelection& s) {
+  std::vector<std::pair<uint32_t, uint64_t>> out;
+  for (const auto& f : s.shown) out.emplace_back(f.clientId, f.frameId);
+  return out;
+}
+
+TEST(FrameScheduler, RolesPrimaryElectionAndSwitching) {
+  FrameScheduler scheduler;
+  scheduler.addClient(client(1, true, 3));  // an overlay is never the primary
+  scheduler.addClient(client(2));
+  scheduler.addClient(client(3));
+  EXPECT_EQ(scheduler.displayStats().primaryClientId, 2u);
+  EXPECT_TRUE(scheduler.visibility(1).visible);
+  EXPECT_FALSE(scheduler.visibility(1).focused);
+  EXPECT_TRUE(scheduler.visibility(2).focused);
+  EXPECT_FALSE(scheduler.visibility(3).visible);
+
+  EXPECT_EQ(scheduler.setPrimary(1).error().code, ErrorCode::invalidArgument);
+  EXPECT_EQ(scheduler.setPrimary(9).error().code, ErrorCode::notFound);
+  ASSERT_TRUE(scheduler.setPrimary(3));
+  EXPECT_FALSE(scheduler.visibility(2).visible);
+  EXPECT_TRUE(scheduler.visibility(3).focused);
+
+  scheduler.removeClient(3);  // the longest-connected normal session takes over
+  EXPECT_EQ(scheduler.displayStats().primaryClientId, 2u);
+  scheduler.removeClient(2);
+  EXPECT_EQ(scheduler.displayStats().primaryClientId, 0u);
+}
+
+TEST(FrameScheduler, FramesShowAtTheirTimeNewestWinsAndAreCounted) {
+  FrameScheduler scheduler;
+  auto c = client(1);
+  scheduler.addClient(c);
+  EXPECT_TRUE(scheduler.commit(frame(1, 1, vsync(2)), vsync(0)).empty());
+  // Not before its time.
+  EXPECT_TRUE(scheduler.select(vsync(1), kPeriod).shown.empty());
+  auto s = scheduler.select(vsync(2), kPeriod);
+  EXPECT_EQ(shown(s), (std::vector<std::pair<uint32_t, uint64_t>>{{1, 1}}));
+  EXPECT_EQ(c->framesDisplayed, 1u);
+  EXPECT_EQ(c->framesLate, 0u);
+  // A stalled client keeps its last frame on screen.
+  EXPECT_EQ(shown(scheduler.select(vsync(3), kPeriod)).size(), 1u);
+
+  // Superseded before its time: dropped and released.
+  scheduler.commit(frame(1, 2, vsync(5)), vsync(3));
+  auto released = scheduler.commit(frame(1, 3, vsync(5)), vsync(4));
+  ASSERT_EQ(released.size(), 1u);
+  EXPECT_EQ(released[0].frameId, 2u);
+  EXPECT_EQ(c->framesDropped, 1u);
+  s = scheduler.select(vsync(5), kPeriod);
+  EXPECT_EQ(shown(s), (std::vector<std::pair<uint32_t, uint64_t>>{{1, 3}}));
+  ASSERT_EQ(s.released.size(), 1u);  // frame 1 left the display
+  EXPECT_EQ(s.released[0].frameId, 1u);
+
+  // Arrived after its vsync: shown at the next one, counted late.
+  scheduler.commit(frame(1, 4, vsync(6)), vsync(6) + 1000);
+  scheduler.select(vsync(7), kPeriod);
+  EXPECT_EQ(c->framesLate, 1u);
+  EXPECT_EQ(c->framesDisplayed, 3u);
+}
+
+TEST(FrameScheduler, HiddenClientsShowNothingAndOverlaysStackByPlacement) {
+  FrameScheduler scheduler;
+  auto primary = client(1), hidden = client(2), top = client(3, true, 9), low = client(4, true, 2);
+  for (auto& c : {primary, hidden, top, low}) scheduler.addClient(c);
+  for (uint32_t id : {1, 2, 3, 4}) scheduler.commit(frame(id, 1, vsync(1)), vsync(0));
+  auto s = scheduler.select(vsync(1), kPeriod);
+  EXPECT_EQ(shown(s), (std::vector<std::pair<uint32_t, uint64_t>>{{1, 1}, {4, 1}, {3, 1}}));
+  EXPECT_EQ(hidden->framesHidden, 1u);
+  EXPECT_EQ(hidden->framesDisplayed, 0u);
+
+  // Switching the primary: the old one's frame leaves the display at the next vsync.
+  ASSERT_TRUE(scheduler.setPrimary(2));
+  s = scheduler.select(vsync(2), kPeriod);
+  EXPECT_EQ(shown(s), (std::vector<std::pair<uint32_t, uint64_t>>{{4, 1}, {3, 1}}));
+  ASSERT_EQ(s.released.size(), 1u);
+  EXPECT_EQ(s.released[0].clientId, 1u);
+
+  // A client that leaves takes its frames with it.
+  auto released = scheduler.removeClient(3);
+  ASSERT_EQ(released.size(), 1u);
+  EXPECT_EQ(shown(scheduler.select(vsync(3), kPeriod)), (std::vector<std::pair<uint32_t, uint64_t>>{{4, 1}}));
+  // Frames of a client the scheduler does not know come straight back.
+  EXPECT_EQ(scheduler.commit(frame(77, 1, vsync(4)), vsync(3)).size(), 1u);
+}
+
+TEST(FrameScheduler, MissedDisplayFramesAreCounted) {
+  FrameScheduler scheduler;
+  scheduler.select(vsync(1), kPeriod);
+  scheduler.select(vsync(2), kPeriod);
+  scheduler.select(vsync(5), kPeriod);  // vsyncs 3 and 4 were never composed
+  EXPECT_EQ(scheduler.displayStats().missedFrames, 2u);
+}
+
+}  // namespace
+}  // namespace xrc
