@@ -6,9 +6,10 @@
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 #define XR_USE_GRAPHICS_API_VULKAN 1
+#include <vulkan/vulkan.h>
+// openxr_platform.h needs the Vulkan types first.
 #include <openxr/openxr.h>
 #include <openxr/openxr_platform.h>
-#include <vulkan/vulkan.h>
 
 #include <atomic>
 #include <cmath>
