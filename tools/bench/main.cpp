@@ -1,5 +1,7 @@
-// xr-compositor-bench: starts xr-compositord and N demo clients, and reports the frame path's
-// per-frame costs next to reference measurements taken in the same run (docs/BENCHMARKS.md).
+// xr-compositor-bench: runs N synthetic clients (xr-compositor-demo processes) against
+// xr-compositord, either one it starts (--daemon) or one already serving (--socket), and reports
+// the frame path's per-frame costs next to reference measurements taken in the same run
+// (docs/BENCHMARKS.md).
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -9,11 +11,13 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "../common/process.hpp"
 #include "references.hpp"
+#include "xrc/client.hpp"
 #include "xrc/control.hpp"
 
 namespace {
@@ -22,12 +26,17 @@ using xrc::tools::Process;
 using xrc::tools::TempDir;
 
 struct Options {
-  std::string daemon;
+  std::string daemon;  // start this daemon per scenario...
+  std::string socket;  // ...or use the one serving here
   std::string demo;
   std::vector<uint32_t> clients{1, 8};
   uint64_t frames = 600;
+  double seconds = 0;  // > 0: frames = seconds x refresh rate
   std::string viewSize = "1440x1600";
   std::string syncMode = "auto";
+  uint32_t quadPx = 0;   // > 0: each client also submits a quad layer
+  uint32_t workMs = 0;   // simulated render time per frame (slower clients)
+  bool pattern = false;  // clients write the CPU test pattern (milliseconds per full-size frame)
   bool json = false;
 };
 
@@ -71,28 +80,54 @@ double field(const std::string& text, const std::string& key) {
   return pos == std::string::npos ? -1 : std::stod(text.substr(pos + key.size() + 1));
 }
 
+std::optional<xrc::control::DaemonStatus> daemonStatus(const std::string& socket) {
+  auto control = xrc::control::ControlClient::connect(socket);
+  if (!control) return std::nullopt;
+  auto status = control.value()->status();
+  if (!status) return std::nullopt;
+  return status.value();
+}
+
 nlohmann::json runScenario(const Options& o, uint32_t clients) {
   TempDir dir;
-  const std::string socket = dir.path + "/bench.sock";
-  Process daemon(
-      {o.daemon, "--socket", socket, "--view-size", o.viewSize, "--sync-mode", o.syncMode, "--log-level", "warn"}, {},
-      dir.path + "/daemon.log");
-  // --log-level warn hides the "serving" line: wait for the socket instead.
-  for (int i = 0; i < 200 && ::access(socket.c_str(), F_OK) != 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::unique_ptr<Process> ownDaemon;
+  std::string socket = o.socket;
+  if (socket.empty()) {
+    socket = dir.path + "/bench.sock";
+    ownDaemon =
+        std::make_unique<Process>(std::vector<std::string>{o.daemon, "--socket", socket, "--view-size", o.viewSize,
+                                                           "--sync-mode", o.syncMode, "--log-level", "warn"},
+                                  std::map<std::string, std::string>{}, dir.path + "/daemon.log");
+    // --log-level warn hides the "serving" line: wait for the socket instead.
+    for (int i = 0; i < 200 && ::access(socket.c_str(), F_OK) != 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
   }
-  const double cpuBefore = cpuSeconds(daemon.pid());
-  const auto threadsBefore = cpuSecondsByThread(daemon.pid());
+  auto before = daemonStatus(socket);
+  if (!before) {
+    fmt::print(stderr, "no daemon answers on {}\n", socket);
+    return {{"clients", clients}, {"ok", false}};
+  }
+  const pid_t daemonPid = pid_t(before->daemonPid);
+  const uint64_t frames = o.seconds > 0 ? uint64_t(o.seconds * before->refreshHz) : o.frames;
+  const double cpuBefore = cpuSeconds(daemonPid);
+  const auto threadsBefore = cpuSecondsByThread(daemonPid);
   const auto wallBefore = std::chrono::steady_clock::now();
   std::vector<std::unique_ptr<Process>> demos;
   for (uint32_t i = 0; i < clients; ++i) {
-    demos.push_back(std::make_unique<Process>(
-        std::vector<std::string>{o.demo, "--socket", socket, "--frames", std::to_string(o.frames), "--stats", "--hold",
-                                 "--stereo", "array", "--name", fmt::format("bench-{}", i), "--seed",
-                                 std::to_string(i)},
-        std::map<std::string, std::string>{}, dir.path + fmt::format("/demo{}.log", i), true));
+    std::vector<std::string> argv{
+        o.demo,           "--socket", socket,  "--frames", std::to_string(frames),     "--stats",
+        "--hold",         "--stereo", "array", "--name",   fmt::format("bench-{}", i), "--seed",
+        std::to_string(i)};
+    if (!o.pattern) argv.push_back("--clear-only");
+    // Every client after the first is an overlay, so that every client's frames are displayed.
+    if (i > 0) argv.insert(argv.end(), {"--overlay", std::to_string(i)});
+    if (o.quadPx > 0) argv.insert(argv.end(), {"--quad-px", std::to_string(o.quadPx)});
+    if (o.workMs > 0) argv.insert(argv.end(), {"--work-ms", std::to_string(o.workMs)});
+    demos.push_back(std::make_unique<Process>(argv, std::map<std::string, std::string>{},
+                                              dir.path + fmt::format("/demo{}.log", i), true));
   }
-  nlohmann::json result{{"clients", clients}, {"frames_per_client", o.frames}};
+  nlohmann::json result{{"clients", clients}, {"frames_per_client", frames}};
   std::vector<double> releaseP50, releaseP99, roundTrips;
   bool ok = true;
   for (auto& d : demos) {
@@ -106,21 +141,33 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
     releaseP99.push_back(field(out, "p99"));
     roundTrips.push_back(field(out, "round_trips_per_frame"));
   }
-  const double cpuAfter = cpuSeconds(daemon.pid());
-  auto threadsAfter = cpuSecondsByThread(daemon.pid());
+  const double cpuAfter = cpuSeconds(daemonPid);
+  auto threadsAfter = cpuSecondsByThread(daemonPid);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallBefore).count();
-  auto control = xrc::control::ControlClient::connect(socket);
-  double copyP50 = 0, copyP99 = 0;
+  double copyP50 = 0, copyP99 = 0, latencyP50 = 0, latencyP99 = 0;
+  uint64_t displayed = 0, late = 0, dropped = 0;
   std::string sync = "?";
-  if (control) {
-    if (auto status = control.value()->status()) {
-      for (auto& c : status.value().clients) {
-        copyP50 = std::max(copyP50, double(c.gpuCopyUsP50));
-        copyP99 = std::max(copyP99, double(c.gpuCopyUsP99));
-        sync = xrc::syncModeName(c.syncMode);
-      }
+  if (auto after = daemonStatus(socket)) {
+    for (auto& c : after->clients) {
+      copyP50 = std::max(copyP50, double(c.gpuCopyUsP50));
+      copyP99 = std::max(copyP99, double(c.gpuCopyUsP99));
+      latencyP50 = std::max(latencyP50, double(c.latencyUs.p50));
+      latencyP99 = std::max(latencyP99, double(c.latencyUs.p99));
+      displayed += c.framesDisplayed;
+      late += c.framesLate;
+      dropped += c.framesDropped;
+      sync = xrc::syncModeName(c.syncMode);
     }
+    result["display_frames"] = after->displayFrames - before->displayFrames;
+    result["missed_display_frames"] = after->missedDisplayFrames - before->missedDisplayFrames;
+    result["display_work_us"] = {{"p50", after->displayWorkUs.p50}, {"p99", after->displayWorkUs.p99}};
+    result["daemon_cpu_us_per_display_frame"] = {{"p50", after->daemonCpuUsPerDisplayFrame.p50},
+                                                 {"p99", after->daemonCpuUsPerDisplayFrame.p99}};
   }
+  result["frames_displayed"] = displayed;
+  result["frames_late"] = late;
+  result["frames_dropped"] = dropped;
+  result["latency_us"] = {{"p50", latencyP50}, {"p99", latencyP99}};
   for (auto& d : demos) d->closeStdin();
   for (auto& d : demos) d->wait(std::chrono::seconds(30));
   auto median = [](std::vector<double> v) {
@@ -128,7 +175,7 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
   };
-  const double totalFrames = double(clients) * double(o.frames);
+  const double totalFrames = double(clients) * double(frames);
   result["ok"] = ok;
   result["sync_mode"] = sync;
   result["release_call_us"] = {
@@ -151,15 +198,35 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
 int main(int argc, char** argv) {
   Options o;
   CLI::App app{"xr-compositor-bench: frame-path costs of xr-compositord with N demo clients"};
-  app.add_option("--daemon", o.daemon, "Path to xr-compositord")->required();
+  auto* daemon = app.add_option("--daemon", o.daemon, "Start this xr-compositord for every scenario");
+  app.add_option("--socket", o.socket, "Use the xr-compositord serving this socket instead")->excludes(daemon);
   app.add_option("--demo", o.demo, "Path to xr-compositor-demo")->required();
   app.add_option("--clients", o.clients, "Client counts to run (e.g. 1 8)")->capture_default_str();
   app.add_option("--frames", o.frames, "Frames per client")->capture_default_str();
+  app.add_option("--seconds", o.seconds, "Run each scenario this long (overrides --frames)");
+  app.add_option("--quad-px", o.quadPx, "Each client also submits a quad layer of this many pixels");
+  app.add_option("--work-ms", o.workMs, "Simulated render time per client frame (ms)");
+  app.add_flag("--pattern", o.pattern, "Clients render the CPU-written test pattern instead of a GPU clear");
   app.add_option("--view-size", o.viewSize, "Per-view size; each client submits a 2-layer swapchain of it")
       ->capture_default_str();
   app.add_option("--sync-mode", o.syncMode, "auto, host or binary")->capture_default_str();
   app.add_flag("--json", o.json, "JSON output");
   CLI11_PARSE(app, argc, argv);
+  if (o.daemon.empty() == o.socket.empty()) {
+    fmt::print(stderr, "xr-compositor-bench: give --daemon PATH or --socket PATH\n");
+    return 2;
+  }
+  if (!o.socket.empty()) {
+    // The daemon decides the view size: measure the references at its size.
+    auto status = daemonStatus(o.socket);
+    auto system = xrc::client::describe(o.socket);
+    if (!status || !system) {
+      fmt::print(stderr, "xr-compositor-bench: no daemon answers on {}\n", o.socket);
+      return 1;
+    }
+    o.viewSize =
+        fmt::format("{}x{}", system.value().views[0].recommendedWidth, system.value().views[0].recommendedHeight);
+  }
 
   unsigned w = 0, h = 0;
   std::sscanf(o.viewSize.c_str(), "%ux%u", &w, &h);
@@ -192,16 +259,21 @@ int main(int argc, char** argv) {
         "images {:.1f} us\n",
         ping.p50, ping.p99, o.viewSize, queue, copy ? copy.value().p50 : -1.0,
         exportableCopy ? exportableCopy.value().p50 : -1.0);
-    fmt::print("{:>7} {:>6} {:>14} {:>14} {:>10} {:>14} {:>14} {:>12}\n", "clients", "sync", "release p50 us",
-               "release p99 us", "rt/frame", "gpu copy p50", "gpu copy p99", "cpu us/frame");
+    fmt::print("{:>7} {:>6} {:>14} {:>14} {:>10} {:>14} {:>14} {:>12} {:>14} {:>8} {:>8}\n", "clients", "sync",
+               "release p50 us", "release p99 us", "rt/frame", "gpu copy p50", "gpu copy p99", "cpu us/frame",
+               "display work us", "missed", "late");
     for (auto& s : report["scenarios"]) {
-      fmt::print("{:>7} {:>6} {:>14.1f} {:>14.1f} {:>10.2f} {:>14.1f} {:>14.1f} {:>12.1f}\n", s["clients"].get<int>(),
-                 s["sync_mode"].get<std::string>(), s["release_call_us"]["p50"].get<double>(),
+      if (!s.contains("sync_mode")) continue;
+      fmt::print("{:>7} {:>6} {:>14.1f} {:>14.1f} {:>10.2f} {:>14.1f} {:>14.1f} {:>12.1f} {:>14.1f} {:>8} {:>8}\n",
+                 s["clients"].get<int>(), s["sync_mode"].get<std::string>(), s["release_call_us"]["p50"].get<double>(),
                  s["release_call_us"]["p99"].get<double>(), s["round_trips_per_frame"].get<double>(),
                  s["gpu_copy_us"]["p50"].get<double>(), s["gpu_copy_us"]["p99"].get<double>(),
-                 s["daemon_cpu_us_per_client_frame"].get<double>());
+                 s["daemon_cpu_us_per_client_frame"].get<double>(),
+                 s.value("display_work_us", nlohmann::json{}).value("p50", 0.0), s.value("missed_display_frames", 0),
+                 s["frames_late"].get<uint64_t>());
     }
     for (auto& s : report["scenarios"]) {
+      if (!s.contains("daemon_cpu_us_per_client_frame_by_thread")) continue;
       fmt::print("daemon CPU us/client frame by thread ({} clients):", s["clients"].get<int>());
       for (auto& [name, us] : s["daemon_cpu_us_per_client_frame_by_thread"].items()) {
         fmt::print(" {}={:.1f}", name, us.get<double>());

@@ -78,7 +78,11 @@ Status createTarget(VulkanApp& app, client::Connection& conn, const SwapchainReq
 }
 
 // Writes this frame's pattern into image `image` (already acquired and waited).
-Status render(VulkanApp& app, RenderTarget& t, uint32_t image, uint32_t seed, uint32_t alpha) {
+Status clearImage(VulkanApp& app, RenderTarget& t, uint32_t image, uint32_t seed, VkFence fence);
+
+// `clearOnly`: a GPU clear to a frame-varying color instead of the CPU-written pattern, for
+// benchmarks of many full-size clients (the pattern costs milliseconds of CPU per frame).
+Status render(VulkanApp& app, RenderTarget& t, uint32_t image, uint32_t seed, uint32_t alpha, bool clearOnly) {
   VkDevice device = app.device();
   VkFence fence = t.fences[image].get();
   if (auto s = vk::check(vkWaitForFences(device, 1, &fence, VK_TRUE, 2000000000ull), "vkWaitForFences(render)"); !s) {
@@ -86,6 +90,7 @@ Status render(VulkanApp& app, RenderTarget& t, uint32_t image, uint32_t seed, ui
   }
   vkResetFences(device, 1, &fence);
   const bool depth = vk::isDepthFormat(t.format);
+  if (clearOnly) return clearImage(app, t, image, seed, fence);
   auto* out = static_cast<uint8_t*>(t.staging[image].mapped);
   std::vector<VkBufferImageCopy> regions;
   VkDeviceSize offset = 0;
@@ -145,6 +150,49 @@ Status render(VulkanApp& app, RenderTarget& t, uint32_t image, uint32_t seed, ui
   submit.commandBufferCount = 1;
   submit.pCommandBuffers = &cb;
   return vk::check(vkQueueSubmit(app.queue(), 1, &submit, fence), "vkQueueSubmit(render)");
+}
+
+Status clearImage(VulkanApp& app, RenderTarget& t, uint32_t image, uint32_t seed, VkFence fence) {
+  VkCommandBuffer cb = t.commands[image];
+  VkCommandBufferBeginInfo begin{};
+  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  vkBeginCommandBuffer(cb, &begin);
+  VkImageMemoryBarrier barrier{};
+  barrier.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
+  barrier.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  barrier.oldLayout = vk::attachmentLayout(t.format);
+  barrier.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+  barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  barrier.image = t.swapchain->images()[image];
+  barrier.subresourceRange = {vk::aspectMask(t.format), 0, t.mips, 0, t.layers};
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
+                       nullptr, 1, &barrier);
+  const float shade = float((t.ordinal * 7 + seed * 31) % 256) / 255.f;
+  if (vk::isDepthFormat(t.format)) {
+    VkClearDepthStencilValue value{shade, 0};
+    vkCmdClearDepthStencilImage(cb, barrier.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &value, 1,
+                                &barrier.subresourceRange);
+  } else {
+    VkClearColorValue value{};
+    value.float32[0] = shade;
+    value.float32[1] = 1.f - shade;
+    value.float32[3] = 1.f;
+    vkCmdClearColorImage(cb, barrier.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &value, 1, &barrier.subresourceRange);
+  }
+  barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  barrier.dstAccessMask = 0;
+  barrier.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+  barrier.newLayout = vk::attachmentLayout(t.format);
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 0,
+                       nullptr, 1, &barrier);
+  vkEndCommandBuffer(cb);
+  VkSubmitInfo submit{};
+  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &cb;
+  return vk::check(vkQueueSubmit(app.queue(), 1, &submit, fence), "vkQueueSubmit(clear)");
 }
 
 double percentile(std::vector<double> v, double p) {
@@ -255,7 +303,9 @@ int runDemo(const DemoOptions& o) {
       if (!index) return fail("acquire", index.error());
       if (auto s = t.swapchain->wait(std::chrono::seconds(2)); !s) return fail("wait", s.error());
       const uint32_t alpha = vk::isDepthFormat(t.format) ? 255 : o.alpha;
-      if (auto s = render(*app.value(), t, index.value(), o.seed, alpha); !s) return fail("render", s.error());
+      if (auto s = render(*app.value(), t, index.value(), o.seed, alpha, o.clearOnly); !s) {
+        return fail("render", s.error());
+      }
       const auto before = std::chrono::steady_clock::now();
       if (auto s = t.swapchain->release(); !s) return fail("release", s.error());
       releaseUs.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - before).count());
