@@ -159,6 +159,19 @@ class OpenXrSession : public ::testing::Test {
     return xrEndFrame(session_, &end);
   }
 
+  // Every session state change queued so far, in order.
+  std::vector<XrSessionState> pollSessionStates() {
+    std::vector<XrSessionState> states;
+    XrEventDataBuffer event{XR_TYPE_EVENT_DATA_BUFFER};
+    while (xrPollEvent(instance_, &event) == XR_SUCCESS) {
+      if (event.type == XR_TYPE_EVENT_DATA_SESSION_STATE_CHANGED) {
+        states.push_back(reinterpret_cast<XrEventDataSessionStateChanged&>(event).state);
+      }
+      event = {XR_TYPE_EVENT_DATA_BUFFER};
+    }
+    return states;
+  }
+
   void TearDown() override {
     if (session_ != XR_NULL_HANDLE) xrDestroySession(session_);
     if (device_ != VK_NULL_HANDLE) vkDestroyDevice(device_, nullptr);
@@ -213,14 +226,7 @@ TEST_F(OpenXrSession, OverlaySessionIsVisibleButNotFocused) {
     ASSERT_EQ(xrBeginFrame(session_, nullptr), XR_SUCCESS);
     ASSERT_EQ(endFrame(state.predictedDisplayTime, {}), XR_SUCCESS);
   }
-  std::vector<XrSessionState> states;
-  XrEventDataBuffer event{XR_TYPE_EVENT_DATA_BUFFER};
-  while (xrPollEvent(instance_, &event) == XR_SUCCESS) {
-    if (event.type == XR_TYPE_EVENT_DATA_SESSION_STATE_CHANGED) {
-      states.push_back(reinterpret_cast<XrEventDataSessionStateChanged&>(event).state);
-    }
-    event = {XR_TYPE_EVENT_DATA_BUFFER};
-  }
+  const std::vector<XrSessionState> states = pollSessionStates();
   const std::vector<XrSessionState> want{XR_SESSION_STATE_IDLE, XR_SESSION_STATE_READY, XR_SESSION_STATE_SYNCHRONIZED,
                                          XR_SESSION_STATE_VISIBLE};
   EXPECT_EQ(states, want);
@@ -342,14 +348,7 @@ TEST_F(OpenXrSession, SessionAndFrameCallOrder) {
   // Shutdown as the spec orders it, with the state events to show for it.
   ASSERT_EQ(xrRequestExitSession(session_), XR_SUCCESS);
   ASSERT_EQ(xrEndSession(session_), XR_SUCCESS);
-  std::vector<XrSessionState> states;
-  XrEventDataBuffer event{XR_TYPE_EVENT_DATA_BUFFER};
-  while (xrPollEvent(instance_, &event) == XR_SUCCESS) {
-    if (event.type == XR_TYPE_EVENT_DATA_SESSION_STATE_CHANGED) {
-      states.push_back(reinterpret_cast<XrEventDataSessionStateChanged&>(event).state);
-    }
-    event = {XR_TYPE_EVENT_DATA_BUFFER};
-  }
+  const std::vector<XrSessionState> states = pollSessionStates();
   const std::vector<XrSessionState> want{
       XR_SESSION_STATE_IDLE,    XR_SESSION_STATE_READY,   XR_SESSION_STATE_SYNCHRONIZED, XR_SESSION_STATE_VISIBLE,
       XR_SESSION_STATE_FOCUSED, XR_SESSION_STATE_VISIBLE, XR_SESSION_STATE_SYNCHRONIZED, XR_SESSION_STATE_STOPPING,

@@ -78,7 +78,61 @@ Status createTarget(VulkanApp& app, client::Connection& conn, const SwapchainReq
 }
 
 // Writes this frame's pattern into image `image` (already acquired and waited).
-Status clearImage(VulkanApp& app, RenderTarget& t, uint32_t image, uint32_t seed, VkFence fence);
+// Records `write` (transfer writes into image `image`) between the layout transitions from and
+// back to the attachment layout, and submits it signalling `fence`.
+template <typename Write>
+Status submitTransferWrite(VulkanApp& app, RenderTarget& t, uint32_t image, VkFence fence, const char* what,
+                           Write&& write) {
+  VkCommandBuffer cb = t.commands[image];
+  VkCommandBufferBeginInfo begin{};
+  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  vkBeginCommandBuffer(cb, &begin);
+  VkImageMemoryBarrier barrier{};
+  barrier.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
+  barrier.srcAccessMask = 0;
+  barrier.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  barrier.oldLayout = vk::attachmentLayout(t.format);
+  barrier.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+  barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  barrier.image = t.swapchain->images()[image];
+  barrier.subresourceRange = {vk::aspectMask(t.format), 0, t.mips, 0, t.layers};
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
+                       nullptr, 1, &barrier);
+  write(cb, barrier.image, barrier.subresourceRange);
+  barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  barrier.dstAccessMask = 0;
+  barrier.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+  barrier.newLayout = vk::attachmentLayout(t.format);
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 0,
+                       nullptr, 1, &barrier);
+  vkEndCommandBuffer(cb);
+  VkSubmitInfo submit{};
+  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &cb;
+  return vk::check(vkQueueSubmit(app.queue(), 1, &submit, fence), what);
+}
+
+// A GPU clear to a frame-varying color (benchmarks: no CPU work per texel).
+Status clearImage(VulkanApp& app, RenderTarget& t, uint32_t image, uint32_t seed, VkFence fence) {
+  const float shade = float((t.ordinal * 7 + seed * 31) % 256) / 255.f;
+  return submitTransferWrite(
+      app, t, image, fence, "vkQueueSubmit(clear)",
+      [&](VkCommandBuffer cb, VkImage target, const VkImageSubresourceRange& range) {
+        if (vk::isDepthFormat(t.format)) {
+          VkClearDepthStencilValue value{shade, 0};
+          vkCmdClearDepthStencilImage(cb, target, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &value, 1, &range);
+        } else {
+          VkClearColorValue value{};
+          value.float32[0] = shade;
+          value.float32[1] = 1.f - shade;
+          value.float32[3] = 1.f;
+          vkCmdClearColorImage(cb, target, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &value, 1, &range);
+        }
+      });
+}
 
 // `clearOnly`: a GPU clear to a frame-varying color instead of the CPU-written pattern, for
 // benchmarks of many full-size clients (the pattern costs milliseconds of CPU per frame).
@@ -119,80 +173,12 @@ Status render(VulkanApp& app, RenderTarget& t, uint32_t image, uint32_t seed, ui
     offset += mipBytes(t, mip);
   }
 
-  VkCommandBuffer cb = t.commands[image];
-  VkCommandBufferBeginInfo begin{};
-  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  vkBeginCommandBuffer(cb, &begin);
-  VkImageMemoryBarrier barrier{};
-  barrier.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
-  barrier.srcAccessMask = 0;
-  barrier.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  barrier.oldLayout = vk::attachmentLayout(t.format);
-  barrier.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
-  barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  barrier.image = t.swapchain->images()[image];
-  barrier.subresourceRange = {vk::aspectMask(t.format), 0, t.mips, 0, t.layers};
-  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
-                       nullptr, 1, &barrier);
-  vkCmdCopyBufferToImage(cb, t.staging[image].buffer.get(), barrier.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                         uint32_t(regions.size()), regions.data());
-  barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  barrier.dstAccessMask = 0;
-  barrier.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
-  barrier.newLayout = vk::attachmentLayout(t.format);
-  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 0,
-                       nullptr, 1, &barrier);
-  vkEndCommandBuffer(cb);
-  VkSubmitInfo submit{};
-  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &cb;
-  return vk::check(vkQueueSubmit(app.queue(), 1, &submit, fence), "vkQueueSubmit(render)");
-}
-
-Status clearImage(VulkanApp& app, RenderTarget& t, uint32_t image, uint32_t seed, VkFence fence) {
-  VkCommandBuffer cb = t.commands[image];
-  VkCommandBufferBeginInfo begin{};
-  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  vkBeginCommandBuffer(cb, &begin);
-  VkImageMemoryBarrier barrier{};
-  barrier.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
-  barrier.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  barrier.oldLayout = vk::attachmentLayout(t.format);
-  barrier.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
-  barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  barrier.image = t.swapchain->images()[image];
-  barrier.subresourceRange = {vk::aspectMask(t.format), 0, t.mips, 0, t.layers};
-  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
-                       nullptr, 1, &barrier);
-  const float shade = float((t.ordinal * 7 + seed * 31) % 256) / 255.f;
-  if (vk::isDepthFormat(t.format)) {
-    VkClearDepthStencilValue value{shade, 0};
-    vkCmdClearDepthStencilImage(cb, barrier.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &value, 1,
-                                &barrier.subresourceRange);
-  } else {
-    VkClearColorValue value{};
-    value.float32[0] = shade;
-    value.float32[1] = 1.f - shade;
-    value.float32[3] = 1.f;
-    vkCmdClearColorImage(cb, barrier.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &value, 1, &barrier.subresourceRange);
-  }
-  barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  barrier.dstAccessMask = 0;
-  barrier.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
-  barrier.newLayout = vk::attachmentLayout(t.format);
-  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 0,
-                       nullptr, 1, &barrier);
-  vkEndCommandBuffer(cb);
-  VkSubmitInfo submit{};
-  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &cb;
-  return vk::check(vkQueueSubmit(app.queue(), 1, &submit, fence), "vkQueueSubmit(clear)");
+  return submitTransferWrite(app, t, image, fence, "vkQueueSubmit(render)",
+                             [&](VkCommandBuffer cb, VkImage target, const VkImageSubresourceRange&) {
+                               vkCmdCopyBufferToImage(cb, t.staging[image].buffer.get(), target,
+                                                      VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, uint32_t(regions.size()),
+                                                      regions.data());
+                             });
 }
 
 double percentile(std::vector<double> v, double p) {
