@@ -276,7 +276,9 @@ struct DaemonStatus {
   displayFrames @4 :UInt64;
   clients @5 :List(ClientStatus);
   missedDisplayFrames @6 :UInt64;    # vsyncs the display loop did not compose in time
-  displayWorkUs @7 :Percentiles;     # display loop CPU work per display frame (select + compose)
+  # Wall time of the display loop per display frame: select, wait for the previous composition's
+  # GPU work, record, submit.
+  displayWorkUs @7 :Percentiles;
   daemonCpuUsPerDisplayFrame @8 :Percentiles;  # process CPU time (all threads) per display frame
   daemonCpuUsPerClientFrame @9 :Float32;       # the same over the last second / client frames
   primaryClientId @10 :UInt32;       # 0: none

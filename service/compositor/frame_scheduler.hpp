@@ -52,7 +52,8 @@ class FrameScheduler {
   // The display loop composes the display frame of vsync `vsyncNs`: per visible client, the
   // newest frame whose target time is due (frames are never shown before their time).
   DisplaySelection select(int64_t vsyncNs, int64_t periodNs) XRC_EXCLUDES(mutex_);
-  // The display loop finished that frame's CPU work (select + record + submit) in `workNs`.
+  // The display loop finished that frame in `workNs` of wall time (select, waiting for the
+  // previous composition, record, submit).
   void displayed(int64_t workNs) XRC_EXCLUDES(mutex_);
 
   DisplayStats displayStats() const XRC_EXCLUDES(mutex_);

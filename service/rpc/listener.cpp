@@ -90,9 +90,8 @@ struct KickSwitch {
 
 struct Listener::Connection {
   Connection(DaemonContext& ctx, kj::Timer& timer, kj::Own<kj::AsyncCapabilityStream> s, PeerCredentials peer,
-             kj::PromiseFulfillerPair<void> kickPair)
-      : kick(std::make_shared<KickSwitch>(KickSwitch{kj::mv(kickPair.fulfiller)})),
-        kicked(kj::mv(kickPair.promise)),
+             kj::Own<kj::PromiseFulfiller<void>> kickFulfiller)
+      : kick(std::make_shared<KickSwitch>(KickSwitch{kj::mv(kickFulfiller)})),
         stream(kj::heap<BatchingStream>(kj::mv(s), BatchingStream::Reads::readAhead)),
         // Fd passing must be on for the daemon to send fds. Clients never send any: the read-ahead
         // stream reads without ancillary data, so the kernel drops fds a client attaches.
@@ -102,7 +101,6 @@ struct Listener::Connection {
                                  }))) {}
 
   std::shared_ptr<KickSwitch> kick;  // first member: destroyed last
-  kj::Maybe<kj::Promise<void>> kicked;
   kj::Own<kj::AsyncCapabilityStream> stream;
   capnp::TwoPartyVatNetwork network;
   capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc;
@@ -126,12 +124,12 @@ kj::Promise<void> Listener::acceptLoop() {
       }
     }
     auto capStream = stream.downcast<kj::AsyncCapabilityStream>();
-    auto connection = kj::heap<Connection>(ctx_, io_.provider->getTimer(), kj::mv(capStream), peer,
-                                           kj::newPromiseAndFulfiller<void>());
+    auto kick = kj::newPromiseAndFulfiller<void>();
+    auto connection =
+        kj::heap<Connection>(ctx_, io_.provider->getTimer(), kj::mv(capStream), peer, kj::mv(kick.fulfiller));
     ++connections_;
-    kj::Promise<void> kicked = kj::mv(KJ_ASSERT_NONNULL(connection->kicked));
-    connection->kicked = nullptr;
-    auto ended = connection->network.onDisconnect().exclusiveJoin(kj::mv(kicked));
+    // The connection ends when the client goes or when it is kicked, whichever comes first.
+    auto ended = connection->network.onDisconnect().exclusiveJoin(kj::mv(kick.promise));
     tasks_.add(ended.attach(kj::mv(connection), kj::defer([this] { --connections_; })));
     return acceptLoop();
   });

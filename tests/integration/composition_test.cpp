@@ -29,13 +29,6 @@ struct Client {
   DemoIdentity id;
 };
 
-const control::ClientStatus* findClient(const control::DaemonStatus& s, uint32_t id) {
-  for (const auto& c : s.clients) {
-    if (c.id == id) return &c;
-  }
-  return nullptr;
-}
-
 // One channel of `src` blended over `dst` (premultiplied source alpha), as the blend shader does.
 uint32_t blendOver(uint32_t src, uint32_t dst) {
   const float a = float(src >> 24) / 255.f;
@@ -55,12 +48,9 @@ bool closeEnough(uint32_t got, uint32_t want, int tolerance) {
   return true;
 }
 
-std::string ctl(const Daemon& daemon, const TempDir& dir, std::vector<std::string> args, int* exitCode) {
-  std::vector<std::string> argv{binary("XRC_CTL"), "--socket", daemon.socket()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  Process p(argv, {}, dir.path + "/ctl.log");
-  *exitCode = p.wait(30s);
-  return p.output();
+CtlResult ctl(const Daemon& daemon, const TempDir& dir, std::vector<std::string> args) {
+  args.insert(args.begin(), {"--socket", daemon.socket()});
+  return runCtl(dir, args);
 }
 
 // Eight clients: a primary, a hidden normal app, and six overlays (two overlapping, one blended,
@@ -218,27 +208,26 @@ TEST(Composition, SetPrimaryAndKickThroughCtl) {
   }
   const uint32_t first = clients[0].id.clientId, second = clients[1].id.clientId, badge = clients[2].id.clientId;
 
-  int rc = -1;
-  std::string out = ctl(daemon, dir, {"set-primary", std::to_string(second)}, &rc);
-  EXPECT_EQ(rc, 0) << out;
+  CtlResult r = ctl(daemon, dir, {"set-primary", std::to_string(second)});
+  EXPECT_EQ(r.exitCode, 0) << r.output;
   EXPECT_TRUE(clients[1].process->waitForOutput("visibility visible=1 focused=1", 10s)) << clients[1].process->output();
   EXPECT_TRUE(clients[0].process->waitForOutput("visibility visible=0 focused=0", 10s)) << clients[0].process->output();
 
   // Bad requests: clear errors, nothing changes.
-  out = ctl(daemon, dir, {"set-primary", std::to_string(badge)}, &rc);
-  EXPECT_NE(rc, 0);
-  EXPECT_NE(out.find("is an overlay session"), std::string::npos) << out;
-  out = ctl(daemon, dir, {"set-primary", "9999"}, &rc);
-  EXPECT_NE(rc, 0);
-  EXPECT_NE(out.find("no client 9999"), std::string::npos) << out;
-  out = ctl(daemon, dir, {"kick", "9999"}, &rc);
-  EXPECT_NE(rc, 0);
-  EXPECT_NE(out.find("no client 9999"), std::string::npos) << out;
+  r = ctl(daemon, dir, {"set-primary", std::to_string(badge)});
+  EXPECT_NE(r.exitCode, 0);
+  EXPECT_NE(r.output.find("is an overlay session"), std::string::npos) << r.output;
+  r = ctl(daemon, dir, {"set-primary", "9999"});
+  EXPECT_NE(r.exitCode, 0);
+  EXPECT_NE(r.output.find("no client 9999"), std::string::npos) << r.output;
+  r = ctl(daemon, dir, {"kick", "9999"});
+  EXPECT_NE(r.exitCode, 0);
+  EXPECT_NE(r.output.find("no client 9999"), std::string::npos) << r.output;
 
   // status --json: stable field names, parsed.
-  out = ctl(daemon, dir, {"status", "--json"}, &rc);
-  ASSERT_EQ(rc, 0) << out;
-  auto json = nlohmann::json::parse(out);
+  r = ctl(daemon, dir, {"status", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  auto json = nlohmann::json::parse(r.output);
   EXPECT_EQ(json["primary_client_id"], second);
   ASSERT_EQ(json["clients"].size(), 3u);
   for (const auto& c : json["clients"]) {
@@ -257,8 +246,8 @@ TEST(Composition, SetPrimaryAndKickThroughCtl) {
   }
 
   // Kick removes exactly that client; the others keep going.
-  out = ctl(daemon, dir, {"kick", std::to_string(first)}, &rc);
-  EXPECT_EQ(rc, 0) << out;
+  r = ctl(daemon, dir, {"kick", std::to_string(first)});
+  EXPECT_EQ(r.exitCode, 0) << r.output;
   EXPECT_NE(clients[0].process->wait(20s), 0) << "a kicked client loses its daemon";
   auto control = daemon.control();
   ASSERT_TRUE(control);
@@ -275,12 +264,12 @@ TEST(Composition, SetPrimaryAndKickThroughCtl) {
       10s));
 
   // The human table names every client with its role.
-  out = ctl(daemon, dir, {"status"}, &rc);
-  EXPECT_EQ(rc, 0) << out;
-  EXPECT_NE(out.find("2 clients"), std::string::npos) << out;
-  EXPECT_NE(out.find("primary"), std::string::npos) << out;
-  EXPECT_NE(out.find("overlay:7"), std::string::npos) << out;
-  EXPECT_EQ(out.find("first"), std::string::npos) << out;
+  r = ctl(daemon, dir, {"status"});
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("2 clients"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("primary"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("overlay:7"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("first"), std::string::npos) << r.output;
 
   for (size_t i = 1; i < clients.size(); ++i) {
     clients[i].process->closeStdin();

@@ -68,9 +68,8 @@ void runFramePath(const std::map<std::string, std::string>& env, uint64_t frames
   ASSERT_TRUE(status) << status.error().describe();
   ASSERT_EQ(status.value().clients.size(), 4u);
   for (auto& c : clients) {
-    auto it = std::find_if(status.value().clients.begin(), status.value().clients.end(),
-                           [&](const control::ClientStatus& s) { return s.id == c.id.clientId; });
-    ASSERT_NE(it, status.value().clients.end());
+    auto* it = findClient(status.value(), c.id.clientId);
+    ASSERT_NE(it, nullptr);
     EXPECT_EQ(it->name, c.spec.name);
     EXPECT_EQ(it->pid, uint32_t(c.process->pid()));
     EXPECT_EQ(it->framesSubmitted, frames);

@@ -96,6 +96,23 @@ std::unique_ptr<Process> startDemo(const Daemon& daemon, const TempDir& dir, con
   return std::make_unique<Process>(argv, env, dir.path + "/" + spec.name + ".log", true);
 }
 
+const control::ClientStatus* findClient(const control::DaemonStatus& status, uint32_t id) {
+  for (const auto& c : status.clients) {
+    if (c.id == id) return &c;
+  }
+  return nullptr;
+}
+
+CtlResult runCtl(const TempDir& dir, const std::vector<std::string>& args, std::map<std::string, std::string> env) {
+  std::vector<std::string> argv{binary("XRC_CTL")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  Process p(argv, std::move(env), dir.path + "/ctl.log");
+  CtlResult result;
+  result.exitCode = p.wait(std::chrono::seconds(30));
+  result.output = p.output();
+  return result;
+}
+
 bool parseIdentity(const std::string& output, DemoIdentity& out) {
   auto pos = output.find("client ");
   if (pos == std::string::npos) return false;

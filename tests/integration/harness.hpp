@@ -73,6 +73,16 @@ bool parseIdentity(const std::string& output, DemoIdentity& out);
 size_t countPatternMismatches(const control::Pixels& pixels, uint32_t seed, uint32_t swapchainIndex, uint64_t ordinal,
                               std::string* first = nullptr);
 
+// The status entry of client `id`, or null.
+const control::ClientStatus* findClient(const control::DaemonStatus& status, uint32_t id);
+
+// Runs xr-compositorctl with `args` (log in `dir`); its exit code and output.
+struct CtlResult {
+  int exitCode = -1;
+  std::string output;
+};
+CtlResult runCtl(const TempDir& dir, const std::vector<std::string>& args, std::map<std::string, std::string> env = {});
+
 // Environment that loads the Khronos validation layer with synchronization validation.
 std::map<std::string, std::string> validationEnv();
 

@@ -272,12 +272,7 @@ TEST(OpenXrInstance, SetActiveRuntimeMakesTheLoaderFindUs) {
   ASSERT_TRUE(daemon.ready()) << daemon.process().output();
   const std::string config = dir.path + "/config";
   const std::string active = config + "/openxr/1/active_runtime.json";
-  auto ctl = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), binary("XRC_CTL"));
-    Process p(args, {{"XDG_CONFIG_HOME", config}}, dir.path + "/ctl.log");
-    const int status = p.wait(30s);
-    return std::make_pair(status, p.output());
-  };
+  auto ctl = [&](const std::vector<std::string>& args) { return runCtl(dir, args, {{"XDG_CONFIG_HOME", config}}); };
   // Another runtime is the user's choice: refused, and the file is left alone.
   const std::string other = dir.path + "/monado.json";
   std::ofstream(other)
@@ -285,13 +280,13 @@ TEST(OpenXrInstance, SetActiveRuntimeMakesTheLoaderFindUs) {
   std::filesystem::create_directories(config + "/openxr/1");
   std::filesystem::create_symlink(other, active);
   auto refused = ctl({"set-active-runtime", "--manifest", binary("XRC_OPENXR_MANIFEST")});
-  EXPECT_EQ(refused.first, 1);
-  EXPECT_NE(refused.second.find("belongs to another runtime ('Monado'"), std::string::npos) << refused.second;
+  EXPECT_EQ(refused.exitCode, 1);
+  EXPECT_NE(refused.output.find("belongs to another runtime ('Monado'"), std::string::npos) << refused.output;
   EXPECT_EQ(std::filesystem::read_symlink(active), other);
-  EXPECT_EQ(ctl({"unset-active-runtime", "--manifest", binary("XRC_OPENXR_MANIFEST")}).first, 1);
+  EXPECT_EQ(ctl({"unset-active-runtime", "--manifest", binary("XRC_OPENXR_MANIFEST")}).exitCode, 1);
   // Forced: ours now.
   auto forced = ctl({"set-active-runtime", "--force", "--manifest", binary("XRC_OPENXR_MANIFEST")});
-  ASSERT_EQ(forced.first, 0) << forced.second;
+  ASSERT_EQ(forced.exitCode, 0) << forced.output;
 
   ::unsetenv("XR_RUNTIME_JSON");
   ::setenv("XDG_CONFIG_HOME", config.c_str(), 1);
@@ -305,7 +300,7 @@ TEST(OpenXrInstance, SetActiveRuntimeMakesTheLoaderFindUs) {
   ::unsetenv("XDG_CONFIG_HOME");
 
   auto unset = ctl({"unset-active-runtime", "--manifest", binary("XRC_OPENXR_MANIFEST")});
-  EXPECT_EQ(unset.first, 0) << unset.second;
+  EXPECT_EQ(unset.exitCode, 0) << unset.output;
   EXPECT_FALSE(std::filesystem::exists(std::filesystem::symlink_status(active)));
 }
 

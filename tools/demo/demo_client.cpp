@@ -249,7 +249,7 @@ int runDemo(const DemoOptions& o) {
 
   // This demo renders and releases whether or not the daemon shows it (shouldRender), so that
   // hidden sessions exercise the copy path too.
-  const uint64_t blendFlags = o.alpha < 255 ? 0x2 : 0;  // XR_COMPOSITION_LAYER_BLEND_TEXTURE_SOURCE_ALPHA_BIT
+  const uint64_t blendFlags = o.alpha < 255 ? layer_flags::blendTextureSourceAlpha : 0;
   std::vector<double> releaseUs, frameUs;
   std::optional<std::pair<bool, bool>> shownVisibility;
   auto last = std::chrono::steady_clock::now();

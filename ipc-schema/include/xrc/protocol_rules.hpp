@@ -62,6 +62,12 @@ inline constexpr uint64_t inputAttachment = 0x80;
 inline constexpr uint64_t all = 0xff;
 }  // namespace xr_usage
 
+// XrCompositionLayerFlags bits (OpenXR 1.0), as Layer.flags carries them.
+namespace layer_flags {
+inline constexpr uint64_t blendTextureSourceAlpha = 0x2;
+inline constexpr uint64_t unpremultipliedAlpha = 0x4;
+}  // namespace layer_flags
+
 struct SwapchainRequest {
   uint64_t createFlags = 0;
   uint64_t usageFlags = 0;

@@ -1,6 +1,6 @@
 // The headless display's alpha blending: a compute pipeline that blends one layer's sub-image
-// over the display output (OpenXR's BLEND_TEXTURE_SOURCE_ALPHA / UNPREMULTIPLIED_ALPHA layer
-// flags). Opaque layers keep using plain copies. Display thread only.
+// over the display output (the layer_flags of protocol_rules.hpp). Opaque layers keep using
+// plain copies. Display thread only.
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -11,12 +11,6 @@
 #include "xrc/vk_util.hpp"
 
 namespace xrc {
-
-// OpenXR XrCompositionLayerFlags bits (1.0), repeated so the backend needs no OpenXR header.
-namespace layer_flags {
-inline constexpr uint64_t blendTextureSourceAlpha = 0x2;
-inline constexpr uint64_t unpremultipliedAlpha = 0x4;
-}  // namespace layer_flags
 
 struct BlendDraw {
   VkImageView source = VK_NULL_HANDLE;  // 2D array view of mip 0, read as stored (UNORM for sRGB)

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "../../log.hpp"
+#include "xrc/protocol_rules.hpp"
 
 namespace xrc {
 

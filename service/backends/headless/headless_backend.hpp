@@ -9,7 +9,6 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <condition_variable>
-#include <map>
 #include <optional>
 #include <thread>
 
