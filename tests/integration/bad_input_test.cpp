@@ -54,7 +54,8 @@ class BadInput : public ::testing::Test {
     wire::Session::Client session{nullptr};
   };
 
-  wire::ErrorCode connect(Raw& raw, uint16_t major = kProtocolMajor, bool corruptUuid = false) {
+  wire::ErrorCode connect(Raw& raw, uint16_t major = kProtocolMajor, bool corruptUuid = false, bool overlay = false,
+                          uint32_t overlayPlacement = 0) {
     raw.link = RawRpc::open(daemon_->socket());
     EXPECT_TRUE(raw.link);
     auto request = raw.link->bootstrap().connectRequest();
@@ -64,6 +65,8 @@ class BadInput : public ::testing::Test {
     DeviceFacts facts = device_;
     if (corruptUuid) facts.deviceUuid[0] ^= 0xff;
     toWire(facts, info.initDevice());
+    info.setOverlay(overlay);
+    info.setOverlayPlacement(overlayPlacement);
     auto response = request.send().wait(raw.link->waitScope());
     if (response.getError().getCode() == wire::ErrorCode::NONE) raw.session = response.getSession();
     lastMessage_ = response.getError().getMessage().cStr();
@@ -146,6 +149,17 @@ TEST_F(BadInput, DeviceUuidMismatch) {
   Raw raw;
   EXPECT_EQ(connect(raw, kProtocolMajor, true), wire::ErrorCode::DEVICE_MISMATCH);
   EXPECT_NE(lastMessage_.find("not the daemon's device"), std::string::npos) << lastMessage_;
+}
+
+// Overlay placements outside 0..kMaxOverlayPlacement, or given to a normal session, are refused
+// at connect; the daemon keeps serving (the bystander keeps rendering, a good overlay connects).
+TEST_F(BadInput, OverlayPlacementOutOfRange) {
+  Raw tooHigh, notOverlay, good;
+  EXPECT_EQ(connect(tooHigh, kProtocolMajor, false, true, kMaxOverlayPlacement + 1), wire::ErrorCode::INVALID_ARGUMENT);
+  EXPECT_NE(lastMessage_.find("outside 0..1000"), std::string::npos) << lastMessage_;
+  EXPECT_EQ(connect(notOverlay, kProtocolMajor, false, false, 3), wire::ErrorCode::INVALID_ARGUMENT);
+  EXPECT_NE(lastMessage_.find("not an overlay"), std::string::npos) << lastMessage_;
+  EXPECT_EQ(connect(good, kProtocolMajor, false, true, kMaxOverlayPlacement), wire::ErrorCode::NONE) << lastMessage_;
 }
 
 TEST_F(BadInput, SwapchainParameters) {

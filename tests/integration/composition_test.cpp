@@ -271,6 +271,16 @@ TEST(Composition, SetPrimaryAndKickThroughCtl) {
   EXPECT_NE(r.output.find("overlay:7"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("first"), std::string::npos) << r.output;
 
+  // watch: the same table, redrawn in place (cursor home before every refresh).
+  r = ctl(daemon, dir, {"watch", "--count", "2", "--interval", "0.1"});
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  size_t refreshes = 0;
+  for (size_t pos = r.output.find("\x1b[H"); pos != std::string::npos; pos = r.output.find("\x1b[H", pos + 1)) {
+    ++refreshes;
+  }
+  EXPECT_EQ(refreshes, 2u) << r.output;
+  EXPECT_NE(r.output.find("overlay:7"), std::string::npos) << r.output;
+
   for (size_t i = 1; i < clients.size(); ++i) {
     clients[i].process->closeStdin();
     clients[i].process->signal(SIGTERM);

@@ -230,4 +230,12 @@ TEST(Layers, QuadSizeAndPose) {
 }
 
 }  // namespace
+TEST(OverlayPlacement, RangeAndOnlyForOverlays) {
+  EXPECT_TRUE(validateOverlayPlacement(false, 0));
+  EXPECT_TRUE(validateOverlayPlacement(true, 0));
+  EXPECT_TRUE(validateOverlayPlacement(true, kMaxOverlayPlacement));
+  EXPECT_EQ(validateOverlayPlacement(true, kMaxOverlayPlacement + 1).error().code, ErrorCode::invalidArgument);
+  EXPECT_EQ(validateOverlayPlacement(false, 1).error().code, ErrorCode::invalidArgument);
+}
+
 }  // namespace xrc
