@@ -87,6 +87,7 @@ std::unique_ptr<Process> startDemo(const Daemon& daemon, const TempDir& dir, con
   if (spec.workMs > 0) option("--work-ms", spec.workMs);
   if (spec.lateEvery > 0) option("--late-every", spec.lateEvery);
   if (spec.stallAfter > 0) option("--stall-after", spec.stallAfter);
+  if (spec.stats) argv.push_back("--stats");
   if (!spec.projection) argv.push_back("--no-projection");
   if (spec.quadPx > 0) {
     option("--quad-px", spec.quadPx);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -251,6 +252,9 @@ int runDemo(const DemoOptions& o) {
   // hidden sessions exercise the copy path too.
   const uint64_t blendFlags = o.alpha < 255 ? layer_flags::blendTextureSourceAlpha : 0;
   std::vector<double> releaseUs, frameUs;
+  // How far apart the daemon's predicted display times of successive frames are (the pacing).
+  std::map<int64_t, uint64_t> targetSpacingNs;
+  int64_t lastTargetNs = 0;
   std::optional<std::pair<bool, bool>> shownVisibility;
   auto last = std::chrono::steady_clock::now();
   for (uint64_t frame = 0; frame < o.frames; ++frame) {
@@ -270,6 +274,8 @@ int runDemo(const DemoOptions& o) {
       std::fflush(stdout);
       return 0;
     }
+    if (lastTargetNs != 0) targetSpacingNs[timing.value().predictedDisplayTimeNs - lastTargetNs]++;
+    lastTargetNs = timing.value().predictedDisplayTimeNs;
     const std::pair<bool, bool> visibility{timing.value().visible, timing.value().focused};
     if (shownVisibility != visibility) {
       std::printf("visibility visible=%d focused=%d frame=%llu\n", visibility.first, visibility.second,
@@ -342,6 +348,11 @@ int runDemo(const DemoOptions& o) {
     std::printf("release_us p50=%.1f p99=%.1f frame_interval_us p50=%.1f round_trips_per_frame=%.2f\n",
                 percentile(releaseUs, 50), percentile(releaseUs, 99), percentile(frameUs, 50),
                 double(c.blockingRoundTrips()) / double(o.frames + 1));
+    std::printf("target_spacing_ns");
+    for (const auto& [spacing, count] : targetSpacingNs) {
+      std::printf(" %lld:%llu", (long long)spacing, (unsigned long long)count);
+    }
+    std::printf("\n");
   }
   std::fflush(stdout);
   if (o.hold) {
