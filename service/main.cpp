@@ -1,6 +1,7 @@
 // xr-compositord: wires the GPU, the backend, the frame worker and the RPC listener together,
 // and turns SIGTERM/SIGINT into a clean shutdown.
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <fmt/ranges.h>
@@ -12,6 +13,7 @@
 
 #include <pthread.h>
 #include <cstdio>
+#include <cstring>
 
 #include <atomic>
 #include <functional>
@@ -19,6 +21,7 @@
 #include <thread>
 
 #include "backends/headless/headless_backend.hpp"
+#include "backends/openxr/openxr_backend.hpp"
 #include "compositor/daemon_context.hpp"
 #include "compositor/health_monitor.hpp"
 #include "config/daemon_config.hpp"
@@ -28,6 +31,64 @@
 #include "xrc/socket_path.hpp"
 
 namespace {
+
+// The backend's display thread asks the KJ thread to disconnect every client (its runtime was
+// lost) through an eventfd, so it never waits for the KJ loop.
+kj::Promise<void> disconnectAllOnSignal(kj::AsyncInputStream& signal, xrc::ClientRegistry& clients, uint64_t& buffer) {
+  return signal.tryRead(&buffer, sizeof(buffer), sizeof(buffer)).then([&](size_t n) -> kj::Promise<void> {
+    if (n == 0) return kj::READY_NOW;
+    for (const auto& client : clients.snapshot()) {
+      if (client->disconnect) client->disconnect();
+    }
+    return disconnectAllOnSignal(signal, clients, buffer);
+  });
+}
+
+// Declared in the order they are built; destroyed in reverse.
+struct Backends {
+  std::unique_ptr<xrc::gpu::GpuDevice> gpu;
+  std::unique_ptr<xrc::gpu::Timeline> copyTimeline;
+  std::unique_ptr<xrc::Backend> backend;
+};
+
+// The GPU device and the configured backend. Under the openxr backend the OpenXR runtime creates
+// the daemon's Vulkan instance and device.
+xrc::Status createBackend(const xrc::DaemonConfig& config, const xrc::HeadlessOptions& headless,
+                          xrc::FrameScheduler& scheduler, int lossEventFd, Backends& out) {
+  using namespace xrc;
+  auto makeTimeline = [&]() -> Status {
+    auto created = gpu::Timeline::create(out.gpu->device());
+    if (!created) return created.error();
+    out.copyTimeline = std::move(created).value();
+    return {};
+  };
+  if (config.backend == "openxr") {
+    auto instance = OpenXrInstance::create();
+    if (!instance) return instance.error();
+    auto gpu = gpu::GpuDevice::create(gpu::DeviceOptions{config.deviceUuid, instance.value().get(), true});
+    if (!gpu) return gpu.error();
+    out.gpu = std::move(gpu).value();
+    if (auto s = makeTimeline(); !s) return s.error();
+    OpenXrOptions options;
+    options.refreshHz = config.refreshHz;
+    options.disconnectAllClients = [lossEventFd] {
+      const uint64_t one = 1;
+      if (::write(lossEventFd, &one, sizeof(one)) < 0) log::error("could not signal the runtime loss");
+    };
+    auto backend = OpenXrBackend::create(std::move(instance).value(), *out.gpu, scheduler, std::move(options));
+    if (!backend) return backend.error();
+    out.backend = std::move(backend).value();
+    return {};
+  }
+  auto gpu = gpu::GpuDevice::create(gpu::DeviceOptions{config.deviceUuid});
+  if (!gpu) return gpu.error();
+  out.gpu = std::move(gpu).value();
+  if (auto s = makeTimeline(); !s) return s.error();
+  auto backend = HeadlessBackend::create(*out.gpu, *out.copyTimeline, scheduler, headless);
+  if (!backend) return backend.error();
+  out.backend = std::move(backend).value();
+  return {};
+}
 
 struct Options {
   xrc::DaemonConfig cli;           // values given on the command line
@@ -88,25 +149,22 @@ int run(const Options& options) {
     return 2;
   }
 
-  auto gpu = gpu::GpuDevice::create(gpu::DeviceOptions{config.deviceUuid});
-  if (!gpu) {
-    log::error("GPU: {}", gpu.error().describe());
-    return 1;
-  }
-  if (forced == SyncMode::binary && !gpu.value()->facts().externalSemaphoreFd) {
-    log::error("--sync-mode binary needs VK_KHR_external_semaphore_fd, which '{}' lacks", gpu.value()->facts().name);
-    return 2;
-  }
-  auto copyTimeline = gpu::Timeline::create(gpu.value()->device());
-  if (!copyTimeline) {
-    log::error("{}", copyTimeline.error().describe());
+  UniqueFd lossEvent(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!lossEvent.valid()) {
+    log::error("eventfd: {}", std::strerror(errno));
     return 1;
   }
   FrameScheduler scheduler;
-  auto backend = HeadlessBackend::create(*gpu.value(), *copyTimeline.value(), scheduler, headless);
-  if (!backend) {
-    log::error("headless backend: {}", backend.error().describe());
+  Backends backends;
+  if (auto s = createBackend(config, headless, scheduler, lossEvent.get(), backends); !s) {
+    log::error("{} backend: {}", config.backend, s.error().describe());
     return 1;
+  }
+  gpu::GpuDevice* gpu = backends.gpu.get();
+  Backend* backend = backends.backend.get();
+  if (forced == SyncMode::binary && !gpu->facts().externalSemaphoreFd) {
+    log::error("--sync-mode binary needs VK_KHR_external_semaphore_fd, which '{}' lacks", gpu->facts().name);
+    return 2;
   }
   // Socket activation: systemd owns the socket file; otherwise we bind (and later remove) it.
   auto activated = platform::takeActivatedSocket();
@@ -125,12 +183,22 @@ int run(const Options& options) {
   ClientRegistry clients;
   {
     FrameWorker worker;
-    DaemonContext ctx{*gpu.value(),     *copyTimeline.value(),
-                      *backend.value(), worker,
-                      clients,          scheduler,
-                      forced,           std::chrono::milliseconds(2000),
-                      monotonicNowNs(), uint32_t(::getuid())};
+    DaemonContext ctx{*gpu,
+                      *backends.copyTimeline,
+                      *backend,
+                      worker,
+                      clients,
+                      scheduler,
+                      forced,
+                      std::chrono::milliseconds(2000),
+                      monotonicNowNs(),
+                      uint32_t(::getuid())};
     auto io = kj::setupAsyncIo();
+    auto lossSignal = io.lowLevelProvider->wrapInputFd(lossEvent.get());
+    uint64_t lossBuffer = 0;
+    auto disconnecting = disconnectAllOnSignal(*lossSignal, clients, lossBuffer).eagerlyEvaluate([](kj::Exception&& e) {
+      log::error("runtime loss handling failed: {}", e.getDescription().cStr());
+    });
     auto stop = kj::newPromiseAndCrossThreadFulfiller<int>();
 
     // Boost.Asio owns signals: SIGTERM/SIGINT end the KJ loop from the Asio thread.
@@ -147,7 +215,7 @@ int run(const Options& options) {
         if (ec) return;
         stalled = !stalled;
         log::warn("test hook: display loop {}", stalled ? "stalled" : "resumed");
-        backend.value()->setStalledForTest(stalled);
+        backend->setStalledForTest(stalled);
         armStallHook();
       });
     };
@@ -189,21 +257,23 @@ int run(const Options& options) {
       });
     };
     armReload();
-    HealthMonitor health(signalsIo, *backend.value(), worker, clients, platform::watchdogInterval());
+    HealthMonitor health(signalsIo, *backend, worker, clients, platform::watchdogInterval());
     std::thread signalThread([&] {
       pthread_setname_np(pthread_self(), "xrc-signals");
       signalsIo.run();
     });
 
-    backend.value()->start();
+    backend->start();
     boost::asio::post(signalsIo, [&] { health.start(); });
     {
       Listener listener(ctx, io, std::move(listenFd).value());
       auto accepting = listener.run().eagerlyEvaluate(
           [](kj::Exception&& e) { log::error("accept failed: {}", e.getDescription().cStr()); });
+      const SystemInfo& system = backend->systemInfo();
       log::info("xr-compositord {} serving '{}'{} (backend {}, {} Hz, views {}x{}x{})", XRC_VERSION, socketPath.value(),
-                socketActivated ? " (socket from systemd)" : "", config.backend, config.refreshHz, headless.viewCount,
-                headless.viewWidth, headless.viewHeight);
+                socketActivated ? " (socket from systemd)" : "", config.backend, system.refreshHz, system.views.size(),
+                system.views.empty() ? 0 : system.views[0].recommendedWidth,
+                system.views.empty() ? 0 : system.views[0].recommendedHeight);
       // Ready only now: the GPU, the backend's display loop and the listener are all up.
       platform::notify(
           platform::readyMessage(fmt::format("serving, backend {}, {} Hz", config.backend, config.refreshHz)));
@@ -227,7 +297,7 @@ int run(const Options& options) {
     worker.drain();
     signalsIo.stop();
     signalThread.join();
-    backend.value()->stop();
+    backend->stop();
   }
   if (!socketActivated) ::unlink(socketPath.value().c_str());  // an activated socket is systemd's
   return 0;

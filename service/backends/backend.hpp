@@ -69,6 +69,8 @@ struct LayerView {
   int32_t x = 0, y = 0, width = 0, height = 0;
   uint32_t arrayIndex = 0;
   uint32_t eye = 0;  // projection: the view this sub-image is for
+  Pose pose;         // projection: the view's pose in STAGE space, as the client rendered it
+  std::array<float, 4> fov{};
 };
 
 struct CommittedLayer {
@@ -95,6 +97,9 @@ class Backend {
   virtual const SystemInfo& systemInfo() const = 0;
   virtual DisplayClock clock() const = 0;
   virtual uint64_t displayFrames() const = 0;
+  // Advances while the display loop is alive, also when it has nothing to display (a backend
+  // waiting for its runtime); what the watchdog checks.
+  virtual uint64_t loopIterations() const { return displayFrames(); }
   // Any thread: the head's (predicted) pose in STAGE space at `timeNs`.
   virtual Pose headPoseAt(int64_t timeNs) const = 0;
 
@@ -104,6 +109,8 @@ class Backend {
   virtual Result<RuntimeImageLease> acquireImage(RuntimeSwapchain& swapchain, std::chrono::milliseconds timeout) = 0;
   // Frame worker thread: xrReleaseSwapchainImage. The copy signals copyValue on the copy timeline.
   virtual void releaseImage(RuntimeSwapchain& swapchain, uint32_t index, uint64_t copyValue) = 0;
+  // Frame worker thread: a leased image whose copy failed goes back unchanged.
+  virtual void abandonImage(RuntimeSwapchain& /*swapchain*/, uint32_t /*index*/) {}
 
   // Frame worker thread: the client's frame is complete (all its releases are submitted).
   virtual void commitFrame(CommittedFrame frame) = 0;

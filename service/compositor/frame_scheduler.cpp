@@ -60,9 +60,14 @@ Status FrameScheduler::setPrimary(uint32_t clientId) {
 }
 
 Visibility FrameScheduler::visibilityLocked(const Entry& e) const {
-  if (e.client->overlay) return {true, false};
+  if (e.client->overlay) return {system_.visible, false};
   const bool primary = e.client->id == primary_;
-  return {primary, primary};
+  return {primary && system_.visible, primary && system_.focused};
+}
+
+void FrameScheduler::setSystemVisibility(Visibility system) {
+  Lock lock(mutex_);
+  system_ = system;
 }
 
 Visibility FrameScheduler::visibility(uint32_t clientId) const {

@@ -44,6 +44,9 @@ class FrameScheduler {
   std::vector<CommittedFrame> removeClient(uint32_t clientId) XRC_EXCLUDES(mutex_);
   Status setPrimary(uint32_t clientId) XRC_EXCLUDES(mutex_);
   Visibility visibility(uint32_t clientId) const XRC_EXCLUDES(mutex_);
+  // What the display itself allows (a backend whose own session the runtime hid or unfocused):
+  // every client's visibility is capped by it. Visible and focused unless a backend says not.
+  void setSystemVisibility(Visibility system) XRC_EXCLUDES(mutex_);
 
   // A client's frame is complete (frame worker). Returns the frames this one supersedes or that
   // cannot be shown (hidden client, unknown client).
@@ -71,6 +74,7 @@ class FrameScheduler {
   mutable Mutex mutex_;
   std::map<uint32_t, Entry> entries_ XRC_GUARDED_BY(mutex_);  // by client id = connection order
   uint32_t primary_ XRC_GUARDED_BY(mutex_) = 0;               // 0: none
+  Visibility system_ XRC_GUARDED_BY(mutex_) = {true, true};
 
   // Display loop stats.
   int64_t lastVsyncNs_ XRC_GUARDED_BY(mutex_) = 0;

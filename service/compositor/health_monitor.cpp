@@ -31,7 +31,7 @@ HealthMonitor::HealthMonitor(boost::asio::io_context& io, Backend& backend, Fram
 
 void HealthMonitor::start() {
   lastCheck_ = std::chrono::steady_clock::now();
-  lastFrames_ = backend_.displayFrames();
+  lastFrames_ = backend_.loopIterations();
   schedule();
 }
 
@@ -48,7 +48,7 @@ void HealthMonitor::schedule() {
 
 void HealthMonitor::check() {
   const auto now = std::chrono::steady_clock::now();
-  const uint64_t frames = backend_.displayFrames();
+  const uint64_t frames = backend_.loopIterations();
   // A job may legitimately take up to the GPU timeout (2 s); past the watchdog interval (or 5 s
   // without one) the worker counts as stuck.
   const int64_t stuckAfterNs = watchdog_ ? int64_t(watchdog_->count()) * 1000 : 5'000'000'000;

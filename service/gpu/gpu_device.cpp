@@ -26,13 +26,26 @@ Status GpuDevice::init(const DeviceOptions& options) {
   ici.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
   ici.pApplicationInfo = &app;
   VkInstance instance = VK_NULL_HANDLE;
-  if (auto s = vk::check(vkCreateInstance(&ici, nullptr, &instance), "vkCreateInstance"); !s) return s;
+  if (options.factory != nullptr) {
+    auto created = options.factory->createInstance(ici);
+    if (!created) return created.error();
+    instance = created.value();
+  } else if (auto s = vk::check(vkCreateInstance(&ici, nullptr, &instance), "vkCreateInstance"); !s) {
+    return s;
+  }
   instance_.reset(instance);
 
   uint32_t count = 0;
-  vkEnumeratePhysicalDevices(instance, &count, nullptr);
-  std::vector<VkPhysicalDevice> devices(count);
-  vkEnumeratePhysicalDevices(instance, &count, devices.data());
+  std::vector<VkPhysicalDevice> devices;
+  if (options.factory != nullptr) {
+    auto given = options.factory->physicalDevice(instance);
+    if (!given) return given.error();
+    devices.push_back(given.value());
+  } else {
+    vkEnumeratePhysicalDevices(instance, &count, nullptr);
+    devices.resize(count);
+    vkEnumeratePhysicalDevices(instance, &count, devices.data());
+  }
   std::string seen;
   for (VkPhysicalDevice candidate : devices) {
     DeviceFacts facts = vk::queryDeviceFacts(candidate);
@@ -68,10 +81,11 @@ Status GpuDevice::init(const DeviceOptions& options) {
     }
   }
   if (graphicsFamily == UINT32_MAX) return makeError(ErrorCode::unsupported, "device has no graphics queue");
-  const bool separateCopyFamily = computeFamily != UINT32_MAX;
+  const bool separateCopyFamily = computeFamily != UINT32_MAX && !options.singleQueue;
   const uint32_t copyFamily = separateCopyFamily ? computeFamily : graphicsFamily;
   // Same family: a second queue of it when there is one, else share the single queue.
-  const bool separateCopyQueue = separateCopyFamily || families[graphicsFamily].queueCount > 1;
+  const bool separateCopyQueue =
+      separateCopyFamily || (families[graphicsFamily].queueCount > 1 && !options.singleQueue);
   copyTimestamps_ = families[copyFamily].timestampValidBits > 0;
 
   const float priorities[2] = {1.f, 1.f};
@@ -103,7 +117,13 @@ Status GpuDevice::init(const DeviceOptions& options) {
   dci.enabledExtensionCount = uint32_t(extensions.size());
   dci.ppEnabledExtensionNames = extensions.data();
   VkDevice device = VK_NULL_HANDLE;
-  if (auto s = vk::check(vkCreateDevice(physical_, &dci, nullptr, &device), "vkCreateDevice"); !s) return s;
+  if (options.factory != nullptr) {
+    auto created = options.factory->createDevice(physical_, dci);
+    if (!created) return created.error();
+    device = created.value();
+  } else if (auto s = vk::check(vkCreateDevice(physical_, &dci, nullptr, &device), "vkCreateDevice"); !s) {
+    return s;
+  }
   device_.reset(device);
 
   ownedGraphicsQueue_ = std::make_unique<Queue>();

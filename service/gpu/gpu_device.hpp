@@ -21,8 +21,23 @@ struct Queue {
   Mutex submitMutex;
 };
 
+// Who creates the VkInstance and VkDevice and picks the physical device. By default the daemon
+// does; under an OpenXR runtime (XR_KHR_vulkan_enable2) the runtime does, adding what it needs.
+class VulkanFactory {
+ public:
+  virtual ~VulkanFactory() = default;
+  virtual Result<VkInstance> createInstance(const VkInstanceCreateInfo& info) = 0;
+  // The device to use; null: choose among all devices as the daemon does by default.
+  virtual Result<VkPhysicalDevice> physicalDevice(VkInstance instance) = 0;
+  virtual Result<VkDevice> createDevice(VkPhysicalDevice physical, const VkDeviceCreateInfo& info) = 0;
+};
+
 struct DeviceOptions {
-  std::string deviceUuid;  // empty: first device with the needed extensions
+  std::string deviceUuid;            // empty: first device with the needed extensions
+  VulkanFactory* factory = nullptr;  // null: plain vkCreateInstance/vkCreateDevice
+  // One graphics queue for everything (copies included): an OpenXR runtime owns the images in
+  // the queue family it was given and uses that queue itself, so copies cannot go elsewhere.
+  bool singleQueue = false;
 };
 
 class GpuDevice {

@@ -13,6 +13,8 @@ namespace {
 struct PendingView {
   std::shared_ptr<SwapchainCore> core;
   SubImageRef ref;
+  Pose pose;  // projection views: where the client rendered the view from
+  std::array<float, 4> fov{};
 };
 struct PendingLayer {
   CommittedLayer::Kind kind;
@@ -205,7 +207,7 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
                              it->second->releasesRequested > 0};
     }
     if (auto v = validateSubImage(ref, facts ? &*facts : nullptr, depth, what); !v) return v;
-    out.push_back(PendingView{it->second->core, ref});
+    out.push_back(PendingView{it->second->core, ref, Pose{}, {}});
     return {};
   };
   const uint32_t viewCount = uint32_t(s.ctx.backend.systemInfo().views.size());
@@ -233,6 +235,8 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
         if (auto v = lookup(readSubImage(view.getSubImage()), false, "projection view", p.views); !v) {
           return answer(context, v);
         }
+        p.views.back().pose = fromWire(pose);
+        std::copy(fov.begin(), fov.end(), p.views.back().fov.begin());
         if (view.getHasDepth()) {
           if (auto v = lookup(readSubImage(view.getDepth().getSubImage()), true, "depth info", depthViews); !v) {
             return answer(context, v);
@@ -282,7 +286,7 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
             if (!v.core->hasContent) continue;  // its only release failed; nothing to show
             layer.views.push_back(LayerView{v.core->runtime, v.core->id, v.core->latestRuntimeIndex,
                                             v.core->latestOrdinal, v.core->latestCopyValue, v.ref.x, v.ref.y,
-                                            v.ref.width, v.ref.height, v.ref.arrayIndex, eye});
+                                            v.ref.width, v.ref.height, v.ref.arrayIndex, eye, v.pose, v.fov});
           }
           frame.layers.push_back(std::move(layer));
         }
@@ -338,7 +342,10 @@ kj::Promise<void> SwapchainServer::release(ReleaseContext context) {
         auto lease = ctx.backend.acquireImage(*core->runtime, ctx.gpuTimeout);
         if (!lease) return fail(lease.error());
         auto copy = core->shared->copyToRuntime(index, lease.value(), ctx.copyTimeline, ctx.gpuTimeout);
-        if (!copy) return fail(copy.error());
+        if (!copy) {
+          ctx.backend.abandonImage(*core->runtime, lease.value().index);
+          return fail(copy.error());
+        }
         ctx.backend.releaseImage(*core->runtime, lease.value().index, copy.value().copyValue);
         core->hasContent = true;
         core->latestRuntimeIndex = lease.value().index;

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -177,6 +178,93 @@ size_t countPatternMismatches(const control::Pixels& pixels, uint32_t seed, uint
 std::map<std::string, std::string> validationEnv() {
   return {{"VK_INSTANCE_LAYERS", "VK_LAYER_KHRONOS_validation"},
           {"VK_LAYER_ENABLES", "VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT"}};
+}
+
+// --- OpenXR apps ---------------------------------------------------------------------------
+
+std::map<std::string, std::string> openxrEnv(const std::string& socket) {
+  auto env = validationEnv();
+  env["XR_RUNTIME_JSON"] = binary("XRC_OPENXR_MANIFEST");
+  env["XR_COMPOSITOR_SOCKET"] = socket;
+  env["XR_ENABLE_API_LAYERS"] = "XR_APILAYER_LUNARG_core_validation";
+  // Sanitizer builds: hello_xr is not instrumented but loads our sanitized runtime, so the
+  // sanitizer runtime goes first; leaks of the app and its layers are not ours to report (the
+  // runtime's own are checked where it runs inside the test process).
+  const std::string preload = binary("XRC_APP_SANITIZER_PRELOAD");
+  if (!preload.empty()) {
+    const char* existing = std::getenv("LD_PRELOAD");
+    env["LD_PRELOAD"] = preload + (existing ? " " + std::string(existing) : "");
+    const char* asan = std::getenv("ASAN_OPTIONS");
+    env["ASAN_OPTIONS"] = std::string(asan ? asan : "") + ":detect_leaks=0";
+    // TSan cannot judge an uninstrumented program: hello_xr's own inline copies of libstdc++'s
+    // shared_ptr counting get bound for our code too, and their atomics are invisible to it.
+    // The runtime's threading is checked where it runs inside the instrumented test process
+    // (openxr_bad_input_test, including the split frame loop).
+    const char* tsan = std::getenv("TSAN_OPTIONS");
+    env["TSAN_OPTIONS"] = std::string(tsan ? tsan : "") + " report_bugs=0";
+  }
+  return env;
+}
+
+// hello_xr quits on the first byte or EOF on stdin, so its stdin is a pipe held open.
+std::unique_ptr<Process> startHelloXr(const Daemon& daemon, const TempDir& dir, const std::string& graphics,
+                                      const std::string& logName) {
+  return std::make_unique<Process>(
+      std::vector<std::string>{"/usr/bin/stdbuf", "-oL", binary("XRC_HELLO_XR"), "-g", graphics, "-v"},
+      openxrEnv(daemon.socket()), dir.path + "/" + logName, true);
+}
+
+// What either validation layer (or hello_xr itself) reports as a problem.
+std::vector<std::string> problemsIn(const std::string& output) {
+  std::vector<std::string> problems;
+  // Vulkan: "Validation Error: [ VUID-... ]", "SYNC-HAZARD-..."; OpenXR core validation:
+  // "[VALID_ERROR | VUID-... | xrCall]: ..."; hello_xr: "XrResult failure", "[Error".
+  static const char* kMarkers[] = {"VUID-",  "SYNC-HAZARD", "Validation Error", "VALID_ERROR", "XrResult failure",
+                                   "[Error", "Assertion"};
+  size_t lineStart = 0;
+  while (lineStart < output.size()) {
+    size_t lineEnd = output.find('\n', lineStart);
+    if (lineEnd == std::string::npos) lineEnd = output.size();
+    const std::string line = output.substr(lineStart, lineEnd - lineStart);
+    for (const char* marker : kMarkers) {
+      if (line.find(marker) != std::string::npos) {
+        problems.push_back(line);
+        break;
+      }
+    }
+    lineStart = lineEnd + 1;
+  }
+  return problems;
+}
+
+const control::ClientStatus* findClient(const control::DaemonStatus& status, const std::string& name) {
+  for (const auto& c : status.clients) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+// The display's most common RGBA value over one eye's half, and its share of that half.
+std::pair<uint32_t, double> dominantColor(const control::Pixels& px, uint32_t eye) {
+  std::map<uint32_t, size_t> counts;
+  const uint32_t half = px.width / 2;
+  for (uint32_t y = 0; y < px.height; ++y) {
+    for (uint32_t x = 0; x < half; ++x) {
+      uint32_t v;
+      std::memcpy(&v, &px.data[(size_t(y) * px.width + eye * half + x) * 4], 4);
+      counts[v]++;
+    }
+  }
+  auto best = std::max_element(counts.begin(), counts.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  return {best->first, double(best->second) / (double(half) * px.height)};
+}
+
+// hello_xr clears to DarkSlateGray (0.184, 0.310, 0.310) into an sRGB swapchain image: stored
+// sRGB-encoded that is about (119, 151, 151); the headless display keeps the bytes it is given.
+bool isHelloXrBackground(uint32_t rgba) {
+  const int r = int(rgba & 0xff), g = int((rgba >> 8) & 0xff), b = int((rgba >> 16) & 0xff);
+  auto near = [](int v, int want) { return std::abs(v - want) <= 3; };
+  return (near(r, 119) && near(g, 151) && near(b, 151)) || (near(r, 47) && near(g, 79) && near(b, 79));
 }
 
 }  // namespace xrc::test

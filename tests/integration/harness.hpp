@@ -87,4 +87,21 @@ CtlResult runCtl(const TempDir& dir, const std::vector<std::string>& args, std::
 // Environment that loads the Khronos validation layer with synchronization validation.
 std::map<std::string, std::string> validationEnv();
 
+// --- OpenXR apps (through the runtime face) ---
+
+// Environment for an OpenXR app of the daemon at `socket`: our runtime manifest, the OpenXR core
+// validation layer, Vulkan validation, and what sanitizer builds need for uninstrumented apps.
+std::map<std::string, std::string> openxrEnv(const std::string& socket);
+// Debian's hello_xr with graphics plugin `graphics` (Vulkan2, Vulkan); its output in `logName`.
+std::unique_ptr<Process> startHelloXr(const Daemon& daemon, const TempDir& dir, const std::string& graphics,
+                                      const std::string& logName);
+// What either validation layer (or hello_xr itself) reports as a problem, one line each.
+std::vector<std::string> problemsIn(const std::string& output);
+// The status entry of the client named `name`, or null.
+const control::ClientStatus* findClient(const control::DaemonStatus& status, const std::string& name);
+// The display's most common RGBA value over one eye's half, and its share of that half.
+std::pair<uint32_t, double> dominantColor(const control::Pixels& px, uint32_t eye);
+// hello_xr's clear color as the headless display stores it.
+bool isHelloXrBackground(uint32_t rgba);
+
 }  // namespace xrc::test

@@ -77,6 +77,17 @@ TEST(DaemonConfig, CommandLineNamesInValidation) {
   EXPECT_TRUE(validateConfig(DaemonConfig{}));
 }
 
+TEST(DaemonConfig, BackendsAreHeadlessAndOpenXr) {
+  DaemonConfig c;
+  c.backend = "openxr";
+  EXPECT_TRUE(validateConfig(c));
+  c.backend = "window";
+  auto s = validateConfig(c);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("unknown backend 'window' (available: headless, openxr)"), std::string::npos)
+      << s.error().message;
+}
+
 TEST(DaemonConfig, FilesLayerInOrderAndMissingOnesAreSkipped) {
   char dirTemplate[] = "/tmp/xrc-config-XXXXXX";
   ASSERT_NE(mkdtemp(dirTemplate), nullptr);

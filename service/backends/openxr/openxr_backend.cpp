@@ -1,0 +1,636 @@
+#include "openxr_backend.hpp"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+
+#include <openxr/openxr_reflection.h>
+
+#include "../../log.hpp"
+
+namespace xrc {
+
+// The runtime connection: instance, session and spaces, destroyed in reverse order. Runtime
+// swapchains hold it, so the session outlives every swapchain created on it. The runtime may use
+// the daemon's queue inside session calls (XR_KHR_vulkan_enable2), so they run under its mutex.
+struct OpenXrLink {
+  OpenXrLink(gpu::Queue& q, std::unique_ptr<OpenXrInstance> i) : queue(q), instance(std::move(i)) {}
+  ~OpenXrLink() {
+    stage.reset();
+    view.reset();
+    local.reset();
+    Lock lock(queue.submitMutex);
+    session.reset();
+  }
+  OpenXrLink(const OpenXrLink&) = delete;
+  OpenXrLink& operator=(const OpenXrLink&) = delete;
+
+  gpu::Queue& queue;
+  std::unique_ptr<OpenXrInstance> instance;
+  oxr::SessionOwner session;
+  oxr::SpaceOwner stage, view, local;
+};
+
+namespace {
+
+constexpr int64_t kMinBackoffNs = 250'000'000;
+constexpr int64_t kMaxBackoffNs = 4'000'000'000;
+
+class OpenXrSwapchain final : public RuntimeSwapchain {
+ public:
+  OpenXrSwapchain(std::shared_ptr<OpenXrLink> l, const VkImageCreateInfo& i) : link(std::move(l)), info(i) {
+    info.pNext = nullptr;
+  }
+  ~OpenXrSwapchain() override {
+    Lock lock(link->queue.submitMutex);
+    handle.reset();
+  }
+  const VkImageCreateInfo& createInfo() const override { return info; }
+  uint32_t imageCount() const override { return uint32_t(images.size()); }
+
+  std::shared_ptr<OpenXrLink> link;  // first: destroyed after the swapchain handle
+  VkImageCreateInfo info{};
+  oxr::SwapchainOwner handle;
+  std::vector<VkImage> images;
+  // Frame worker thread only: an image acquired whose wait timed out; the next lease waits on it
+  // again (OpenXR waits images in acquisition order).
+  std::optional<uint32_t> unwaited;
+};
+
+XrSwapchainUsageFlags usageFor(const VkImageCreateInfo& info) {
+  // Written by the daemon's copy, whatever the client asked for.
+  XrSwapchainUsageFlags usage = XR_SWAPCHAIN_USAGE_TRANSFER_DST_BIT;
+  if (info.usage & VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT) usage |= XR_SWAPCHAIN_USAGE_COLOR_ATTACHMENT_BIT;
+  if (info.usage & VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT)
+    usage |= XR_SWAPCHAIN_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT;
+  if (info.usage & VK_IMAGE_USAGE_SAMPLED_BIT) usage |= XR_SWAPCHAIN_USAGE_SAMPLED_BIT;
+  if (info.usage & VK_IMAGE_USAGE_TRANSFER_SRC_BIT) usage |= XR_SWAPCHAIN_USAGE_TRANSFER_SRC_BIT;
+  if (info.usage & VK_IMAGE_USAGE_STORAGE_BIT) usage |= XR_SWAPCHAIN_USAGE_UNORDERED_ACCESS_BIT;
+  if (info.flags & VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT) usage |= XR_SWAPCHAIN_USAGE_MUTABLE_FORMAT_BIT;
+  return usage;
+}
+
+XrPosef toXr(const Pose& p) {
+  XrPosef out;
+  out.orientation = {p.orientation[0], p.orientation[1], p.orientation[2], p.orientation[3]};
+  out.position = {p.position[0], p.position[1], p.position[2]};
+  return out;
+}
+
+const char* stateName(XrSessionState state) {
+  switch (state) {
+#define XRC_STATE_NAME(name, value) \
+  case name:                        \
+    return #name;
+    XR_LIST_ENUM_XrSessionState(XRC_STATE_NAME)
+#undef XRC_STATE_NAME
+  }
+  return "XR_SESSION_STATE_(unknown)";
+}
+
+Pose fromXr(const XrPosef& p) {
+  Pose out;
+  out.orientation = {p.orientation.x, p.orientation.y, p.orientation.z, p.orientation.w};
+  out.position = {p.position.x, p.position.y, p.position.z};
+  return out;
+}
+
+// Layer structs for one xrEndFrame; deques keep the addresses the headers point at stable.
+struct FrameLayers {
+  std::deque<XrCompositionLayerProjection> projections;
+  std::deque<std::vector<XrCompositionLayerProjectionView>> projectionViews;
+  std::deque<XrCompositionLayerQuad> quads;
+  std::vector<const XrCompositionLayerBaseHeader*> order;  // bottom to top
+};
+
+XrSwapchainSubImage subImage(const LayerView& view) {
+  XrSwapchainSubImage out{};
+  out.swapchain = static_cast<OpenXrSwapchain&>(*view.swapchain).handle.get();
+  out.imageRect = {{view.x, view.y}, {view.width, view.height}};
+  out.imageArrayIndex = view.arrayIndex;
+  return out;
+}
+
+// The client layer flags are OpenXR's (protocol_rules.hpp's layer_flags mirror them).
+constexpr XrCompositionLayerFlags kForwardedFlags = XR_COMPOSITION_LAYER_CORRECT_CHROMATIC_ABERRATION_BIT |
+                                                    XR_COMPOSITION_LAYER_BLEND_TEXTURE_SOURCE_ALPHA_BIT |
+                                                    XR_COMPOSITION_LAYER_UNPREMULTIPLIED_ALPHA_BIT;
+
+void addLayers(const CommittedFrame& frame, XrSpace stage, size_t viewCount, FrameLayers& out) {
+  for (const CommittedLayer& layer : frame.layers) {
+    if (layer.kind == CommittedLayer::Kind::projection) {
+      // A view whose only release failed has no content: the layer cannot be shown whole.
+      if (layer.views.size() != viewCount) continue;
+      auto& views = out.projectionViews.emplace_back();
+      for (const LayerView& v : layer.views) {
+        auto pv = oxr::make<XrCompositionLayerProjectionView>(XR_TYPE_COMPOSITION_LAYER_PROJECTION_VIEW);
+        pv.pose = toXr(v.pose);
+        pv.fov = {v.fov[0], v.fov[1], v.fov[2], v.fov[3]};
+        pv.subImage = subImage(v);
+        views.push_back(pv);
+      }
+      XrCompositionLayerProjection& p = out.projections.emplace_back();
+      p = oxr::make<XrCompositionLayerProjection>(XR_TYPE_COMPOSITION_LAYER_PROJECTION);
+      p.layerFlags = layer.flags & kForwardedFlags;
+      p.space = stage;
+      p.viewCount = uint32_t(views.size());
+      p.views = views.data();
+      out.order.push_back(reinterpret_cast<const XrCompositionLayerBaseHeader*>(&p));
+    } else {
+      if (layer.views.size() != 1 || layer.quadOrientation.size() != 4 || layer.quadPosition.size() != 3) continue;
+      XrCompositionLayerQuad& q = out.quads.emplace_back();
+      q = oxr::make<XrCompositionLayerQuad>(XR_TYPE_COMPOSITION_LAYER_QUAD);
+      q.layerFlags = layer.flags & kForwardedFlags;
+      q.space = stage;
+      q.eyeVisibility = XR_EYE_VISIBILITY_BOTH;
+      q.subImage = subImage(layer.views[0]);
+      q.pose.orientation = {layer.quadOrientation[0], layer.quadOrientation[1], layer.quadOrientation[2],
+                            layer.quadOrientation[3]};
+      q.pose.position = {layer.quadPosition[0], layer.quadPosition[1], layer.quadPosition[2]};
+      q.size = {layer.quadWidth, layer.quadHeight};
+      out.order.push_back(reinterpret_cast<const XrCompositionLayerBaseHeader*>(&q));
+    }
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<OpenXrBackend>> OpenXrBackend::create(std::unique_ptr<OpenXrInstance> instance,
+                                                             gpu::GpuDevice& gpu, FrameScheduler& scheduler,
+                                                             OpenXrOptions options) {
+  auto backend = std::make_unique<OpenXrBackend>(gpu, scheduler, std::move(options));
+  if (auto s = backend->openSession(std::move(instance)); !s) return s.error();
+  return backend;
+}
+
+OpenXrBackend::OpenXrBackend(gpu::GpuDevice& gpu, FrameScheduler& scheduler, OpenXrOptions options)
+    : gpu_(gpu), scheduler_(scheduler), options_(std::move(options)) {
+  clock_.periodNs = int64_t(std::llround(1e9 / options_.refreshHz));
+  clock_.originNs = monotonicNowNs();
+  // Until the runtime says the session is visible, nothing a client renders can be seen.
+  scheduler_.setSystemVisibility({false, false});
+}
+
+OpenXrBackend::~OpenXrBackend() { stop(); }
+
+std::shared_ptr<OpenXrLink> OpenXrBackend::link() const {
+  Lock lock(linkMutex_);
+  return link_;
+}
+
+Status OpenXrBackend::openSession(std::unique_ptr<OpenXrInstance> instance) {
+  auto link = std::make_shared<OpenXrLink>(gpu_.graphicsQueue(), std::move(instance));
+  const OpenXrInstance& xr = *link->instance;
+  const XrInstance inst = xr.handle();
+
+  auto binding = oxr::make<XrGraphicsBindingVulkan2KHR>(XR_TYPE_GRAPHICS_BINDING_VULKAN2_KHR);
+  binding.instance = gpu_.instance();
+  binding.physicalDevice = gpu_.physical();
+  binding.device = gpu_.device();
+  binding.queueFamilyIndex = gpu_.graphicsQueue().family;
+  binding.queueIndex = 0;
+  auto sessionInfo = oxr::make<XrSessionCreateInfo>(XR_TYPE_SESSION_CREATE_INFO);
+  sessionInfo.next = &binding;
+  sessionInfo.systemId = xr.system();
+  XrSession session = XR_NULL_HANDLE;
+  {
+    Lock lock(gpu_.graphicsQueue().submitMutex);
+    if (auto s = xr.check(xrCreateSession(inst, &sessionInfo, &session), "xrCreateSession"); !s) return s;
+  }
+  link->session = oxr::SessionOwner(session);
+
+  auto makeSpace = [&](XrReferenceSpaceType type, oxr::SpaceOwner& out) -> Status {
+    auto info = oxr::make<XrReferenceSpaceCreateInfo>(XR_TYPE_REFERENCE_SPACE_CREATE_INFO);
+    info.referenceSpaceType = type;
+    info.poseInReferenceSpace.orientation.w = 1;
+    XrSpace space = XR_NULL_HANDLE;
+    if (auto s = xr.check(xrCreateReferenceSpace(session, &info, &space), "xrCreateReferenceSpace"); !s) return s;
+    out = oxr::SpaceOwner(space);
+    return {};
+  };
+  if (auto s = makeSpace(XR_REFERENCE_SPACE_TYPE_STAGE, link->stage); !s) return s;
+  if (auto s = makeSpace(XR_REFERENCE_SPACE_TYPE_VIEW, link->view); !s) return s;
+  if (auto s = makeSpace(XR_REFERENCE_SPACE_TYPE_LOCAL, link->local); !s) return s;
+
+  // The system description the daemon's clients get is the runtime's.
+  SystemInfo system;
+  system.backendName = "openxr";
+  uint32_t count = 0;
+  if (auto s = xr.check(xrEnumerateViewConfigurationViews(inst, xr.system(), XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO,
+                                                          0, &count, nullptr),
+                        "xrEnumerateViewConfigurationViews");
+      !s) {
+    return s;
+  }
+  std::vector<XrViewConfigurationView> configViews(count,
+                                                   oxr::make<XrViewConfigurationView>(XR_TYPE_VIEW_CONFIGURATION_VIEW));
+  xrEnumerateViewConfigurationViews(inst, xr.system(), XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO, count, &count,
+                                    configViews.data());
+  const auto now = xr.toXrTime(monotonicNowNs());
+  if (!now) return now.error();
+  std::vector<XrView> located(count, oxr::make<XrView>(XR_TYPE_VIEW));
+  auto locateInfo = oxr::make<XrViewLocateInfo>(XR_TYPE_VIEW_LOCATE_INFO);
+  locateInfo.viewConfigurationType = XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO;
+  locateInfo.displayTime = now.value();
+  locateInfo.space = link->view.get();
+  auto viewState = oxr::make<XrViewState>(XR_TYPE_VIEW_STATE);
+  if (auto s =
+          xr.check(xrLocateViews(session, &locateInfo, &viewState, count, &count, located.data()), "xrLocateViews");
+      !s) {
+    return s;
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    ViewInfo view;
+    view.recommendedWidth = configViews[i].recommendedImageRectWidth;
+    view.recommendedHeight = configViews[i].recommendedImageRectHeight;
+    view.maxWidth = configViews[i].maxImageRectWidth;
+    view.maxHeight = configViews[i].maxImageRectHeight;
+    view.eyeInHead = fromXr(located[i].pose);
+    view.fov = {located[i].fov.angleLeft, located[i].fov.angleRight, located[i].fov.angleUp, located[i].fov.angleDown};
+    system.views.push_back(view);
+  }
+  auto localInStage = oxr::make<XrSpaceLocation>(XR_TYPE_SPACE_LOCATION);
+  if (auto s = xr.check(xrLocateSpace(link->local.get(), link->stage.get(), now.value(), &localInStage),
+                        "xrLocateSpace(LOCAL in STAGE)");
+      !s) {
+    return s;
+  }
+  system.localInStage = fromXr(localInStage.pose);
+  XrExtent2Df bounds{};
+  if (XR_SUCCEEDED(xrGetReferenceSpaceBoundsRect(session, XR_REFERENCE_SPACE_TYPE_STAGE, &bounds))) {
+    system.stageBoundsWidth = bounds.width;
+    system.stageBoundsDepth = bounds.height;
+  }
+  system.refreshHz = options_.refreshHz;
+
+  XrEnvironmentBlendMode modes[8];
+  count = 0;
+  if (auto s = xr.check(xrEnumerateEnvironmentBlendModes(inst, xr.system(), XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO,
+                                                         8, &count, modes),
+                        "xrEnumerateEnvironmentBlendModes");
+      !s || count == 0) {
+    return s ? makeError(ErrorCode::unsupported, "the runtime offers no environment blend mode") : s;
+  }
+  blendMode_ = modes[0];
+
+  if (system_.views.empty()) {
+    system_ = system;
+  } else if (system.views.size() != system_.views.size() ||
+             system.views[0].recommendedWidth != system_.views[0].recommendedWidth ||
+             system.views[0].recommendedHeight != system_.views[0].recommendedHeight) {
+    log::warn("the OpenXR runtime's views changed since the daemon started; clients keep the old description");
+  }
+  {
+    Lock lock(timingMutex_);
+    head_ = system.localInStage;
+  }
+  log::info("OpenXR session on '{}': {} views {}x{}", xr.runtimeName(), system.views.size(),
+            system.views.empty() ? 0 : system.views[0].recommendedWidth,
+            system.views.empty() ? 0 : system.views[0].recommendedHeight);
+  Lock lock(linkMutex_);
+  link_ = std::move(link);
+  return {};
+}
+
+DisplayClock OpenXrBackend::clock() const {
+  Lock lock(timingMutex_);
+  return clock_;
+}
+
+Pose OpenXrBackend::headPoseAt(int64_t) const {
+  Lock lock(timingMutex_);
+  return head_;
+}
+
+Result<std::shared_ptr<RuntimeSwapchain>> OpenXrBackend::createSwapchain(const VkImageCreateInfo& info) {
+  auto link = this->link();
+  if (!link) return makeError(ErrorCode::unsupported, "the OpenXR runtime is not available (reconnecting)");
+  auto swapchain = std::make_shared<OpenXrSwapchain>(link, info);
+  auto create = oxr::make<XrSwapchainCreateInfo>(XR_TYPE_SWAPCHAIN_CREATE_INFO);
+  create.usageFlags = usageFor(info);
+  create.format = int64_t(info.format);
+  create.sampleCount = 1;
+  create.width = info.extent.width;
+  create.height = info.extent.height;
+  create.faceCount = 1;
+  create.arraySize = info.arrayLayers;
+  create.mipCount = info.mipLevels;
+  const OpenXrInstance& xr = *link->instance;
+  Lock lock(link->queue.submitMutex);
+  XrSwapchain handle = XR_NULL_HANDLE;
+  if (auto s = xr.check(xrCreateSwapchain(link->session.get(), &create, &handle), "xrCreateSwapchain"); !s) {
+    return s.error();
+  }
+  swapchain->handle = oxr::SwapchainOwner(handle);
+  uint32_t count = 0;
+  if (auto s = xr.check(xrEnumerateSwapchainImages(handle, 0, &count, nullptr), "xrEnumerateSwapchainImages"); !s) {
+    return s.error();
+  }
+  std::vector<XrSwapchainImageVulkan2KHR> images(
+      count, oxr::make<XrSwapchainImageVulkan2KHR>(XR_TYPE_SWAPCHAIN_IMAGE_VULKAN2_KHR));
+  if (auto s = xr.check(xrEnumerateSwapchainImages(handle, count, &count,
+                                                   reinterpret_cast<XrSwapchainImageBaseHeader*>(images.data())),
+                        "xrEnumerateSwapchainImages");
+      !s) {
+    return s.error();
+  }
+  for (const auto& image : images) swapchain->images.push_back(image.image);
+  return std::shared_ptr<RuntimeSwapchain>(std::move(swapchain));
+}
+
+Result<RuntimeImageLease> OpenXrBackend::acquireImage(RuntimeSwapchain& base, std::chrono::milliseconds timeout) {
+  auto& swapchain = static_cast<OpenXrSwapchain&>(base);
+  const OpenXrInstance& xr = *swapchain.link->instance;
+  Lock lock(swapchain.link->queue.submitMutex);
+  if (!swapchain.unwaited) {
+    uint32_t index = 0;
+    auto acquire = oxr::make<XrSwapchainImageAcquireInfo>(XR_TYPE_SWAPCHAIN_IMAGE_ACQUIRE_INFO);
+    if (auto s = xr.check(xrAcquireSwapchainImage(swapchain.handle.get(), &acquire, &index), "xrAcquireSwapchainImage");
+        !s) {
+      return s.error();
+    }
+    if (index >= swapchain.images.size()) {
+      return makeError(ErrorCode::internal, "xrAcquireSwapchainImage gave image {} of {}", index,
+                       swapchain.images.size());
+    }
+    swapchain.unwaited = index;
+  }
+  auto wait = oxr::make<XrSwapchainImageWaitInfo>(XR_TYPE_SWAPCHAIN_IMAGE_WAIT_INFO);
+  wait.timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count();
+  const XrResult r = xrWaitSwapchainImage(swapchain.handle.get(), &wait);
+  if (r == XR_TIMEOUT_EXPIRED) {
+    return makeError(ErrorCode::timeout, "xrWaitSwapchainImage: the runtime did not free image {} within {} ms",
+                     *swapchain.unwaited, timeout.count());
+  }
+  if (auto s = xr.check(r, "xrWaitSwapchainImage"); !s) return s.error();
+  const uint32_t index = *swapchain.unwaited;
+  swapchain.unwaited.reset();
+  // The copy only needs the image: xrWaitSwapchainImage returned, the runtime is done with it.
+  return RuntimeImageLease{index, swapchain.images[index], VK_NULL_HANDLE, 0};
+}
+
+void OpenXrBackend::releaseImage(RuntimeSwapchain& base, uint32_t index, uint64_t) {
+  // The copy was submitted on this same queue before, so the runtime's use of the image is
+  // ordered after it.
+  auto& swapchain = static_cast<OpenXrSwapchain&>(base);
+  auto release = oxr::make<XrSwapchainImageReleaseInfo>(XR_TYPE_SWAPCHAIN_IMAGE_RELEASE_INFO);
+  Lock lock(swapchain.link->queue.submitMutex);
+  if (auto s = swapchain.link->instance->check(xrReleaseSwapchainImage(swapchain.handle.get(), &release),
+                                               "xrReleaseSwapchainImage");
+      !s) {
+    log::warn("runtime image {}: {}", index, s.error().describe());
+  }
+}
+
+void OpenXrBackend::abandonImage(RuntimeSwapchain& swapchain, uint32_t index) {
+  // OpenXR has no way to hand an image back unused; it is released with what it held.
+  releaseImage(swapchain, index, 0);
+}
+
+void OpenXrBackend::commitFrame(CommittedFrame frame) {
+  // Frames the scheduler lets go of need nothing: the runtime owns its images' lifetimes.
+  (void)scheduler_.commit(std::move(frame), monotonicNowNs());
+}
+
+void OpenXrBackend::removeClient(uint32_t clientId) { (void)scheduler_.removeClient(clientId); }
+
+void OpenXrBackend::readRuntimeImage(std::shared_ptr<RuntimeSwapchain>, uint32_t, uint64_t,
+                                     std::function<void(Result<Pixels>)> done) {
+  done(makeError(ErrorCode::unsupported,
+                 "the openxr backend cannot read runtime images back: they belong to the OpenXR runtime"));
+}
+
+void OpenXrBackend::readDisplay(std::function<void(Result<DisplaySnapshot>)> done) {
+  done(makeError(ErrorCode::unsupported, "the openxr backend's display is the OpenXR runtime's; read it back there"));
+}
+
+void OpenXrBackend::start() {
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "xrc-display");
+    run();
+  });
+}
+
+void OpenXrBackend::stop() {
+  if (!thread_.joinable()) return;
+  stopRequested_ = true;
+  thread_.join();
+  // The session ends with the daemon; the runtime sees its application leave.
+  std::shared_ptr<OpenXrLink> link;
+  {
+    Lock lock(linkMutex_);
+    link = std::move(link_);
+  }
+}
+
+void OpenXrBackend::run() {
+  while (!stopRequested_) {
+    loopIterations_++;
+    if (lost_) {
+      reconnect();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
+    pollEvents();
+    if (lost_) continue;
+    if (!running_) {
+      // Idle, synchronized to nothing: the runtime has not made the session ready (or stopped it).
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      continue;
+    }
+    frame();
+  }
+}
+
+void OpenXrBackend::pollEvents() {
+  auto link = this->link();
+  if (!link) return;
+  for (;;) {
+    auto event = oxr::make<XrEventDataBuffer>(XR_TYPE_EVENT_DATA_BUFFER);
+    const XrResult r = xrPollEvent(link->instance->handle(), &event);
+    if (r == XR_EVENT_UNAVAILABLE) return;
+    if (XR_FAILED(r)) {
+      loseRuntime(fmt::format("xrPollEvent: {}", oxr::resultName(link->instance->handle(), r)));
+      return;
+    }
+    switch (event.type) {
+      case XR_TYPE_EVENT_DATA_SESSION_STATE_CHANGED:
+        onSessionState(reinterpret_cast<const XrEventDataSessionStateChanged&>(event).state);
+        if (lost_) return;
+        break;
+      case XR_TYPE_EVENT_DATA_INSTANCE_LOSS_PENDING:
+        loseRuntime("the OpenXR instance is being lost");
+        return;
+      case XR_TYPE_EVENT_DATA_REFERENCE_SPACE_CHANGE_PENDING:
+        // Client poses are all in STAGE, which the daemon forwards as it is.
+        log::info("the OpenXR runtime changes a reference space; layers stay in STAGE space");
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+void OpenXrBackend::onSessionState(XrSessionState state) {
+  auto link = this->link();
+  const OpenXrInstance& xr = *link->instance;
+  log::info("OpenXR session state {}", stateName(state));
+  switch (state) {
+    case XR_SESSION_STATE_READY: {
+      auto begin = oxr::make<XrSessionBeginInfo>(XR_TYPE_SESSION_BEGIN_INFO);
+      begin.primaryViewConfigurationType = XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO;
+      Lock lock(link->queue.submitMutex);
+      if (auto s = xr.check(xrBeginSession(link->session.get(), &begin), "xrBeginSession"); !s) {
+        log::error("{}", s.error().describe());
+        return;
+      }
+      running_ = true;
+      return;
+    }
+    case XR_SESSION_STATE_SYNCHRONIZED:
+      scheduler_.setSystemVisibility({false, false});
+      return;
+    case XR_SESSION_STATE_VISIBLE:
+      scheduler_.setSystemVisibility({true, false});
+      return;
+    case XR_SESSION_STATE_FOCUSED:
+      scheduler_.setSystemVisibility({true, true});
+      return;
+    case XR_SESSION_STATE_STOPPING: {
+      scheduler_.setSystemVisibility({false, false});
+      Lock lock(link->queue.submitMutex);
+      if (auto s = xr.check(xrEndSession(link->session.get()), "xrEndSession"); !s)
+        log::warn("{}", s.error().describe());
+      running_ = false;
+      return;
+    }
+    case XR_SESSION_STATE_LOSS_PENDING:
+      loseRuntime("the OpenXR session is being lost");
+      return;
+    case XR_SESSION_STATE_EXITING:
+      loseRuntime("the OpenXR runtime ended the session");
+      return;
+    default:
+      return;
+  }
+}
+
+void OpenXrBackend::frame() {
+  auto link = this->link();
+  const OpenXrInstance& xr = *link->instance;
+  XrSession session = link->session.get();
+  auto state = oxr::make<XrFrameState>(XR_TYPE_FRAME_STATE);
+  auto waitInfo = oxr::make<XrFrameWaitInfo>(XR_TYPE_FRAME_WAIT_INFO);
+  XrResult r = xrWaitFrame(session, &waitInfo, &state);
+  if (r == XR_ERROR_SESSION_LOST || r == XR_ERROR_INSTANCE_LOST) return loseRuntime("xrWaitFrame: runtime lost");
+  if (r == XR_ERROR_SESSION_NOT_RUNNING) {
+    running_ = false;
+    return;
+  }
+  if (auto s = xr.check(r, "xrWaitFrame"); !s) {
+    log::error("{}", s.error().describe());
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return;
+  }
+  const int64_t start = monotonicNowNs();
+  auto vsync = xr.toMonotonicNs(state.predictedDisplayTime);
+  if (!vsync) return loseRuntime(vsync.error().describe());
+  const int64_t period = state.predictedDisplayPeriod > 0 ? state.predictedDisplayPeriod : clock().periodNs;
+  {
+    Lock lock(timingMutex_);
+    clock_.originNs = vsync.value();
+    clock_.periodNs = period;
+  }
+  // Latch clients' frames as late as is safe: half a period before the runtime's display time,
+  // so a client paced to this vsync has the time it was promised to finish.
+  const int64_t latchNs = vsync.value() - period / 2;
+  if (const int64_t wait = latchNs - monotonicNowNs(); wait > 0) {
+    std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
+  }
+  auto head = oxr::make<XrSpaceLocation>(XR_TYPE_SPACE_LOCATION);
+  if (XR_SUCCEEDED(xrLocateSpace(link->view.get(), link->stage.get(), state.predictedDisplayTime, &head)) &&
+      (head.locationFlags & XR_SPACE_LOCATION_ORIENTATION_VALID_BIT) &&
+      (head.locationFlags & XR_SPACE_LOCATION_POSITION_VALID_BIT)) {
+    Lock lock(timingMutex_);
+    head_ = fromXr(head.pose);
+  }
+
+  // Declared before the queue lock: dropping the last reference to a swapchain takes that lock.
+  DisplaySelection selection = scheduler_.select(vsync.value(), period);
+  FrameLayers layers;
+  if (state.shouldRender) {
+    for (const CommittedFrame& f : selection.shown) addLayers(f, link->stage.get(), system_.views.size(), layers);
+  }
+  if (layers.order.size() > xr.maxLayerCount()) {
+    log::warn("{} layers this frame, the runtime takes {}: the top ones are left out", layers.order.size(),
+              xr.maxLayerCount());
+    layers.order.resize(xr.maxLayerCount());
+  }
+  auto end = oxr::make<XrFrameEndInfo>(XR_TYPE_FRAME_END_INFO);
+  end.displayTime = state.predictedDisplayTime;
+  end.environmentBlendMode = blendMode_;
+  end.layerCount = uint32_t(layers.order.size());
+  end.layers = layers.order.data();
+  {
+    Lock lock(link->queue.submitMutex);
+    auto begin = oxr::make<XrFrameBeginInfo>(XR_TYPE_FRAME_BEGIN_INFO);
+    r = xrBeginFrame(session, &begin);
+    if (XR_SUCCEEDED(r)) r = xrEndFrame(session, &end);
+  }
+  if (r == XR_ERROR_SESSION_LOST || r == XR_ERROR_INSTANCE_LOST) return loseRuntime("xrEndFrame: runtime lost");
+  if (auto s = xr.check(r, "xrBeginFrame/xrEndFrame"); !s) {
+    log::error("{}", s.error().describe());
+    return;
+  }
+  displayFrames_++;
+  scheduler_.displayed(monotonicNowNs() - start);
+}
+
+void OpenXrBackend::loseRuntime(const std::string& why) {
+  if (lost_) return;
+  log::error("OpenXR runtime lost ({}): disconnecting every client, then reconnecting", why);
+  lost_ = true;
+  running_ = false;
+  scheduler_.setSystemVisibility({false, false});
+  if (options_.disconnectAllClients) options_.disconnectAllClients();
+  backoffNs_ = kMinBackoffNs;
+  nextAttemptNs_ = monotonicNowNs() + backoffNs_;
+}
+
+void OpenXrBackend::reconnect() {
+  if (monotonicNowNs() < nextAttemptNs_) return;
+  {
+    // The old session goes once its last swapchain is gone (the clients' teardown runs on the
+    // frame worker); until then the runtime's resources stay valid for it.
+    Lock lock(linkMutex_);
+    if (link_ && link_.use_count() > 1) {
+      nextAttemptNs_ = monotonicNowNs() + kMinBackoffNs / 5;
+      return;
+    }
+  }
+  std::shared_ptr<OpenXrLink> old;
+  {
+    Lock lock(linkMutex_);
+    old = std::move(link_);
+  }
+  old.reset();  // destroys the old session and instance
+  auto attempt = [&]() -> Status {
+    auto instance = OpenXrInstance::create();
+    if (!instance) return instance.error();
+    if (auto s = instance.value()->adoptVulkan(gpu_.instance(), gpu_.physical()); !s) return s;
+    return openSession(std::move(instance).value());
+  };
+  if (auto s = attempt(); !s) {
+    backoffNs_ = std::min(kMaxBackoffNs, backoffNs_ * 2);
+    nextAttemptNs_ = monotonicNowNs() + backoffNs_;
+    log::warn("OpenXR runtime still unavailable ({}); next attempt in {} ms", s.error().describe(),
+              backoffNs_ / 1'000'000);
+    return;
+  }
+  log::info("OpenXR runtime back: new session created");
+  lost_ = false;
+}
+
+}  // namespace xrc

@@ -1,0 +1,94 @@
+// The openxr backend: the daemon is an application of the system's OpenXR runtime. It owns one
+// session there; runtime swapchains are xrCreateSwapchain swapchains that client images are
+// copied into (seed 000's server half: xrAcquire, xrWait, copy, xrRelease); a display thread
+// runs the system frame loop on xrWaitFrame/xrBeginFrame/xrEndFrame and submits every visible
+// client's layers in one xrEndFrame. When the runtime is lost, every client is disconnected
+// (their sessions cannot outlive the runtime's) and the runtime is retried with backoff.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include "../../compositor/frame_scheduler.hpp"
+#include "../../gpu/gpu_device.hpp"
+#include "../backend.hpp"
+#include "openxr_instance.hpp"
+
+namespace xrc {
+
+struct OpenXrOptions {
+  double refreshHz = 90.0;  // until the runtime's first frame gives its display period
+  // Called on the display thread when the runtime is lost: disconnect every client.
+  std::function<void()> disconnectAllClients;
+};
+
+struct OpenXrLink;
+
+class OpenXrBackend final : public Backend {
+ public:
+  // `instance` is the one `gpu` was created through.
+  static Result<std::unique_ptr<OpenXrBackend>> create(std::unique_ptr<OpenXrInstance> instance, gpu::GpuDevice& gpu,
+                                                       FrameScheduler& scheduler, OpenXrOptions options);
+  OpenXrBackend(gpu::GpuDevice& gpu, FrameScheduler& scheduler, OpenXrOptions options);
+  ~OpenXrBackend() override;
+
+  const SystemInfo& systemInfo() const override { return system_; }
+  DisplayClock clock() const override XRC_EXCLUDES(timingMutex_);
+  uint64_t displayFrames() const override { return displayFrames_.load(); }
+  uint64_t loopIterations() const override { return loopIterations_.load(); }
+  // The head as the runtime located it for the latest display frame.
+  Pose headPoseAt(int64_t timeNs) const override XRC_EXCLUDES(timingMutex_);
+
+  Result<std::shared_ptr<RuntimeSwapchain>> createSwapchain(const VkImageCreateInfo& info) override
+      XRC_EXCLUDES(linkMutex_);
+  Result<RuntimeImageLease> acquireImage(RuntimeSwapchain& swapchain, std::chrono::milliseconds timeout) override;
+  void releaseImage(RuntimeSwapchain& swapchain, uint32_t index, uint64_t copyValue) override;
+  void abandonImage(RuntimeSwapchain& swapchain, uint32_t index) override;
+  void commitFrame(CommittedFrame frame) override;
+  void removeClient(uint32_t clientId) override;
+  void readRuntimeImage(std::shared_ptr<RuntimeSwapchain> swapchain, uint32_t index, uint64_t copyValue,
+                        std::function<void(Result<Pixels>)> done) override;
+  void readDisplay(std::function<void(Result<DisplaySnapshot>)> done) override;
+  void start() override;
+  void stop() override;
+
+ private:
+  // Session, spaces and system description on `link_`'s instance; display thread or create().
+  Status openSession(std::unique_ptr<OpenXrInstance> instance) XRC_EXCLUDES(linkMutex_);
+  void run();                                 // display thread
+  void pollEvents();                          // display thread
+  void onSessionState(XrSessionState state);  // display thread
+  void frame();                               // display thread: one xrWaitFrame .. xrEndFrame
+  void loseRuntime(const std::string& why);   // display thread
+  void reconnect();                           // display thread: one attempt when the backoff allows
+  std::shared_ptr<OpenXrLink> link() const XRC_EXCLUDES(linkMutex_);
+
+  gpu::GpuDevice& gpu_;
+  FrameScheduler& scheduler_;
+  OpenXrOptions options_;
+  SystemInfo system_;  // fixed after create()
+  std::atomic<uint64_t> displayFrames_{0};
+  std::atomic<uint64_t> loopIterations_{0};
+
+  mutable Mutex linkMutex_;
+  // Instance, session and spaces; swapchains keep it alive so it goes after the last of them.
+  std::shared_ptr<OpenXrLink> link_ XRC_GUARDED_BY(linkMutex_);
+
+  mutable Mutex timingMutex_;
+  DisplayClock clock_ XRC_GUARDED_BY(timingMutex_);
+  Pose head_ XRC_GUARDED_BY(timingMutex_);
+
+  // Display thread only.
+  bool running_ = false;  // between xrBeginSession and xrEndSession
+  bool lost_ = false;     // the runtime is gone; reconnect() retries
+  int64_t nextAttemptNs_ = 0;
+  int64_t backoffNs_ = 0;
+  XrEnvironmentBlendMode blendMode_ = XR_ENVIRONMENT_BLEND_MODE_OPAQUE;
+
+  std::atomic<bool> stopRequested_{false};
+  std::thread thread_;
+};
+
+}  // namespace xrc

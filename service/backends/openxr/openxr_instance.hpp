@@ -1,0 +1,60 @@
+// The daemon as an OpenXR application: the instance and HMD system of the active runtime (the
+// loader honours XR_RUNTIME_JSON), Vulkan through XR_KHR_vulkan_enable2 (the runtime creates the
+// daemon's VkInstance and VkDevice, adding what it needs), and the runtime's clock through
+// XR_KHR_convert_timespec_time.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "../../gpu/gpu_device.hpp"
+#include "xr_util.hpp"
+
+namespace xrc {
+
+class OpenXrInstance final : public gpu::VulkanFactory {
+ public:
+  static Result<std::unique_ptr<OpenXrInstance>> create();
+  OpenXrInstance() = default;  // use create()
+
+  XrInstance handle() const { return instance_.get(); }
+  XrSystemId system() const { return system_; }
+  const std::string& runtimeName() const { return runtimeName_; }
+  const std::string& systemName() const { return systemName_; }
+  uint32_t maxLayerCount() const { return maxLayerCount_; }
+  Status check(XrResult result, const char* what) const { return oxr::check(instance_.get(), result, what); }
+
+  // gpu::VulkanFactory, through xrCreateVulkanInstanceKHR / xrGetVulkanGraphicsDevice2KHR /
+  // xrCreateVulkanDeviceKHR.
+  Result<VkInstance> createInstance(const VkInstanceCreateInfo& info) override;
+  Result<VkPhysicalDevice> physicalDevice(VkInstance instance) override;
+  Result<VkDevice> createDevice(VkPhysicalDevice physical, const VkDeviceCreateInfo& info) override;
+
+  // A second instance (after the first was lost) must be given the Vulkan objects the daemon
+  // already has: the runtime must name the same physical device.
+  Status adoptVulkan(VkInstance instance, VkPhysicalDevice physical);
+
+  // XrTime <-> CLOCK_MONOTONIC nanoseconds (the daemon's and its clients' clock).
+  Result<int64_t> toMonotonicNs(XrTime time) const;
+  Result<XrTime> toXrTime(int64_t monotonicNs) const;
+
+ private:
+  Status init();
+  template <typename Pfn>
+  Status load(const char* name, Pfn& out);
+
+  oxr::InstanceOwner instance_;
+  XrSystemId system_ = XR_NULL_SYSTEM_ID;
+  std::string runtimeName_, systemName_;
+  uint32_t maxLayerCount_ = 0;
+  VkInstance vkInstance_ = VK_NULL_HANDLE;  // the one the runtime created (not owned here)
+
+  PFN_xrGetVulkanGraphicsRequirements2KHR getRequirements_ = nullptr;
+  PFN_xrCreateVulkanInstanceKHR createVkInstance_ = nullptr;
+  PFN_xrGetVulkanGraphicsDevice2KHR getVkDevice_ = nullptr;
+  PFN_xrCreateVulkanDeviceKHR createVkDevice_ = nullptr;
+  PFN_xrConvertTimespecTimeToTimeKHR toXrTime_ = nullptr;
+  PFN_xrConvertTimeToTimespecTimeKHR toTimespec_ = nullptr;
+};
+
+}  // namespace xrc

@@ -1,0 +1,224 @@
+// The openxr backend, tested against the one OpenXR runtime these machines have: our own. Daemon A
+// runs the headless backend; daemon B runs `--backend openxr` with the OpenXR loader pointed at
+// our runtime manifest and A's socket, and the OpenXR core validation layer between B and the
+// runtime. B's clients' pixels must arrive on A's display through both hops.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <cstring>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "harness.hpp"
+#include "pattern.hpp"
+#include "xrc/client.hpp"
+
+namespace xrc::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr uint32_t kView = 256;  // daemon A runs with the harness's --view-size 256x256
+
+// Daemon B over daemon A: an OpenXR application of our runtime, with validation on both APIs.
+std::unique_ptr<Daemon> startDaemonOver(const Daemon& runtime, const TempDir& dir) {
+  auto env = openxrEnv(runtime.socket());
+  env["XR_LOADER_DEBUG"] = "error";
+  return std::make_unique<Daemon>(dir, std::vector<std::string>{"--backend", "openxr"}, env);
+}
+
+// What B logs when the core validation layer or Vulkan validation complains about it.
+void expectNoValidationProblems(Daemon& daemon) {
+  const std::string out = daemon.process().output();
+  const auto problems = problemsIn(out);
+  EXPECT_TRUE(problems.empty()) << problems.size() << " problems, first: " << problems.front();
+}
+
+TEST(OpenXrBackend, ClientPixelsArriveThroughBothHops) {
+  TempDir dirA, dirB;
+  Daemon a(dirA);
+  ASSERT_TRUE(a.ready()) << a.process().output();
+  auto b = startDaemonOver(a, dirB);
+  ASSERT_TRUE(b->ready()) << b->process().output();
+  EXPECT_NE(b->process().output().find("backend openxr"), std::string::npos) << b->process().output();
+
+  // B's system description is A's (through the runtime): same views.
+  auto systemB = client::describe(b->socket());
+  ASSERT_TRUE(systemB) << systemB.error().describe();
+  ASSERT_EQ(systemB.value().views.size(), 2u);
+  EXPECT_EQ(systemB.value().views[0].recommendedWidth, kView);
+  EXPECT_EQ(systemB.value().views[0].recommendedHeight, kView);
+
+  const uint64_t frames = 150;
+  DemoSpec alpha{"alpha", 11, frames};
+  DemoSpec bravo{"bravo", 22, frames};
+  bravo.projection = false;
+  bravo.quadPx = 48;
+  bravo.quadX = 40;
+  bravo.quadY = 64;
+  bravo.overlay = 1;
+  auto alphaProcess = startDemo(*b, dirB, alpha);
+  ASSERT_TRUE(alphaProcess->waitForOutput("connected", 30s)) << alphaProcess->output();
+  auto bravoProcess = startDemo(*b, dirB, bravo);
+  const std::string done = "frames " + std::to_string(frames) + " ok";
+  ASSERT_TRUE(alphaProcess->waitForOutput(done, 60s)) << alphaProcess->output() << b->process().output();
+  ASSERT_TRUE(bravoProcess->waitForOutput(done, 60s)) << bravoProcess->output() << b->process().output();
+  // B's session on A is focused, so B's primary client is too.
+  EXPECT_NE(alphaProcess->output().find("visibility visible=1 focused=1"), std::string::npos) << alphaProcess->output();
+
+  // Both demos now hold their last frame; give B and A a few display frames to show it.
+  std::this_thread::sleep_for(200ms);
+  auto controlA = a.control();
+  ASSERT_TRUE(controlA);
+  auto statusA = controlA->status();
+  ASSERT_TRUE(statusA) << statusA.error().describe();
+  ASSERT_EQ(statusA.value().clients.size(), 1u) << "A serves B alone";
+  const auto& bOnA = statusA.value().clients[0];
+  EXPECT_EQ(bOnA.name, "xr-compositord");
+  EXPECT_EQ(bOnA.pid, uint32_t(b->process().pid()));
+  EXPECT_GT(bOnA.framesDisplayed, frames / 2);
+  // Every swapchain of B's clients is a swapchain of B's session on A.
+  DemoIdentity alphaId, bravoId;
+  ASSERT_TRUE(parseIdentity(alphaProcess->output(), alphaId));
+  ASSERT_TRUE(parseIdentity(bravoProcess->output(), bravoId));
+  EXPECT_EQ(bOnA.swapchains, alphaId.swapchains.size() + bravoId.swapchains.size());
+
+  auto controlB = b->control();
+  ASSERT_TRUE(controlB);
+  auto statusB = controlB->status();
+  ASSERT_TRUE(statusB) << statusB.error().describe();
+  EXPECT_EQ(statusB.value().backend, "openxr");
+  ASSERT_EQ(statusB.value().clients.size(), 2u);
+  for (const auto& c : statusB.value().clients) {
+    EXPECT_EQ(c.framesSubmitted, frames) << c.name;
+    EXPECT_GT(c.framesDisplayed, frames / 2) << c.name;
+  }
+  // B has no display of its own to read back, and says so.
+  auto displayB = controlB->readDisplay();
+  ASSERT_FALSE(displayB);
+  EXPECT_EQ(displayB.error().code, ErrorCode::unsupported);
+
+  // A's display: alpha's last frame in both eyes, bravo's quad on top, texel for texel.
+  auto display = controlA->readDisplay();
+  ASSERT_TRUE(display) << display.error().describe();
+  const auto& px = display.value().pixels;
+  ASSERT_EQ(px.width, 2 * kView);
+  ASSERT_EQ(px.height, kView);
+  size_t mismatches = 0;
+  std::string first;
+  for (uint32_t eye = 0; eye < 2; ++eye) {
+    for (uint32_t y = 0; y < kView; ++y) {
+      for (uint32_t x = 0; x < kView; ++x) {
+        uint32_t want = pattern::color({alpha.seed, eye, frames - 1, 0, 0}, x, y);
+        if (x >= bravo.quadX && x < bravo.quadX + bravo.quadPx && y >= bravo.quadY && y < bravo.quadY + bravo.quadPx) {
+          want = pattern::color({bravo.seed, 0, frames - 1, 0, 0}, x - bravo.quadX, y - bravo.quadY);
+        }
+        uint32_t got;
+        std::memcpy(&got, &px.data[(size_t(y) * px.width + eye * kView + x) * 4], 4);
+        if (got != want && mismatches++ == 0) {
+          first = fmt::format("eye {} ({},{}): got {:#x} want {:#x}", eye, x, y, got, want);
+        }
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0u) << first;
+
+  alphaProcess->closeStdin();
+  bravoProcess->closeStdin();
+  EXPECT_EQ(alphaProcess->wait(20s), 0) << alphaProcess->output();
+  EXPECT_EQ(bravoProcess->wait(20s), 0) << bravoProcess->output();
+  // B leaves A cleanly on SIGTERM: A sees its client go.
+  b->process().signal(SIGTERM);
+  EXPECT_EQ(b->process().wait(20s), 0) << b->process().output();
+  EXPECT_TRUE(a.waitForStatus([](const control::DaemonStatus& s) { return s.clients.empty(); }, 10s));
+  expectNoValidationProblems(*b);
+  EXPECT_NE(b->process().output().find("Core Validation output type"), std::string::npos)
+      << "the OpenXR core validation layer did not run:\n"
+      << b->process().output();
+}
+
+TEST(OpenXrBackend, HelloXrRendersThroughBothHops) {
+  TempDir dirA, dirB;
+  Daemon a(dirA);
+  ASSERT_TRUE(a.ready()) << a.process().output();
+  auto b = startDaemonOver(a, dirB);
+  ASSERT_TRUE(b->ready()) << b->process().output();
+  auto app = startHelloXr(*b, dirB, "Vulkan2", "hello_xr.log");
+  ASSERT_TRUE(app->waitForOutput("XR_SESSION_STATE_VISIBLE->XR_SESSION_STATE_FOCUSED", 30s)) << app->output();
+  ASSERT_TRUE(b->waitForStatus(
+      [](const control::DaemonStatus& s) {
+        auto c = findClient(s, "HelloXR");
+        return c != nullptr && c->framesDisplayed >= 90;
+      },
+      30s))
+      << app->output();
+
+  auto controlA = a.control();
+  ASSERT_TRUE(controlA);
+  auto display = controlA->readDisplay();
+  ASSERT_TRUE(display) << display.error().describe();
+  for (uint32_t eye = 0; eye < 2; ++eye) {
+    auto [color, share] = dominantColor(display.value().pixels, eye);
+    EXPECT_TRUE(isHelloXrBackground(color)) << "eye " << eye << " dominant color " << std::hex << color;
+    EXPECT_GT(share, 0.5) << "eye " << eye;
+    EXPECT_LT(share, 0.999) << "eye " << eye << ": nothing drawn over the background";
+  }
+
+  app->closeStdin();
+  EXPECT_EQ(app->wait(30s), 0) << app->output();
+  const auto problems = problemsIn(app->output());
+  EXPECT_TRUE(problems.empty()) << problems.size() << " problems, first: " << problems.front();
+  expectNoValidationProblems(*b);
+}
+
+TEST(OpenXrBackend, RuntimeLossDisconnectsClientsAndDaemonReconnects) {
+  TempDir dirA, dirB;
+  auto a = std::make_unique<Daemon>(dirA);
+  ASSERT_TRUE(a->ready()) << a->process().output();
+  auto b = startDaemonOver(*a, dirB);
+  ASSERT_TRUE(b->ready()) << b->process().output();
+
+  DemoSpec endless{"endless", 5, 100000};
+  auto demo = startDemo(*b, dirB, endless);
+  ASSERT_TRUE(demo->waitForOutput("connected", 30s)) << demo->output();
+  ASSERT_TRUE(b->waitForStatus(
+      [](const control::DaemonStatus& s) { return s.clients.size() == 1 && s.clients[0].framesDisplayed > 20; }, 30s));
+
+  // A dies: B's client loses its session (its connection is closed), B stays up.
+  a->process().signal(SIGKILL);
+  ASSERT_NE(a->process().wait(10s), -1);
+  const int demoExit = demo->wait(20s);
+  EXPECT_NE(demoExit, -1) << "B's client hung after the runtime was lost:\n" << demo->output();
+  EXPECT_NE(demoExit, 0) << "B's client finished its frames although the runtime was gone:\n" << demo->output();
+  ASSERT_TRUE(b->process().waitForOutput("OpenXR runtime lost", 10s)) << b->process().output();
+  ASSERT_TRUE(b->waitForStatus([](const control::DaemonStatus& s) { return s.clients.empty(); }, 10s));
+  // While A is gone, B keeps serving: it answers status, and refuses swapchains with a reason.
+  std::this_thread::sleep_for(500ms);
+  EXPECT_TRUE(b->process().running()) << b->process().output();
+  auto controlB = b->control();
+  ASSERT_TRUE(controlB);
+  ASSERT_TRUE(controlB->status());
+
+  // A comes back at the same socket: B reconnects and serves new clients through it.
+  a = std::make_unique<Daemon>(dirA);
+  ASSERT_TRUE(a->ready()) << a->process().output();
+  ASSERT_TRUE(b->process().waitForOutput("OpenXR runtime back", 20s)) << b->process().output();
+  DemoSpec again{"again", 6, 60};
+  auto second = startDemo(*b, dirB, again);
+  ASSERT_TRUE(second->waitForOutput("frames 60 ok", 60s)) << second->output() << b->process().output();
+  ASSERT_TRUE(a->waitForStatus(
+      [](const control::DaemonStatus& s) { return s.clients.size() == 1 && s.clients[0].framesDisplayed > 30; }, 20s));
+  auto display = a->control()->readDisplay();
+  ASSERT_TRUE(display) << display.error().describe();
+  const auto& px = display.value().pixels;
+  uint32_t got;
+  std::memcpy(&got, &px.data[(size_t(100) * px.width + 100) * 4], 4);
+  EXPECT_EQ(got, pattern::color({again.seed, 0, 59, 0, 0}, 100, 100));
+  second->closeStdin();
+  EXPECT_EQ(second->wait(20s), 0) << second->output();
+  expectNoValidationProblems(*b);
+}
+
+}  // namespace
+}  // namespace xrc::test
