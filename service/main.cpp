@@ -312,7 +312,7 @@ int main(int argc, char** argv) {
   CLI::App app{"xr-compositord: out-of-process XR compositor daemon"};
   // Option name -> config key, to know which ones the command line set.
   const std::vector<std::pair<CLI::Option*, const char*>> keyed = {
-      {app.add_option("--backend", cli.backend, "Display backend (headless)")->capture_default_str(), "backend"},
+      {app.add_option("--backend", cli.backend, "Display backend: headless or openxr")->capture_default_str(), "backend"},
       {app.add_option("--socket", cli.socket,
                       "Socket path (default $XR_COMPOSITOR_SOCKET, else $XDG_RUNTIME_DIR/xr-compositor/socket)"),
        "socket"},

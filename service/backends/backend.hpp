@@ -30,7 +30,21 @@ struct SystemInfo {
   double refreshHz = 90.0;
   Pose localInStage;  // see SystemDescription in xrc.capnp
   float stageBoundsWidth = 0, stageBoundsDepth = 0;
+  // Swapchain formats the backend's runtime takes; empty: whatever the device can share.
+  std::vector<int64_t> runtimeFormats;
 };
+
+// The formats clients may use: the device's, narrowed to the runtime's where it names them.
+inline std::vector<int64_t> usableFormats(const std::vector<int64_t>& deviceFormats, const SystemInfo& system) {
+  if (system.runtimeFormats.empty()) return deviceFormats;
+  std::vector<int64_t> out;
+  for (int64_t f : deviceFormats) {
+    for (int64_t r : system.runtimeFormats) {
+      if (f == r) out.push_back(f);
+    }
+  }
+  return out;
+}
 
 // Display vsyncs at origin + k * period on CLOCK_MONOTONIC (ns).
 struct DisplayClock {

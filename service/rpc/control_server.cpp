@@ -41,7 +41,7 @@ void fillSystemDescription(DaemonContext& ctx, wire::SystemDescription::Builder 
   out.setStageBoundsWidth(system.stageBoundsWidth);
   out.setStageBoundsDepth(system.stageBoundsDepth);
   out.setRefreshHz(float(system.refreshHz));
-  const auto& formats = ctx.gpu.swapchainFormats();
+  const auto formats = usableFormats(ctx.gpu.swapchainFormats(), system);
   auto list = out.initSwapchainFormats(uint32_t(formats.size()));
   for (uint32_t i = 0; i < formats.size(); ++i) list.set(i, formats[i]);
   toWire(ctx.gpu.facts(), out.initDevice());

@@ -72,8 +72,8 @@ kj::Promise<void> SessionServer::createSwapchain(CreateSwapchainContext context)
   SessionState& s = *state_;
   const SwapchainRequest request = fromWire(context.getParams().getInfo());
   SwapchainLimits limits;
-  limits.formats = s.ctx.gpu.swapchainFormats();
-  limits.depthFormats = s.ctx.gpu.depthFormats();
+  limits.formats = usableFormats(s.ctx.gpu.swapchainFormats(), s.ctx.backend.systemInfo());
+  limits.depthFormats = usableFormats(s.ctx.gpu.depthFormats(), s.ctx.backend.systemInfo());
   if (auto v = validateSwapchainRequest(request, limits); !v) return answer(context, v);
   if (s.swapchains.size() >= kMaxSwapchainsPerSession) {
     return answer(

@@ -37,15 +37,20 @@ void expectNoValidationProblems(Daemon& daemon) {
 
 TEST(OpenXrBackend, ClientPixelsArriveThroughBothHops) {
   TempDir dirA, dirB;
-  Daemon a(dirA);
+  Daemon a(dirA, {"--refresh-hz", "60"});
   ASSERT_TRUE(a.ready()) << a.process().output();
   auto b = startDaemonOver(a, dirB);
   ASSERT_TRUE(b->ready()) << b->process().output();
   EXPECT_NE(b->process().output().find("backend openxr"), std::string::npos) << b->process().output();
 
-  // B's system description is A's (through the runtime): same views.
+  // B's system description is A's (through the runtime): same views, A's display rate (B was
+  // started with the default 90 Hz), A's formats.
+  auto systemA = client::describe(a.socket());
   auto systemB = client::describe(b->socket());
+  ASSERT_TRUE(systemA) << systemA.error().describe();
   ASSERT_TRUE(systemB) << systemB.error().describe();
+  EXPECT_NEAR(systemB.value().refreshHz, 60.0, 0.5);
+  EXPECT_EQ(systemB.value().swapchainFormats, systemA.value().swapchainFormats);
   ASSERT_EQ(systemB.value().views.size(), 2u);
   EXPECT_EQ(systemB.value().views[0].recommendedWidth, kView);
   EXPECT_EQ(systemB.value().views[0].recommendedHeight, kView);

@@ -265,6 +265,14 @@ Status OpenXrBackend::openSession(std::unique_ptr<OpenXrInstance> instance) {
   }
   system.refreshHz = options_.refreshHz;
 
+  uint32_t formatCount = 0;
+  if (auto s = xr.check(xrEnumerateSwapchainFormats(session, 0, &formatCount, nullptr), "xrEnumerateSwapchainFormats");
+      !s) {
+    return s;
+  }
+  system.runtimeFormats.resize(formatCount);
+  xrEnumerateSwapchainFormats(session, formatCount, &formatCount, system.runtimeFormats.data());
+
   XrEnvironmentBlendMode modes[8];
   count = 0;
   if (auto s = xr.check(xrEnumerateEnvironmentBlendModes(inst, xr.system(), XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO,
@@ -275,7 +283,8 @@ Status OpenXrBackend::openSession(std::unique_ptr<OpenXrInstance> instance) {
   }
   blendMode_ = modes[0];
 
-  if (system_.views.empty()) {
+  const bool first = system_.views.empty();
+  if (first) {
     system_ = system;
   } else if (system.views.size() != system_.views.size() ||
              system.views[0].recommendedWidth != system_.views[0].recommendedWidth ||
@@ -289,8 +298,28 @@ Status OpenXrBackend::openSession(std::unique_ptr<OpenXrInstance> instance) {
   log::info("OpenXR session on '{}': {} views {}x{}", xr.runtimeName(), system.views.size(),
             system.views.empty() ? 0 : system.views[0].recommendedWidth,
             system.views.empty() ? 0 : system.views[0].recommendedHeight);
-  Lock lock(linkMutex_);
-  link_ = std::move(link);
+  {
+    Lock lock(linkMutex_);
+    link_ = std::move(link);
+  }
+  // Before serving, learn the runtime's display period: wait (bounded) for READY, begin the
+  // session and run one (empty) frame. A runtime that keeps the session idle is waited for by
+  // the display loop instead, and clients get --refresh-hz meanwhile.
+  const int64_t deadline = monotonicNowNs() + 5'000'000'000;
+  while (!running_ && !lost_ && monotonicNowNs() < deadline) {
+    pollEvents();
+    if (!running_) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (running_) frame();
+  if (lost_) return makeError(ErrorCode::unsupported, "the OpenXR runtime was lost while the session started");
+  const double refreshHz = 1e9 / double(clock().periodNs);
+  if (first && running_) {
+    system_.refreshHz = refreshHz;
+  } else if (std::abs(refreshHz - system_.refreshHz) > 0.5) {
+    log::warn("the OpenXR runtime now displays at {:.1f} Hz; clients were told {:.1f} Hz", refreshHz,
+              system_.refreshHz);
+  }
+  if (!running_) log::warn("the OpenXR runtime has not made the session ready within 5 s; waiting for it");
   return {};
 }
 
@@ -622,7 +651,10 @@ void OpenXrBackend::reconnect() {
     if (auto s = instance.value()->adoptVulkan(gpu_.instance(), gpu_.physical()); !s) return s;
     return openSession(std::move(instance).value());
   };
+  lost_ = false;  // openSession() runs the session's first frame, as at startup
   if (auto s = attempt(); !s) {
+    lost_ = true;
+    running_ = false;
     backoffNs_ = std::min(kMaxBackoffNs, backoffNs_ * 2);
     nextAttemptNs_ = monotonicNowNs() + backoffNs_;
     log::warn("OpenXR runtime still unavailable ({}); next attempt in {} ms", s.error().describe(),
