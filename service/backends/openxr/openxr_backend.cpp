@@ -572,9 +572,13 @@ void OpenXrBackend::frame() {
     clock_.originNs = vsync.value();
     clock_.periodNs = period;
   }
-  // Latch clients' frames as late as is safe: half a period before the runtime's display time,
-  // so a client paced to this vsync has the time it was promised to finish.
-  const int64_t latchNs = vsync.value() - period / 2;
+  // Latch clients' frames late, so that a client paced to this vsync has time to finish: half a
+  // display period before it. But never more than half a period after xrWaitFrame returned: the
+  // runtime paces the daemon like any application, counting the time from xrWaitFrame's return
+  // to the next call as its work, and a longer wait would look like a slow application and move
+  // the daemon to a longer frame period, which lengthens the wait in turn.
+  basePeriodNs_ = basePeriodNs_ == 0 ? period : std::min(basePeriodNs_, period);
+  const int64_t latchNs = std::min(vsync.value() - basePeriodNs_ / 2, start + basePeriodNs_ / 2);
   if (const int64_t wait = latchNs - monotonicNowNs(); wait > 0) {
     std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
   }

@@ -85,6 +85,7 @@ class OpenXrBackend final : public Backend {
   bool lost_ = false;     // the runtime is gone; reconnect() retries
   int64_t nextAttemptNs_ = 0;
   int64_t backoffNs_ = 0;
+  int64_t basePeriodNs_ = 0;  // the shortest display period the runtime gave: its refresh period
   XrEnvironmentBlendMode blendMode_ = XR_ENVIRONMENT_BLEND_MODE_OPAQUE;
 
   std::atomic<bool> stopRequested_{false};
