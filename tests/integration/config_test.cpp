@@ -84,7 +84,8 @@ TEST(Startup, SecondDaemonStaleSocketsAndOtherFilesAtThePath) {
   first.process().signal(SIGKILL);
   ASSERT_NE(first.process().wait(10s), -1);
   ASSERT_EQ(::access(first.socket().c_str(), F_OK), 0);
-  Process third({binary("XRC_DAEMON"), "--socket", first.socket(), "--view-size", "64x64"}, {}, dir.path + "/third.log");
+  Process third({binary("XRC_DAEMON"), "--socket", first.socket(), "--view-size", "64x64"}, {},
+                dir.path + "/third.log");
   EXPECT_TRUE(third.waitForOutput("serving", 20s)) << third.output();
   EXPECT_NE(third.output().find("stale socket"), std::string::npos) << third.output();
   third.signal(SIGTERM);

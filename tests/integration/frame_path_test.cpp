@@ -101,26 +101,10 @@ void runFramePath(const std::map<std::string, std::string>& env, uint64_t frames
                             [&](const control::ShownLayer& l) { return l.clientId == c.id.clientId; }))
         << c.spec.name << " is not on the display";
   }
-  size_t mismatches = 0;
+  std::vector<DisplayQuad> quads;
+  for (auto& c : clients) quads.push_back({c.spec.seed, c.spec.quadX, c.spec.quadY, c.spec.quadPx});
   std::string first;
-  for (uint32_t eye = 0; eye < 2; ++eye) {
-    for (uint32_t y = 0; y < kView; ++y) {
-      for (uint32_t x = 0; x < kView; ++x) {
-        uint32_t want = pattern::color({clients[0].spec.seed, eye, frames - 1, 0, 0}, x, y);
-        for (auto& c : clients) {
-          const auto& s = c.spec;
-          if (x >= s.quadX && x < s.quadX + s.quadPx && y >= s.quadY && y < s.quadY + s.quadPx) {
-            want = pattern::color({s.seed, 0, frames - 1, 0, 0}, x - s.quadX, y - s.quadY);
-          }
-        }
-        uint32_t got;
-        std::memcpy(&got, &px.data[(size_t(y) * px.width + eye * kView + x) * 4], 4);
-        if (got != want && mismatches++ == 0) {
-          first = fmt::format("eye {} ({},{}): got {:#x} want {:#x}", eye, x, y, got, want);
-        }
-      }
-    }
-  }
+  const size_t mismatches = countDisplayMismatches(px, kView, clients[0].spec.seed, frames - 1, quads, &first);
   std::string shown;
   for (const auto& l : display.value().shown) {
     shown += fmt::format(" [client {} frame {} swapchain {} ordinal {}]", l.clientId, l.frameId, l.swapchainId,

@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include <fmt/format.h>
 #include <vulkan/vulkan.h>
 
 #include "pattern.hpp"
@@ -244,6 +245,8 @@ const control::ClientStatus* findClient(const control::DaemonStatus& status, con
   return nullptr;
 }
 
+namespace {
+
 // The display's most common RGBA value over one eye's half, and its share of that half.
 std::pair<uint32_t, double> dominantColor(const control::Pixels& px, uint32_t eye) {
   std::map<uint32_t, size_t> counts;
@@ -265,6 +268,41 @@ bool isHelloXrBackground(uint32_t rgba) {
   const int r = int(rgba & 0xff), g = int((rgba >> 8) & 0xff), b = int((rgba >> 16) & 0xff);
   auto near = [](int v, int want) { return std::abs(v - want) <= 3; };
   return (near(r, 119) && near(g, 151) && near(b, 151)) || (near(r, 47) && near(g, 79) && near(b, 79));
+}
+
+}  // namespace
+
+std::string helloXrDisplayProblem(const control::Pixels& px) {
+  for (uint32_t eye = 0; eye < 2; ++eye) {
+    auto [color, share] = dominantColor(px, eye);
+    if (!isHelloXrBackground(color)) return fmt::format("eye {}: dominant color {:#x} is not hello_xr's", eye, color);
+    if (share <= 0.5) return fmt::format("eye {}: hello_xr's background covers only {:.3f}", eye, share);
+    if (share >= 0.999) return fmt::format("eye {}: nothing drawn over the background", eye);
+  }
+  return {};
+}
+
+size_t countDisplayMismatches(const control::Pixels& px, uint32_t view, uint32_t projectionSeed, uint64_t frame,
+                              const std::vector<DisplayQuad>& quads, std::string* first) {
+  size_t mismatches = 0;
+  for (uint32_t eye = 0; eye < 2; ++eye) {
+    for (uint32_t y = 0; y < view; ++y) {
+      for (uint32_t x = 0; x < view; ++x) {
+        uint32_t want = pattern::color({projectionSeed, eye, frame, 0, 0}, x, y);
+        for (const DisplayQuad& q : quads) {
+          if (x >= q.x && x < q.x + q.size && y >= q.y && y < q.y + q.size) {
+            want = pattern::color({q.seed, 0, frame, 0, 0}, x - q.x, y - q.y);
+          }
+        }
+        uint32_t got;
+        std::memcpy(&got, &px.data[(size_t(y) * px.width + eye * view + x) * 4], 4);
+        if (got != want && mismatches++ == 0 && first != nullptr) {
+          *first = fmt::format("eye {} ({},{}): got {:#x} want {:#x}", eye, x, y, got, want);
+        }
+      }
+    }
+  }
+  return mismatches;
 }
 
 }  // namespace xrc::test

@@ -74,6 +74,15 @@ bool parseIdentity(const std::string& output, DemoIdentity& out);
 size_t countPatternMismatches(const control::Pixels& pixels, uint32_t seed, uint32_t swapchainIndex, uint64_t ordinal,
                               std::string* first = nullptr);
 
+// Counts display texels (both eyes of `view` × `view`) that differ from a demo's frame `frame`:
+// the projection of seed `projectionSeed` with `quads` on top, in order; `first` describes the
+// first mismatch.
+struct DisplayQuad {
+  uint32_t seed = 0, x = 0, y = 0, size = 0;
+};
+size_t countDisplayMismatches(const control::Pixels& px, uint32_t view, uint32_t projectionSeed, uint64_t frame,
+                              const std::vector<DisplayQuad>& quads, std::string* first = nullptr);
+
 // The status entry of client `id`, or null.
 const control::ClientStatus* findClient(const control::DaemonStatus& status, uint32_t id);
 
@@ -99,9 +108,8 @@ std::unique_ptr<Process> startHelloXr(const Daemon& daemon, const TempDir& dir, 
 std::vector<std::string> problemsIn(const std::string& output);
 // The status entry of the client named `name`, or null.
 const control::ClientStatus* findClient(const control::DaemonStatus& status, const std::string& name);
-// The display's most common RGBA value over one eye's half, and its share of that half.
-std::pair<uint32_t, double> dominantColor(const control::Pixels& px, uint32_t eye);
-// hello_xr's clear color as the headless display stores it.
-bool isHelloXrBackground(uint32_t rgba);
+// Whether a headless display shows hello_xr in both eyes (its background over most of each eye,
+// something drawn over it): empty if so, else what is wrong.
+std::string helloXrDisplayProblem(const control::Pixels& px);
 
 }  // namespace xrc::test
