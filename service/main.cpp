@@ -56,34 +56,31 @@ struct Backends {
 xrc::Status createBackend(const xrc::DaemonConfig& config, const xrc::HeadlessOptions& headless,
                           xrc::FrameScheduler& scheduler, int lossEventFd, Backends& out) {
   using namespace xrc;
-  auto makeTimeline = [&]() -> Status {
-    auto created = gpu::Timeline::create(out.gpu->device());
+  const bool openxr = config.backend == "openxr";
+  std::unique_ptr<OpenXrInstance> instance;
+  if (openxr) {
+    auto created = OpenXrInstance::create();
     if (!created) return created.error();
-    out.copyTimeline = std::move(created).value();
-    return {};
-  };
-  if (config.backend == "openxr") {
-    auto instance = OpenXrInstance::create();
-    if (!instance) return instance.error();
-    auto gpu = gpu::GpuDevice::create(gpu::DeviceOptions{config.deviceUuid, instance.value().get(), true});
-    if (!gpu) return gpu.error();
-    out.gpu = std::move(gpu).value();
-    if (auto s = makeTimeline(); !s) return s.error();
+    instance = std::move(created).value();
+  }
+  auto gpu = gpu::GpuDevice::create(gpu::DeviceOptions{config.deviceUuid, instance.get(), openxr});
+  if (!gpu) return gpu.error();
+  out.gpu = std::move(gpu).value();
+  auto timeline = gpu::Timeline::create(out.gpu->device());
+  if (!timeline) return timeline.error();
+  out.copyTimeline = std::move(timeline).value();
+  if (openxr) {
     OpenXrOptions options;
     options.refreshHz = config.refreshHz;
     options.disconnectAllClients = [lossEventFd] {
       const uint64_t one = 1;
       if (::write(lossEventFd, &one, sizeof(one)) < 0) log::error("could not signal the runtime loss");
     };
-    auto backend = OpenXrBackend::create(std::move(instance).value(), *out.gpu, scheduler, std::move(options));
+    auto backend = OpenXrBackend::create(std::move(instance), *out.gpu, scheduler, std::move(options));
     if (!backend) return backend.error();
     out.backend = std::move(backend).value();
     return {};
   }
-  auto gpu = gpu::GpuDevice::create(gpu::DeviceOptions{config.deviceUuid});
-  if (!gpu) return gpu.error();
-  out.gpu = std::move(gpu).value();
-  if (auto s = makeTimeline(); !s) return s.error();
   auto backend = HeadlessBackend::create(*out.gpu, *out.copyTimeline, scheduler, headless);
   if (!backend) return backend.error();
   out.backend = std::move(backend).value();
@@ -312,7 +309,8 @@ int main(int argc, char** argv) {
   CLI::App app{"xr-compositord: out-of-process XR compositor daemon"};
   // Option name -> config key, to know which ones the command line set.
   const std::vector<std::pair<CLI::Option*, const char*>> keyed = {
-      {app.add_option("--backend", cli.backend, "Display backend: headless or openxr")->capture_default_str(), "backend"},
+      {app.add_option("--backend", cli.backend, "Display backend: headless or openxr")->capture_default_str(),
+       "backend"},
       {app.add_option("--socket", cli.socket,
                       "Socket path (default $XR_COMPOSITOR_SOCKET, else $XDG_RUNTIME_DIR/xr-compositor/socket)"),
        "socket"},

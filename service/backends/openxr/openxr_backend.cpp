@@ -634,6 +634,7 @@ void OpenXrBackend::loseRuntime(const std::string& why) {
 
 void OpenXrBackend::reconnect() {
   if (monotonicNowNs() < nextAttemptNs_) return;
+  std::shared_ptr<OpenXrLink> old;
   {
     // The old session goes once its last swapchain is gone (the clients' teardown runs on the
     // frame worker); until then the runtime's resources stay valid for it.
@@ -642,10 +643,6 @@ void OpenXrBackend::reconnect() {
       nextAttemptNs_ = monotonicNowNs() + kMinBackoffNs / 5;
       return;
     }
-  }
-  std::shared_ptr<OpenXrLink> old;
-  {
-    Lock lock(linkMutex_);
     old = std::move(link_);
   }
   old.reset();  // destroys the old session and instance

@@ -139,7 +139,6 @@ Result<VkInstance> OpenXrInstance::createInstance(const VkInstanceCreateInfo& in
     return s.error();
   }
   if (auto s = vk::check(vkResult, "vkCreateInstance (through xrCreateVulkanInstanceKHR)"); !s) return s.error();
-  vkInstance_ = instance;
   return instance;
 }
 
@@ -176,7 +175,6 @@ Status OpenXrInstance::adoptVulkan(VkInstance instance, VkPhysicalDevice physica
     return makeError(ErrorCode::deviceMismatch,
                      "the OpenXR runtime now wants another Vulkan device than the one the daemon runs on");
   }
-  vkInstance_ = instance;
   return {};
 }
 

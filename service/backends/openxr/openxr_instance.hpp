@@ -47,7 +47,6 @@ class OpenXrInstance final : public gpu::VulkanFactory {
   XrSystemId system_ = XR_NULL_SYSTEM_ID;
   std::string runtimeName_, systemName_;
   uint32_t maxLayerCount_ = 0;
-  VkInstance vkInstance_ = VK_NULL_HANDLE;  // the one the runtime created (not owned here)
 
   PFN_xrGetVulkanGraphicsRequirements2KHR getRequirements_ = nullptr;
   PFN_xrCreateVulkanInstanceKHR createVkInstance_ = nullptr;
