@@ -117,6 +117,7 @@ xrc::Result<xrc::DaemonConfig> effectiveConfig(const Options& options) {
   if (given.count("sync_mode")) c.syncMode = cli.syncMode;
   if (given.count("device_uuid")) c.deviceUuid = cli.deviceUuid;
   if (given.count("shutdown_grace_ms")) c.shutdownGraceMs = cli.shutdownGraceMs;
+  if (given.count("head_motion")) c.headMotion = cli.headMotion;
   if (auto s = validateConfig(c); !s) return s.error();
   return c;
 }
@@ -136,6 +137,7 @@ int run(const Options& options) {
   HeadlessOptions headless;
   (void)parseViewSize(config.viewSize, headless.viewWidth, headless.viewHeight);
   headless.refreshHz = config.refreshHz;
+  headless.headSway = config.headMotion == "sway";
   std::optional<SyncMode> forced;
   if (config.syncMode == "host") forced = SyncMode::host;
   if (config.syncMode == "binary") forced = SyncMode::binary;
@@ -326,6 +328,8 @@ int main(int argc, char** argv) {
       {app.add_option("--sync-mode", cli.syncMode, "auto, host or binary")->capture_default_str(), "sync_mode"},
       {app.add_option("--device-uuid", cli.deviceUuid, "Vulkan deviceUUID to use (default: first suitable)"),
        "device_uuid"},
+      {app.add_option("--head-motion", cli.headMotion, "Headless simulated head: still or sway")->capture_default_str(),
+       "head_motion"},
   };
   app.add_option("--config", options.configFile,
                  "Configuration file instead of /etc/xr-compositor/config.toml and the user's "

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -114,8 +115,12 @@ class Backend {
   // Advances while the display loop is alive, also when it has nothing to display (a backend
   // waiting for its runtime); what the watchdog checks.
   virtual uint64_t loopIterations() const { return displayFrames(); }
-  // Any thread: the head's (predicted) pose in STAGE space at `timeNs`.
-  virtual Pose headPoseAt(int64_t timeNs) const = 0;
+  // Any thread, without waiting: the head's (predicted) pose in STAGE space at `timeNs`, when
+  // the backend can tell at once (the headless head; a time the openxr display loop located).
+  virtual std::optional<Pose> knownHeadPose(int64_t timeNs) const = 0;
+  // Any thread: the same, asking the backend's runtime when it has to; `done` runs on a backend
+  // thread, or on the caller's when the pose is known.
+  virtual void locateHead(int64_t timeNs, std::function<void(const Pose&)> done) = 0;
 
   // Any thread. `info` is the shared images' create info; the backend adds what it needs.
   virtual Result<std::shared_ptr<RuntimeSwapchain>> createSwapchain(const VkImageCreateInfo& info) = 0;

@@ -6,7 +6,7 @@
 
 namespace xrc {
 
-FrameWorker::FrameWorker() : thread_([this] { run(); }) {}
+FrameWorker::FrameWorker(const char* threadName) : thread_([this, threadName] { run(threadName); }) {}
 
 FrameWorker::~FrameWorker() { drain(); }
 
@@ -28,8 +28,8 @@ void FrameWorker::post(kj::Function<void()> job) {
   wake_.notify_one();
 }
 
-void FrameWorker::run() {
-  pthread_setname_np(pthread_self(), "xrc-frames");
+void FrameWorker::run(const char* threadName) {
+  pthread_setname_np(pthread_self(), threadName);
   for (;;) {
     kj::Function<void()> job;
     {

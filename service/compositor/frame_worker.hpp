@@ -5,8 +5,8 @@
 
 #include <kj/function.h>
 
-#include <condition_variable>
 #include <atomic>
+#include <condition_variable>
 #include <deque>
 #include <thread>
 
@@ -16,7 +16,8 @@ namespace xrc {
 
 class FrameWorker {
  public:
-  FrameWorker();
+  // `threadName` (at most 15 characters) names the thread for ps and debuggers.
+  explicit FrameWorker(const char* threadName = "xrc-frames");
   ~FrameWorker();  // runs the jobs already queued, then joins
   FrameWorker(const FrameWorker&) = delete;
   FrameWorker& operator=(const FrameWorker&) = delete;
@@ -31,7 +32,7 @@ class FrameWorker {
   }
 
  private:
-  void run();
+  void run(const char* threadName);
 
   Mutex mutex_;
   std::condition_variable_any wake_;

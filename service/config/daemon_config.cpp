@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <toml++/toml.h>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -9,7 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include "../log.hpp"
 
@@ -65,6 +65,10 @@ Status validateConfig(const DaemonConfig& c, std::string_view p) {
     return makeError(ErrorCode::invalidArgument, "{} must be auto, host or binary (got '{}')",
                      name("sync-mode", "sync_mode"), c.syncMode);
   }
+  if (!oneOf(c.headMotion, {"still", "sway"})) {
+    return makeError(ErrorCode::invalidArgument, "{} must be still or sway (got '{}')",
+                     name("head-motion", "head_motion"), c.headMotion);
+  }
   if (c.shutdownGraceMs < 0 || c.shutdownGraceMs > 60000) {
     return makeError(ErrorCode::invalidArgument, "{} must be within 0..60000 (got {})",
                      name("shutdown-grace-ms", "shutdown_grace_ms"), c.shutdownGraceMs);
@@ -77,8 +81,8 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
   try {
     table = toml::parse(text, source);
   } catch (const toml::parse_error& e) {
-    return makeError(ErrorCode::invalidArgument, "{}:{}:{}: {}", source, e.source().begin.line,
-                     e.source().begin.column, e.description());
+    return makeError(ErrorCode::invalidArgument, "{}:{}:{}: {}", source, e.source().begin.line, e.source().begin.column,
+                     e.description());
   }
   DaemonConfig next = config;
   for (auto&& [key, node] : table) {
@@ -103,6 +107,8 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
       s = text(next.syncMode);
     } else if (k == "device_uuid") {
       s = text(next.deviceUuid);
+    } else if (k == "head_motion") {
+      s = text(next.headMotion);
     } else if (k == "refresh_hz") {
       if (!node.is_number()) {
         return makeError(ErrorCode::invalidArgument, "{}: 'refresh_hz' must be a number", where(source, node));
@@ -116,7 +122,7 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
     } else {
       return makeError(ErrorCode::invalidArgument,
                        "{}: unknown key '{}' (known: backend, socket, refresh_hz, log_level, view_size, sync_mode, "
-                       "device_uuid, shutdown_grace_ms)",
+                       "device_uuid, shutdown_grace_ms, head_motion)",
                        where(source, node), k);
     }
     if (!s) return s;
@@ -171,6 +177,7 @@ std::vector<std::string> changedKeys(const DaemonConfig& a, const DaemonConfig& 
   if (a.syncMode != b.syncMode) out.push_back("sync_mode");
   if (a.deviceUuid != b.deviceUuid) out.push_back("device_uuid");
   if (a.shutdownGraceMs != b.shutdownGraceMs) out.push_back("shutdown_grace_ms");
+  if (a.headMotion != b.headMotion) out.push_back("head_motion");
   return out;
 }
 

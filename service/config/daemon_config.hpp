@@ -23,6 +23,7 @@ struct DaemonConfig {
   std::string syncMode = "auto";
   std::string deviceUuid;
   int64_t shutdownGraceMs = 1000;
+  std::string headMotion = "still";  // headless: still | sway (the simulated head turns to and fro)
 
   bool operator==(const DaemonConfig&) const = default;
 };

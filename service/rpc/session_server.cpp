@@ -24,6 +24,17 @@ struct PendingLayer {
   std::vector<float> orientation, position;
 };
 
+// The head at `timeNs`: at once when the backend knows it, else once its runtime located it
+// (off the KJ thread, which never waits for a runtime).
+kj::Promise<Pose> headAt(Backend& backend, int64_t timeNs) {
+  if (auto known = backend.knownHeadPose(timeNs)) return *known;
+  auto paf = kj::newPromiseAndCrossThreadFulfiller<Pose>();
+  backend.locateHead(timeNs, [f = std::make_shared<decltype(paf.fulfiller)>(kj::mv(paf.fulfiller))](const Pose& head) {
+    (*f)->fulfill(Pose(head));
+  });
+  return kj::mv(paf.promise);
+}
+
 std::vector<float> floats(capnp::List<float>::Reader list) {
   std::vector<float> out;
   for (float f : list) out.push_back(f);
@@ -137,7 +148,8 @@ kj::Promise<void> SessionServer::waitFrame(WaitFrameContext context) {
   s.waitPending = true;
   auto state = state_;
   return s.timer.afterDelay(std::max<int64_t>(0, plan.wakeNs - now) * kj::NANOSECONDS)
-      .then([state, context, frameId, plan, clock]() mutable {
+      .then([state, plan]() { return headAt(state->ctx.backend, plan.predictedNs); })
+      .then([state, context, frameId, plan, clock](Pose head) mutable {
         state->waitPending = false;
         state->waitedFrame = frameId;
         state->waitedTargetNs = plan.predictedNs;
@@ -150,7 +162,7 @@ kj::Promise<void> SessionServer::waitFrame(WaitFrameContext context) {
         timing.setPredictedDisplayTime(plan.predictedNs);
         timing.setPredictedDisplayPeriod(clock.periodNs * plan.periods);
         timing.setShouldRender(visibility.visible);
-        toWire(state->ctx.backend.headPoseAt(plan.predictedNs), timing.initHeadInStage());
+        toWire(head, timing.initHeadInStage());
         timing.setVisible(visibility.visible);
         timing.setFocused(visibility.focused);
         timing.setStopping(state->ctx.stopping);
@@ -161,10 +173,11 @@ kj::Promise<void> SessionServer::locateHead(LocateHeadContext context) {
   const int64_t time = context.getParams().getTime();
   if (time <= 0)
     return answer(context, makeError(ErrorCode::invalidArgument, "locateHead: time {} is not positive", time));
-  auto results = context.getResults();
-  setOk(results.initError());
-  toWire(state_->ctx.backend.headPoseAt(time), results.initHeadInStage());
-  return kj::READY_NOW;
+  return headAt(state_->ctx.backend, time).then([context](Pose head) mutable {
+    auto results = context.getResults();
+    setOk(results.initError());
+    toWire(head, results.initHeadInStage());
+  });
 }
 
 kj::Promise<void> SessionServer::beginFrame(BeginFrameContext context) {

@@ -12,7 +12,9 @@
 
 #include "harness.hpp"
 #include "pattern.hpp"
+#include "raw_rpc.hpp"
 #include "xrc/client.hpp"
+#include "xrc/wire_convert.hpp"
 
 namespace xrc::test {
 namespace {
@@ -33,6 +35,47 @@ void expectNoValidationProblems(Daemon& daemon) {
   const std::string out = daemon.process().output();
   const auto problems = problemsIn(out);
   EXPECT_TRUE(problems.empty()) << problems.size() << " problems, first: " << problems.front();
+}
+
+// A session on the raw wire, to ask a daemon for head poses at chosen times.
+struct RawSession {
+  std::unique_ptr<RawRpc> link;
+  wire::Session::Client session{nullptr};
+
+  static RawSession open(const Daemon& daemon, const DeviceFacts& device) {
+    RawSession raw;
+    raw.link = RawRpc::open(daemon.socket());
+    EXPECT_TRUE(raw.link);
+    if (!raw.link) return raw;
+    auto request = raw.link->bootstrap().connectRequest();
+    auto info = request.initClient();
+    info.initVersion().setMajor(kProtocolMajor);
+    info.setName("locator");
+    toWire(device, info.initDevice());
+    auto response = request.send().wait(raw.link->waitScope());
+    EXPECT_EQ(response.getError().getCode(), wire::ErrorCode::NONE) << response.getError().getMessage().cStr();
+    raw.session = response.getSession();
+    return raw;
+  }
+
+  Pose locateHead(int64_t timeNs) {
+    auto request = session.locateHeadRequest();
+    request.setTime(timeNs);
+    auto response = request.send().wait(link->waitScope());
+    EXPECT_EQ(response.getError().getCode(), wire::ErrorCode::NONE) << response.getError().getMessage().cStr();
+    return fromWire(response.getHeadInStage());
+  }
+};
+
+int64_t monotonicNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+void expectSamePose(const Pose& a, const Pose& b, const std::string& what) {
+  for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(a.orientation[i], b.orientation[i], 1e-5f) << what << " orientation " << i;
+  for (size_t i = 0; i < 3; ++i) EXPECT_NEAR(a.position[i], b.position[i], 1e-5f) << what << " position " << i;
 }
 
 TEST(OpenXrBackend, ClientPixelsArriveThroughBothHops) {
@@ -203,6 +246,55 @@ TEST(OpenXrBackend, RuntimeLossDisconnectsClientsAndDaemonReconnects) {
   EXPECT_EQ(got, pattern::color({again.seed, 0, 59, 0, 0}, 100, 100));
   second->closeStdin();
   EXPECT_EQ(second->wait(20s), 0) << second->output();
+  expectNoValidationProblems(*b);
+}
+
+// A's simulated head sways, so a pose says which time it was located for. B answers its clients'
+// locateHead and waitFrame with what the runtime (A, through our runtime face) locates at exactly
+// the time asked: in the past, right now, a frame or a second ahead.
+TEST(OpenXrBackend, HeadIsLocatedAtTheRequestedTimeThroughBothHops) {
+  TempDir dirA, dirB;
+  Daemon a(dirA, {"--head-motion", "sway"});
+  ASSERT_TRUE(a.ready()) << a.process().output();
+  auto b = startDaemonOver(a, dirB);
+  ASSERT_TRUE(b->ready()) << b->process().output();
+  auto system = client::describe(a.socket());
+  ASSERT_TRUE(system) << system.error().describe();
+  RawSession onA = RawSession::open(a, system.value().device);
+  RawSession onB = RawSession::open(*b, system.value().device);
+  ASSERT_TRUE(onA.link && onB.link);
+
+  const int64_t now = monotonicNs();
+  std::vector<Pose> poses;
+  for (int64_t offsetMs : {-400, 0, 3, 11, 250, 1100}) {
+    const int64_t t = now + offsetMs * 1'000'000;
+    const Pose viaB = onB.locateHead(t);
+    expectSamePose(viaB, onA.locateHead(t), fmt::format("t = now {:+} ms", offsetMs));
+    poses.push_back(viaB);
+  }
+  // The poses differ with the time: the answers are not one cached pose.
+  float lowest = 2, highest = -2;
+  for (const Pose& p : poses) {
+    lowest = std::min(lowest, p.orientation[1]);
+    highest = std::max(highest, p.orientation[1]);
+  }
+  EXPECT_GT(highest - lowest, 0.02f) << "the head did not turn between the times asked for";
+
+  // waitFrame's head is the runtime's at the display time it predicts.
+  for (int i = 0; i < 5; ++i) {
+    auto response = onB.session.waitFrameRequest().send().wait(onB.link->waitScope());
+    ASSERT_EQ(response.getError().getCode(), wire::ErrorCode::NONE) << response.getError().getMessage().cStr();
+    const int64_t predicted = response.getTiming().getPredictedDisplayTime();
+    expectSamePose(fromWire(response.getTiming().getHeadInStage()), onA.locateHead(predicted),
+                   fmt::format("waitFrame {}", i));
+    auto begin = onB.session.beginFrameRequest();
+    begin.setFrameId(response.getTiming().getFrameId());
+    ASSERT_EQ(begin.send().wait(onB.link->waitScope()).getError().getCode(), wire::ErrorCode::NONE);
+    auto end = onB.session.endFrameRequest();
+    end.setFrameId(response.getTiming().getFrameId());
+    end.setDisplayTime(predicted);
+    ASSERT_EQ(end.send().wait(onB.link->waitScope()).getError().getCode(), wire::ErrorCode::NONE);
+  }
   expectNoValidationProblems(*b);
 }
 

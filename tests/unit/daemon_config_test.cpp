@@ -88,6 +88,18 @@ TEST(DaemonConfig, BackendsAreHeadlessAndOpenXr) {
       << s.error().message;
 }
 
+TEST(DaemonConfig, HeadMotionIsStillOrSway) {
+  DaemonConfig c;
+  EXPECT_EQ(c.headMotion, "still");
+  ASSERT_TRUE(applyToml("head_motion = \"sway\"\n", "test.toml", c));
+  EXPECT_EQ(c.headMotion, "sway");
+  auto s = applyToml("head_motion = \"spin\"\n", "test.toml", c);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("head_motion must be still or sway (got 'spin')"), std::string::npos)
+      << s.error().message;
+  EXPECT_EQ(c.headMotion, "sway");  // unchanged by the bad file
+}
+
 TEST(DaemonConfig, FilesLayerInOrderAndMissingOnesAreSkipped) {
   char dirTemplate[] = "/tmp/xrc-config-XXXXXX";
   ASSERT_NE(mkdtemp(dirTemplate), nullptr);

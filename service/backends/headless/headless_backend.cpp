@@ -187,6 +187,18 @@ Status HeadlessBackend::init() {
   return {};
 }
 
+Pose HeadlessBackend::headPoseAt(int64_t timeNs) const {
+  Pose head = system_.localInStage;
+  if (!options_.headSway) return head;
+  // yaw(t) = A sin(2 pi t / T), in double: t is nanoseconds since boot.
+  constexpr double kSwayAmplitude = 0.3;  // radians, about 17 degrees
+  constexpr double kSwayPeriodNs = 4e9;
+  const double phase = std::fmod(double(timeNs), kSwayPeriodNs) / kSwayPeriodNs;
+  const double yaw = kSwayAmplitude * std::sin(2.0 * M_PI * phase);
+  head.orientation = {0.f, float(std::sin(yaw / 2)), 0.f, float(std::cos(yaw / 2))};
+  return head;
+}
+
 Result<std::shared_ptr<RuntimeSwapchain>> HeadlessBackend::createSwapchain(const VkImageCreateInfo& requested) {
   auto swapchain = std::make_shared<HeadlessSwapchain>();
   swapchain->info = requested;

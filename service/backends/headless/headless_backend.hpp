@@ -27,6 +27,9 @@ struct HeadlessOptions {
   double refreshHz = 90.0;
   float eyeHeight = 1.6f;  // meters above the stage floor; the head stays there, looking down -z
   float ipd = 0.063f;      // meters between the two eyes (stereo)
+  // The head turns left and right (yaw, kSwayAmplitude radians every kSwayPeriod), a function of
+  // the time asked for: lets tests tell a pose located at one time from another.
+  bool headSway = false;
 };
 
 class HeadlessSwapchain;
@@ -42,8 +45,9 @@ class HeadlessBackend final : public Backend {
   const SystemInfo& systemInfo() const override { return system_; }
   DisplayClock clock() const override { return clock_; }
   uint64_t displayFrames() const override { return displayFrames_.load(); }
-  // The simulated head does not move: it rests at LOCAL's origin.
-  Pose headPoseAt(int64_t) const override { return system_.localInStage; }
+  // The simulated head rests at LOCAL's origin; with `headSway` it turns to and fro about y.
+  std::optional<Pose> knownHeadPose(int64_t timeNs) const override { return headPoseAt(timeNs); }
+  void locateHead(int64_t timeNs, std::function<void(const Pose&)> done) override { done(headPoseAt(timeNs)); }
 
   Result<std::shared_ptr<RuntimeSwapchain>> createSwapchain(const VkImageCreateInfo& info) override;
   Result<RuntimeImageLease> acquireImage(RuntimeSwapchain& swapchain, std::chrono::milliseconds timeout) override;
@@ -58,6 +62,7 @@ class HeadlessBackend final : public Backend {
   void setStalledForTest(bool stalled) override { stalledForTest_.store(stalled); }
 
  private:
+  Pose headPoseAt(int64_t timeNs) const;
   Status init();
   void scheduleTick();
   void tick(int64_t vsyncNs);

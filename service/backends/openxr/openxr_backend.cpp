@@ -54,8 +54,9 @@ class OpenXrSwapchain final : public RuntimeSwapchain {
   VkImageCreateInfo info{};
   oxr::SwapchainOwner handle;
   std::vector<VkImage> images;
-  // Frame worker thread only: an image acquired whose wait timed out; the next lease waits on it
-  // again (OpenXR waits images in acquisition order).
+  // Frame worker thread only: the image acquired and not yet waited on, either ahead of the next
+  // lease (acquired at the previous release) or because its wait timed out; the next lease waits
+  // on it (OpenXR waits images in acquisition order).
   std::optional<uint32_t> unwaited;
 };
 
@@ -328,9 +329,51 @@ DisplayClock OpenXrBackend::clock() const {
   return clock_;
 }
 
-Pose OpenXrBackend::headPoseAt(int64_t) const {
+std::optional<Pose> OpenXrBackend::knownHeadPose(int64_t timeNs) const {
   Lock lock(timingMutex_);
-  return head_;
+  for (auto it = locatedHeads_.rbegin(); it != locatedHeads_.rend(); ++it) {
+    if (it->first == timeNs) return it->second;
+  }
+  return std::nullopt;
+}
+
+void OpenXrBackend::locateHead(int64_t timeNs, std::function<void(const Pose&)> done) {
+  locator_.post([this, timeNs, done = std::move(done)] {
+    std::optional<Pose> head = locateNow(timeNs);
+    if (!head) {
+      // Untracked, or no runtime right now: the last pose it gave, as runtimes do.
+      Lock lock(timingMutex_);
+      head = head_;
+    }
+    done(*head);
+  });
+}
+
+std::optional<Pose> OpenXrBackend::locateNow(int64_t timeNs) const {
+  auto link = this->link();
+  if (!link) return std::nullopt;
+  const auto time = link->instance->toXrTime(timeNs);
+  if (!time) return std::nullopt;
+  auto head = oxr::make<XrSpaceLocation>(XR_TYPE_SPACE_LOCATION);
+  if (XR_FAILED(xrLocateSpace(link->view.get(), link->stage.get(), time.value(), &head))) return std::nullopt;
+  constexpr XrSpaceLocationFlags kValid =
+      XR_SPACE_LOCATION_ORIENTATION_VALID_BIT | XR_SPACE_LOCATION_POSITION_VALID_BIT;
+  if ((head.locationFlags & kValid) != kValid) return std::nullopt;
+  return fromXr(head.pose);
+}
+
+void OpenXrBackend::rememberHead(int64_t timeNs, const Pose& head) {
+  constexpr size_t kRemembered = 8;
+  Lock lock(timingMutex_);
+  head_ = head;
+  for (auto& [time, pose] : locatedHeads_) {
+    if (time == timeNs) {
+      pose = head;
+      return;
+    }
+  }
+  locatedHeads_.emplace_back(timeNs, head);
+  if (locatedHeads_.size() > kRemembered) locatedHeads_.pop_front();
 }
 
 Result<std::shared_ptr<RuntimeSwapchain>> OpenXrBackend::createSwapchain(const VkImageCreateInfo& info) {
@@ -369,23 +412,41 @@ Result<std::shared_ptr<RuntimeSwapchain>> OpenXrBackend::createSwapchain(const V
   return std::shared_ptr<RuntimeSwapchain>(std::move(swapchain));
 }
 
+namespace {
+
+// xrAcquireSwapchainImage; the index becomes the swapchain's `unwaited` image. Frame worker.
+Status acquireNext(OpenXrSwapchain& swapchain) {
+  const OpenXrInstance& xr = *swapchain.link->instance;
+  uint32_t index = 0;
+  auto acquire = oxr::make<XrSwapchainImageAcquireInfo>(XR_TYPE_SWAPCHAIN_IMAGE_ACQUIRE_INFO);
+  {
+    // The runtime may submit on the daemon's queue here (XR_KHR_vulkan_enable2).
+    Lock lock(swapchain.link->queue.submitMutex);
+    if (auto s = xr.check(xrAcquireSwapchainImage(swapchain.handle.get(), &acquire, &index), "xrAcquireSwapchainImage");
+        !s) {
+      return s;
+    }
+  }
+  if (index >= swapchain.images.size()) {
+    return makeError(ErrorCode::internal, "xrAcquireSwapchainImage gave image {} of {}", index,
+                     swapchain.images.size());
+  }
+  swapchain.unwaited = index;
+  return {};
+}
+
+}  // namespace
+
 Result<RuntimeImageLease> OpenXrBackend::acquireImage(RuntimeSwapchain& base, std::chrono::milliseconds timeout) {
   auto& swapchain = static_cast<OpenXrSwapchain&>(base);
   const OpenXrInstance& xr = *swapchain.link->instance;
-  Lock lock(swapchain.link->queue.submitMutex);
+  // Usually the image was acquired when the previous one was released (releaseImage), and the
+  // runtime has long been done with it: this wait returns at once.
   if (!swapchain.unwaited) {
-    uint32_t index = 0;
-    auto acquire = oxr::make<XrSwapchainImageAcquireInfo>(XR_TYPE_SWAPCHAIN_IMAGE_ACQUIRE_INFO);
-    if (auto s = xr.check(xrAcquireSwapchainImage(swapchain.handle.get(), &acquire, &index), "xrAcquireSwapchainImage");
-        !s) {
-      return s.error();
-    }
-    if (index >= swapchain.images.size()) {
-      return makeError(ErrorCode::internal, "xrAcquireSwapchainImage gave image {} of {}", index,
-                       swapchain.images.size());
-    }
-    swapchain.unwaited = index;
+    if (auto s = acquireNext(swapchain); !s) return s.error();
   }
+  // Not under the queue's mutex: the runtime must not use the queue in xrWaitSwapchainImage, and
+  // the display thread's xrEndFrame must not wait behind a client's image.
   auto wait = oxr::make<XrSwapchainImageWaitInfo>(XR_TYPE_SWAPCHAIN_IMAGE_WAIT_INFO);
   wait.timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count();
   const XrResult r = xrWaitSwapchainImage(swapchain.handle.get(), &wait);
@@ -405,12 +466,19 @@ void OpenXrBackend::releaseImage(RuntimeSwapchain& base, uint32_t index, uint64_
   // ordered after it.
   auto& swapchain = static_cast<OpenXrSwapchain&>(base);
   auto release = oxr::make<XrSwapchainImageReleaseInfo>(XR_TYPE_SWAPCHAIN_IMAGE_RELEASE_INFO);
-  Lock lock(swapchain.link->queue.submitMutex);
-  if (auto s = swapchain.link->instance->check(xrReleaseSwapchainImage(swapchain.handle.get(), &release),
-                                               "xrReleaseSwapchainImage");
-      !s) {
-    log::warn("runtime image {}: {}", index, s.error().describe());
+  {
+    Lock lock(swapchain.link->queue.submitMutex);
+    if (auto s = swapchain.link->instance->check(xrReleaseSwapchainImage(swapchain.handle.get(), &release),
+                                                 "xrReleaseSwapchainImage");
+        !s) {
+      log::warn("runtime image {}: {}", index, s.error().describe());
+      return;
+    }
   }
+  // Acquire the next image now and wait for it only at the next release: by then the runtime
+  // is done with it, so the frame worker, which serves every client in turn, does not block in
+  // xrWaitSwapchainImage while the GPU drains. A failure here is reported by the next lease.
+  if (auto s = acquireNext(swapchain); !s) log::debug("runtime swapchain: acquiring ahead: {}", s.error().describe());
 }
 
 void OpenXrBackend::abandonImage(RuntimeSwapchain& swapchain, uint32_t index) {
@@ -446,6 +514,7 @@ void OpenXrBackend::stop() {
   if (!thread_.joinable()) return;
   stopRequested_ = true;
   thread_.join();
+  locator_.drain();  // later locates fail their callers instead of waiting for a gone runtime
   // The session ends with the daemon; the runtime sees its application leave.
   std::shared_ptr<OpenXrLink> link;
   {
@@ -572,6 +641,11 @@ void OpenXrBackend::frame() {
     clock_.originNs = vsync.value();
     clock_.periodNs = period;
   }
+  // The head at this display time and the next one: the times clients' waitFrame targets (they
+  // wake a period ahead), so answering them needs no call into the runtime.
+  for (const int64_t t : {vsync.value(), vsync.value() + period}) {
+    if (auto head = locateNow(t)) rememberHead(t, *head);
+  }
   // Latch clients' frames late, so that a client paced to this vsync has time to finish: half a
   // display period before it. But never more than half a period after xrWaitFrame returned: the
   // runtime paces the daemon like any application, counting the time from xrWaitFrame's return
@@ -581,13 +655,6 @@ void OpenXrBackend::frame() {
   const int64_t latchNs = std::min(vsync.value() - basePeriodNs_ / 2, start + basePeriodNs_ / 2);
   if (const int64_t wait = latchNs - monotonicNowNs(); wait > 0) {
     std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
-  }
-  auto head = oxr::make<XrSpaceLocation>(XR_TYPE_SPACE_LOCATION);
-  if (XR_SUCCEEDED(xrLocateSpace(link->view.get(), link->stage.get(), state.predictedDisplayTime, &head)) &&
-      (head.locationFlags & XR_SPACE_LOCATION_ORIENTATION_VALID_BIT) &&
-      (head.locationFlags & XR_SPACE_LOCATION_POSITION_VALID_BIT)) {
-    Lock lock(timingMutex_);
-    head_ = fromXr(head.pose);
   }
 
   // Declared before the queue lock: dropping the last reference to a swapchain takes that lock.

@@ -7,11 +7,13 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <thread>
 
 #include "../../compositor/frame_scheduler.hpp"
+#include "../../compositor/frame_worker.hpp"
 #include "../../gpu/gpu_device.hpp"
 #include "../backend.hpp"
 #include "openxr_instance.hpp"
@@ -38,8 +40,10 @@ class OpenXrBackend final : public Backend {
   DisplayClock clock() const override XRC_EXCLUDES(timingMutex_);
   uint64_t displayFrames() const override { return displayFrames_.load(); }
   uint64_t loopIterations() const override { return loopIterations_.load(); }
-  // The head as the runtime located it for the latest display frame.
-  Pose headPoseAt(int64_t timeNs) const override XRC_EXCLUDES(timingMutex_);
+  // Display times the display loop located the head at are known; other times are located on
+  // the locator thread (the runtime may take a while: ours asks its own daemon).
+  std::optional<Pose> knownHeadPose(int64_t timeNs) const override XRC_EXCLUDES(timingMutex_);
+  void locateHead(int64_t timeNs, std::function<void(const Pose&)> done) override;
 
   Result<std::shared_ptr<RuntimeSwapchain>> createSwapchain(const VkImageCreateInfo& info) override
       XRC_EXCLUDES(linkMutex_);
@@ -64,6 +68,9 @@ class OpenXrBackend final : public Backend {
   void loseRuntime(const std::string& why);   // display thread
   void reconnect();                           // display thread: one attempt when the backoff allows
   std::shared_ptr<OpenXrLink> link() const XRC_EXCLUDES(linkMutex_);
+  // xrLocateSpace(VIEW in STAGE) at `timeNs`; nullopt when the runtime cannot tell (or is gone).
+  std::optional<Pose> locateNow(int64_t timeNs) const XRC_EXCLUDES(linkMutex_);
+  void rememberHead(int64_t timeNs, const Pose& head) XRC_EXCLUDES(timingMutex_);
 
   gpu::GpuDevice& gpu_;
   FrameScheduler& scheduler_;
@@ -78,7 +85,9 @@ class OpenXrBackend final : public Backend {
 
   mutable Mutex timingMutex_;
   DisplayClock clock_ XRC_GUARDED_BY(timingMutex_);
-  Pose head_ XRC_GUARDED_BY(timingMutex_);
+  Pose head_ XRC_GUARDED_BY(timingMutex_);  // the latest located: the answer when locating fails
+  // Head poses at the display times xrWaitFrame predicted (clients' waitFrame targets), newest last.
+  std::deque<std::pair<int64_t, Pose>> locatedHeads_ XRC_GUARDED_BY(timingMutex_);
 
   // Display thread only.
   bool running_ = false;  // between xrBeginSession and xrEndSession
@@ -90,6 +99,8 @@ class OpenXrBackend final : public Backend {
 
   std::atomic<bool> stopRequested_{false};
   std::thread thread_;
+  // Last: destroyed (and drained) first, while what its jobs use is still there.
+  FrameWorker locator_{"xrc-locate"};
 };
 
 }  // namespace xrc
