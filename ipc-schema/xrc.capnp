@@ -6,9 +6,10 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("xrc::wire");
 
 const protocolMajor :UInt16 = 1;
-const protocolMinor :UInt16 = 2;
+const protocolMinor :UInt16 = 3;
 # Minor 1: view poses/fovs, head pose with waitFrame, locateHead.
 # Minor 2: overlay sessions, session roles, per-frame stats, Control.setPrimary/kick.
+# Minor 3: environment blend modes (system description, endFrame, status).
 
 # --- errors -------------------------------------------------------------------------------------
 # Every call answers with an Error; code `none` means success. Errors are data, not exceptions, so
@@ -91,6 +92,15 @@ struct SystemDescription {
   stageBoundsWidth @11 :Float32;
   stageBoundsDepth @12 :Float32;
   maxOverlayPlacement @13 :UInt32;
+  # The display's environment blend modes, preferred first (OpenXR's; empty from daemons before
+  # 1.3, which display opaque only).
+  environmentBlendModes @14 :List(EnvironmentBlendMode);
+}
+
+enum EnvironmentBlendMode {
+  opaque @0;
+  additive @1;
+  alphaBlend @2;
 }
 
 # --- file descriptors ---------------------------------------------------------------------------
@@ -223,7 +233,8 @@ interface Session {
           images :List(SharedImage));
   waitFrame @1 () -> (error :Error, timing :FrameTiming);
   beginFrame @2 (frameId :UInt64) -> (error :Error);
-  endFrame @3 (frameId :UInt64, displayTime :Int64, layers :List(Layer)) -> (error :Error);
+  endFrame @3 (frameId :UInt64, displayTime :Int64, layers :List(Layer),
+               environmentBlendMode :EnvironmentBlendMode) -> (error :Error);
   # The head's pose in STAGE space at `time` (ns, CLOCK_MONOTONIC), for times that no waitFrame
   # answer covered. `time` must be positive.
   locateHead @4 (time :Int64) -> (error :Error, headInStage :Pose);
@@ -283,6 +294,9 @@ struct DaemonStatus {
   daemonCpuUsPerClientFrame @9 :Float32;       # the same over the last second / client frames
   primaryClientId @10 :UInt32;       # 0: none
   daemonPid @11 :UInt32;             # for tools that read the daemon's /proc entries
+  # How the latest display frame was blended with the environment: the mode its bottom client
+  # frame (the primary's) asked for; the display's preferred mode until a frame is shown.
+  environmentBlendMode @12 :EnvironmentBlendMode;
 }
 
 struct Pixels {

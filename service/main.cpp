@@ -118,6 +118,7 @@ xrc::Result<xrc::DaemonConfig> effectiveConfig(const Options& options) {
   if (given.count("device_uuid")) c.deviceUuid = cli.deviceUuid;
   if (given.count("shutdown_grace_ms")) c.shutdownGraceMs = cli.shutdownGraceMs;
   if (given.count("head_motion")) c.headMotion = cli.headMotion;
+  if (given.count("environment_blend_modes")) c.environmentBlendModes = cli.environmentBlendModes;
   if (auto s = validateConfig(c); !s) return s.error();
   return c;
 }
@@ -138,6 +139,7 @@ int run(const Options& options) {
   (void)parseViewSize(config.viewSize, headless.viewWidth, headless.viewHeight);
   headless.refreshHz = config.refreshHz;
   headless.headSway = config.headMotion == "sway";
+  headless.environmentBlendModes = parseBlendModes(config.environmentBlendModes).value();
   std::optional<SyncMode> forced;
   if (config.syncMode == "host") forced = SyncMode::host;
   if (config.syncMode == "binary") forced = SyncMode::binary;
@@ -330,6 +332,10 @@ int main(int argc, char** argv) {
        "device_uuid"},
       {app.add_option("--head-motion", cli.headMotion, "Headless simulated head: still or sway")->capture_default_str(),
        "head_motion"},
+      {app.add_option("--environment-blend-modes", cli.environmentBlendModes,
+                      "Headless display's environment blend modes, preferred first: opaque, additive, alpha_blend")
+           ->capture_default_str(),
+       "environment_blend_modes"},
   };
   app.add_option("--config", options.configFile,
                  "Configuration file instead of /etc/xr-compositor/config.toml and the user's "

@@ -269,7 +269,13 @@ XrResult XRAPI_CALL EnumerateEnvironmentBlendModes(XrInstance handle, XrSystemId
   std::shared_ptr<Instance> instance;
   if (XrResult r = lookupSystem(handle, systemId, instance); XR_FAILED(r)) return r;
   if (type != systemViewConfiguration(*instance)) return XR_ERROR_VIEW_CONFIGURATION_TYPE_UNSUPPORTED;
-  return enumerate(std::vector<XrEnvironmentBlendMode>{XR_ENVIRONMENT_BLEND_MODE_OPAQUE}, capacity, count, modes);
+  // The daemon's display's modes, its preferred first (a daemon before protocol 1.3: opaque).
+  std::vector<XrEnvironmentBlendMode> supported;
+  for (EnvironmentBlendMode mode : instance->system.environmentBlendModes) {
+    supported.push_back(XrEnvironmentBlendMode(mode));
+  }
+  if (supported.empty()) supported.push_back(XR_ENVIRONMENT_BLEND_MODE_OPAQUE);
+  return enumerate(supported, capacity, count, modes);
 }
 
 XrResult XRAPI_CALL StringToPath(XrInstance handle, const char* text, XrPath* path) {

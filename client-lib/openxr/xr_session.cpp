@@ -379,7 +379,8 @@ XrResult XRAPI_CALL EndFrame(XrSession handle, const XrFrameEndInfo* info) {
   if (!session->lifecycle.running()) return XR_ERROR_SESSION_NOT_RUNNING;
   if (!session->frames.begun()) return XR_ERROR_CALL_ORDER_INVALID;
   if (info->displayTime <= 0) return XR_ERROR_TIME_INVALID;
-  if (info->environmentBlendMode != XR_ENVIRONMENT_BLEND_MODE_OPAQUE) {
+  const auto blendMode = EnvironmentBlendMode(info->environmentBlendMode);
+  if (!blendModeSupported(session->instance->system.environmentBlendModes, blendMode)) {
     return XR_ERROR_ENVIRONMENT_BLEND_MODE_UNSUPPORTED;
   }
   if (info->layerCount > session->instance->system.maxLayers) return XR_ERROR_LAYER_LIMIT_EXCEEDED;
@@ -396,7 +397,7 @@ XrResult XRAPI_CALL EndFrame(XrSession handle, const XrFrameEndInfo* info) {
   uint64_t frameId = 0;
   if (XrResult r = session->frames.end(frameId); XR_FAILED(r)) return r;
   if (session->lifecycle.lost()) return XR_SUCCESS;  // see xrWaitFrame
-  if (auto s = session->connection->endFrame(frameId, info->displayTime, layers); !s) {
+  if (auto s = session->connection->endFrame(frameId, info->displayTime, layers, blendMode); !s) {
     return daemonCallFailed(*session, "xrEndFrame", s.error());
   }
   return XR_SUCCESS;

@@ -33,6 +33,7 @@ SystemDescription fromWire(wire::SystemDescription::Reader in) {
   out.maxSwapchains = in.getMaxSwapchains();
   out.maxArrayLayers = in.getMaxArrayLayers();
   out.daemonHasExternalSemaphoreFd = in.getDaemonHasExternalSemaphoreFd();
+  out.environmentBlendModes = xrc::fromWire(in.getEnvironmentBlendModes());
   out.localInStage = xrc::fromWire(in.getLocalInStage());
   out.stageBoundsWidth = in.getStageBoundsWidth();
   out.stageBoundsDepth = in.getStageBoundsDepth();
@@ -263,11 +264,12 @@ Status Connection::beginFrame(uint64_t frameId) {
 }
 
 namespace {
-kj::Promise<Status> sendEndFrame(IoState& io, uint64_t frameId, int64_t displayTimeNs,
-                                 const std::vector<Layer>& layers);
+kj::Promise<Status> sendEndFrame(IoState& io, uint64_t frameId, int64_t displayTimeNs, const std::vector<Layer>& layers,
+                                 EnvironmentBlendMode blendMode);
 }
 
-Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::vector<Layer>& layers) {
+Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::vector<Layer>& layers,
+                            EnvironmentBlendMode blendMode) {
   if (auto s = impl_->takeAsyncError(); !s) return s;
   {
     Lock lock(impl_->frameMutex);
@@ -277,17 +279,18 @@ Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::
     impl_->begunFrame.reset();
   }
   // The message is built on the I/O thread from a copy of the layers.
-  impl_->sendTracked(
-      [frameId, displayTimeNs, layers](IoState& io) { return sendEndFrame(io, frameId, displayTimeNs, layers); },
-      "endFrame");
+  impl_->sendTracked([frameId, displayTimeNs, layers,
+                      blendMode](IoState& io) { return sendEndFrame(io, frameId, displayTimeNs, layers, blendMode); },
+                     "endFrame");
   return {};
 }
 
 namespace {
-kj::Promise<Status> sendEndFrame(IoState& io, uint64_t frameId, int64_t displayTimeNs,
-                                 const std::vector<Layer>& layers) {
+kj::Promise<Status> sendEndFrame(IoState& io, uint64_t frameId, int64_t displayTimeNs, const std::vector<Layer>& layers,
+                                 EnvironmentBlendMode blendMode) {
   auto request = io.session.endFrameRequest();
   request.setFrameId(frameId);
+  request.setEnvironmentBlendMode(xrc::toWire(blendMode));
   request.setDisplayTime(displayTimeNs);
   auto out = request.initLayers(uint32_t(layers.size()));
   for (uint32_t i = 0; i < layers.size(); ++i) {

@@ -96,6 +96,7 @@ Result<DaemonStatus> ControlClient::status() {
               out.daemonCpuUsPerClientFrame = in.getDaemonCpuUsPerClientFrame();
               out.primaryClientId = in.getPrimaryClientId();
               out.daemonPid = in.getDaemonPid();
+              out.environmentBlendMode = xrc::fromWire(in.getEnvironmentBlendMode());
               for (auto c : in.getClients()) {
                 ClientStatus s;
                 s.id = c.getId();

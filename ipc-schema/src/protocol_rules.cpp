@@ -35,6 +35,49 @@ const char* errorCodeName(ErrorCode code) {
 
 const char* syncModeName(SyncMode mode) { return mode == SyncMode::binary ? "binary" : "host"; }
 
+const char* blendModeName(EnvironmentBlendMode mode) {
+  switch (mode) {
+    case EnvironmentBlendMode::opaque:
+      return "opaque";
+    case EnvironmentBlendMode::additive:
+      return "additive";
+    case EnvironmentBlendMode::alphaBlend:
+      return "alpha_blend";
+  }
+  return "unknown";
+}
+
+Result<std::vector<EnvironmentBlendMode>> parseBlendModes(const std::string& text) {
+  std::vector<EnvironmentBlendMode> out;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = text.find(',', start);
+    const std::string name = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::optional<EnvironmentBlendMode> mode;
+    for (auto m : {EnvironmentBlendMode::opaque, EnvironmentBlendMode::additive, EnvironmentBlendMode::alphaBlend}) {
+      if (name == blendModeName(m)) mode = m;
+    }
+    if (!mode) {
+      return makeError(ErrorCode::invalidArgument,
+                       "unknown environment blend mode '{}' (known: opaque, additive, alpha_blend)", name);
+    }
+    for (auto m : out) {
+      if (m == *mode) return makeError(ErrorCode::invalidArgument, "environment blend mode '{}' given twice", name);
+    }
+    out.push_back(*mode);
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+bool blendModeSupported(const std::vector<EnvironmentBlendMode>& supported, EnvironmentBlendMode mode) {
+  if (supported.empty()) return mode == EnvironmentBlendMode::opaque;
+  for (auto m : supported) {
+    if (m == mode) return true;
+  }
+  return false;
+}
+
 std::string uuidToString(const Uuid& uuid) {
   std::string out;
   for (size_t i = 0; i < uuid.size(); ++i) {

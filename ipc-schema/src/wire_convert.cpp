@@ -24,6 +24,20 @@ wire::SyncMode toWire(SyncMode mode) {
 }
 SyncMode fromWire(wire::SyncMode mode) { return mode == wire::SyncMode::BINARY ? SyncMode::binary : SyncMode::host; }
 
+// The wire enum's ordinals are OpenXR's values minus one. An ordinal from a newer peer maps past
+// the known modes, so that validation rejects it instead of taking it for another.
+wire::EnvironmentBlendMode toWire(EnvironmentBlendMode mode) {
+  return static_cast<wire::EnvironmentBlendMode>(uint32_t(mode) - 1);
+}
+EnvironmentBlendMode fromWire(wire::EnvironmentBlendMode mode) {
+  return static_cast<EnvironmentBlendMode>(uint32_t(mode) + 1);
+}
+std::vector<EnvironmentBlendMode> fromWire(capnp::List<wire::EnvironmentBlendMode>::Reader modes) {
+  std::vector<EnvironmentBlendMode> out;
+  for (auto m : modes) out.push_back(fromWire(m));
+  return out;
+}
+
 void toWire(const DeviceFacts& facts, wire::DeviceIdentity::Builder out) {
   out.setDeviceUuid(kj::arrayPtr(facts.deviceUuid.data(), facts.deviceUuid.size()));
   out.setDriverUuid(kj::arrayPtr(facts.driverUuid.data(), facts.driverUuid.size()));

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "xrc/pose.hpp"
+#include "xrc/protocol_rules.hpp"
 #include "xrc/readback.hpp"
 #include "xrc/result.hpp"
 
@@ -33,6 +34,8 @@ struct SystemInfo {
   float stageBoundsWidth = 0, stageBoundsDepth = 0;
   // Swapchain formats the backend's runtime takes; empty: whatever the device can share.
   std::vector<int64_t> runtimeFormats;
+  // The display's environment blend modes, preferred first.
+  std::vector<EnvironmentBlendMode> environmentBlendModes{EnvironmentBlendMode::opaque};
 };
 
 // The formats clients may use: the device's, narrowed to the runtime's where it names them.
@@ -102,6 +105,7 @@ struct CommittedFrame {
   int64_t displayTimeNs = 0;  // what the client asked for (informational)
   int64_t targetNs = 0;       // the vsync the daemon's pacing gave this frame: shown no earlier
   int64_t committedNs = 0;    // when the frame was complete (for latency)
+  EnvironmentBlendMode environmentBlendMode = EnvironmentBlendMode::opaque;  // validated: the display's
   std::vector<CommittedLayer> layers;
 };
 

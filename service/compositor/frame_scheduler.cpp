@@ -161,6 +161,7 @@ DisplaySelection FrameScheduler::select(int64_t vsyncNs, int64_t periodNs) {
     return a.id < b.id;
   });
   for (const Placed& p : placed) out.shown.push_back(*p.frame);
+  if (auto mode = out.environmentBlendMode()) blendMode_ = mode;
   return out;
 }
 
@@ -175,6 +176,7 @@ DisplayStats FrameScheduler::displayStats() const {
   Lock lock(mutex_);
   s.missedFrames = missedFrames_;
   s.primaryClientId = primary_;
+  s.environmentBlendMode = blendMode_;
   int64_t cpu = 0;
   uint64_t frames = 0;
   for (const CpuSample& sample : cpuWindow_) {

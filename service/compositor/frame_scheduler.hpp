@@ -25,6 +25,12 @@ struct Visibility {
 struct DisplaySelection {
   std::vector<CommittedFrame> shown;     // bottom to top
   std::vector<CommittedFrame> released;  // frames the scheduler let go of (their images are free)
+  // The bottom frame's (the primary's): how the display blends with the environment; none when
+  // nothing is shown (the display's preferred mode then).
+  std::optional<EnvironmentBlendMode> environmentBlendMode() const {
+    if (shown.empty()) return std::nullopt;
+    return shown.front().environmentBlendMode;
+  }
 };
 
 // System-wide stats of the display loop.
@@ -34,6 +40,7 @@ struct DisplayStats {
   double cpuUsP50 = 0, cpuUsP99 = 0;
   double cpuUsPerClientFrame = 0;
   uint32_t primaryClientId = 0;
+  std::optional<EnvironmentBlendMode> environmentBlendMode;  // of the latest frame that showed any
 };
 
 class FrameScheduler {
@@ -81,6 +88,7 @@ class FrameScheduler {
   int64_t lastCpuNs_ XRC_GUARDED_BY(mutex_) = 0;
   uint64_t missedFrames_ XRC_GUARDED_BY(mutex_) = 0;
   uint64_t framesSinceSelect_ XRC_GUARDED_BY(mutex_) = 0;  // client frames committed
+  std::optional<EnvironmentBlendMode> blendMode_ XRC_GUARDED_BY(mutex_);
   struct CpuSample {
     int64_t cpuNs;
     uint64_t clientFrames;

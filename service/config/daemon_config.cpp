@@ -1,5 +1,7 @@
 #include "daemon_config.hpp"
 
+#include "xrc/protocol_rules.hpp"
+
 #include <fmt/format.h>
 
 #include <toml++/toml.h>
@@ -65,6 +67,10 @@ Status validateConfig(const DaemonConfig& c, std::string_view p) {
     return makeError(ErrorCode::invalidArgument, "{} must be auto, host or binary (got '{}')",
                      name("sync-mode", "sync_mode"), c.syncMode);
   }
+  if (auto modes = parseBlendModes(c.environmentBlendModes); !modes) {
+    return makeError(ErrorCode::invalidArgument, "{}: {}", name("environment-blend-modes", "environment_blend_modes"),
+                     modes.error().message);
+  }
   if (!oneOf(c.headMotion, {"still", "sway"})) {
     return makeError(ErrorCode::invalidArgument, "{} must be still or sway (got '{}')",
                      name("head-motion", "head_motion"), c.headMotion);
@@ -107,6 +113,8 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
       s = text(next.syncMode);
     } else if (k == "device_uuid") {
       s = text(next.deviceUuid);
+    } else if (k == "environment_blend_modes") {
+      s = text(next.environmentBlendModes);
     } else if (k == "head_motion") {
       s = text(next.headMotion);
     } else if (k == "refresh_hz") {
@@ -122,7 +130,7 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
     } else {
       return makeError(ErrorCode::invalidArgument,
                        "{}: unknown key '{}' (known: backend, socket, refresh_hz, log_level, view_size, sync_mode, "
-                       "device_uuid, shutdown_grace_ms, head_motion)",
+                       "device_uuid, shutdown_grace_ms, head_motion, environment_blend_modes)",
                        where(source, node), k);
     }
     if (!s) return s;
@@ -178,6 +186,7 @@ std::vector<std::string> changedKeys(const DaemonConfig& a, const DaemonConfig& 
   if (a.deviceUuid != b.deviceUuid) out.push_back("device_uuid");
   if (a.shutdownGraceMs != b.shutdownGraceMs) out.push_back("shutdown_grace_ms");
   if (a.headMotion != b.headMotion) out.push_back("head_motion");
+  if (a.environmentBlendModes != b.environmentBlendModes) out.push_back("environment_blend_modes");
   return out;
 }
 

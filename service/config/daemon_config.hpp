@@ -23,7 +23,8 @@ struct DaemonConfig {
   std::string syncMode = "auto";
   std::string deviceUuid;
   int64_t shutdownGraceMs = 1000;
-  std::string headMotion = "still";  // headless: still | sway (the simulated head turns to and fro)
+  std::string environmentBlendModes = "opaque";  // headless: the display's, preferred first
+  std::string headMotion = "still";              // headless: still | sway (the simulated head turns to and fro)
 
   bool operator==(const DaemonConfig&) const = default;
 };

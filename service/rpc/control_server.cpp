@@ -50,6 +50,8 @@ void fillSystemDescription(DaemonContext& ctx, wire::SystemDescription::Builder 
   out.setMaxArrayLayers(kMaxArrayLayers);
   out.setMaxOverlayPlacement(kMaxOverlayPlacement);
   out.setDaemonHasExternalSemaphoreFd(ctx.gpu.facts().externalSemaphoreFd);
+  auto modes = out.initEnvironmentBlendModes(uint32_t(system.environmentBlendModes.size()));
+  for (uint32_t i = 0; i < modes.size(); ++i) modes.set(i, toWire(system.environmentBlendModes[i]));
 }
 
 kj::Promise<void> ControlServer::status(StatusContext context) {
@@ -68,6 +70,8 @@ kj::Promise<void> ControlServer::status(StatusContext context) {
   status.initDaemonCpuUsPerDisplayFrame().setP50(float(display.cpuUsP50));
   status.getDaemonCpuUsPerDisplayFrame().setP99(float(display.cpuUsP99));
   status.setDaemonCpuUsPerClientFrame(float(display.cpuUsPerClientFrame));
+  status.setEnvironmentBlendMode(
+      toWire(display.environmentBlendMode.value_or(ctx_.backend.systemInfo().environmentBlendModes.at(0))));
   status.setPrimaryClientId(display.primaryClientId);
   status.setDaemonPid(uint32_t(::getpid()));
   auto clients = ctx_.clients.snapshot();

@@ -209,6 +209,15 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
     return answer(context, makeError(ErrorCode::invalidArgument, "endFrame: {} layers exceed the maximum of {}",
                                      layers.size(), kMaxLayersPerFrame));
   }
+  const EnvironmentBlendMode blendMode = fromWire(params.getEnvironmentBlendMode());
+  if (const auto& supported = s.ctx.backend.systemInfo().environmentBlendModes;
+      !blendModeSupported(supported, blendMode)) {
+    std::string names;
+    for (auto m : supported) names += fmt::format("{}{}", names.empty() ? "" : ", ", blendModeName(m));
+    return answer(context, makeError(ErrorCode::unsupported,
+                                     "endFrame: environment blend mode {} is not one of the display's ({})",
+                                     blendModeName(blendMode), names));
+  }
 
   // Validate everything before touching any state.
   auto lookup = [&](const SubImageRef& ref, bool depth, const char* what, std::vector<PendingView>& out) -> Status {
@@ -278,6 +287,7 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
   frame.clientId = s.client->id;
   frame.frameId = frameId;
   frame.displayTimeNs = params.getDisplayTime();
+  frame.environmentBlendMode = blendMode;
   // Shown no earlier than the vsync the pacer gave this frame, whatever time the client names.
   frame.targetNs = s.begunTargetNs;
 

@@ -90,6 +90,10 @@ std::unique_ptr<Process> startDemo(const Daemon& daemon, const TempDir& dir, con
   if (spec.lateEvery > 0) option("--late-every", spec.lateEvery);
   if (spec.stallAfter > 0) option("--stall-after", spec.stallAfter);
   if (spec.stats) argv.push_back("--stats");
+  if (spec.blendMode != "opaque") {
+    argv.push_back("--blend-mode");
+    argv.push_back(spec.blendMode);
+  }
   if (!spec.projection) argv.push_back("--no-projection");
   if (spec.quadPx > 0) {
     option("--quad-px", spec.quadPx);

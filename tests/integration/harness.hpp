@@ -56,7 +56,8 @@ struct DemoSpec {
   uint32_t alpha = 255;
   uint32_t workMs = 0, lateEvery = 0;
   uint64_t stallAfter = 0;
-  bool stats = false;  // --stats: timing lines after the last frame
+  bool stats = false;                // --stats: timing lines after the last frame
+  std::string blendMode = "opaque";  // --blend-mode
 };
 
 std::unique_ptr<Process> startDemo(const Daemon& daemon, const TempDir& dir, const DemoSpec& spec,

@@ -249,6 +249,53 @@ TEST(OpenXrBackend, RuntimeLossDisconnectsClientsAndDaemonReconnects) {
   expectNoValidationProblems(*b);
 }
 
+// The display's environment blend modes travel up both hops (A's, in A's order, are what B's
+// clients may ask for), and the mode B's primary client asks for comes down to A's display.
+TEST(OpenXrBackend, EnvironmentBlendModesComeFromTheRuntime) {
+  TempDir dirA, dirB;
+  Daemon a(dirA, {"--environment-blend-modes", "additive,opaque"});
+  ASSERT_TRUE(a.ready()) << a.process().output();
+  auto b = startDaemonOver(a, dirB);
+  ASSERT_TRUE(b->ready()) << b->process().output();
+  auto systemB = client::describe(b->socket());
+  ASSERT_TRUE(systemB) << systemB.error().describe();
+  EXPECT_EQ(systemB.value().environmentBlendModes,
+            (std::vector<EnvironmentBlendMode>{EnvironmentBlendMode::additive, EnvironmentBlendMode::opaque}));
+
+  auto controlA = a.control();
+  auto controlB = b->control();
+  ASSERT_TRUE(controlA && controlB);
+  // Before any frame: the display's preferred mode.
+  auto status = controlA->status();
+  ASSERT_TRUE(status) << status.error().describe();
+  EXPECT_EQ(status.value().environmentBlendMode, EnvironmentBlendMode::additive);
+
+  // B's client renders opaque: B's xrEndFrame, then A's display, blend opaque.
+  DemoSpec demo{"opaque-app", 5, 60};
+  demo.blendMode = "opaque";
+  auto process = startDemo(*b, dirB, demo);
+  ASSERT_TRUE(process->waitForOutput("frames 60 ok", 60s)) << process->output() << b->process().output();
+  std::this_thread::sleep_for(200ms);
+  for (auto* control : {&controlA, &controlB}) {
+    status = (*control)->status();
+    ASSERT_TRUE(status) << status.error().describe();
+    EXPECT_EQ(status.value().environmentBlendMode, EnvironmentBlendMode::opaque) << status.value().backend;
+  }
+  process->closeStdin();
+  EXPECT_EQ(process->wait(20s), 0) << process->output();
+
+  // A mode A's display does not have is refused by B's own validation, with the list.
+  demo = DemoSpec{"alpha-app", 6, 10};
+  demo.blendMode = "alpha_blend";
+  process = startDemo(*b, dirB, demo);
+  EXPECT_NE(process->wait(30s), 0) << process->output();
+  EXPECT_NE(process->output().find("environment blend mode alpha_blend is not one of the display's (additive, opaque)"),
+            std::string::npos)
+      << process->output();
+  EXPECT_TRUE(b->process().running());
+  expectNoValidationProblems(*b);
+}
+
 // A's simulated head sways, so a pose says which time it was located for. B answers its clients'
 // locateHead and waitFrame with what the runtime (A, through our runtime face) locates at exactly
 // the time asked: in the past, right now, a frame or a second ahead.

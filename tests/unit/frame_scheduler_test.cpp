@@ -145,6 +145,27 @@ TEST(FrameScheduler, HiddenClientsShowNothingAndOverlaysStackByPlacement) {
   EXPECT_EQ(scheduler.commit(frame(77, 1, vsync(4)), vsync(3)).size(), 1u);
 }
 
+TEST(FrameScheduler, TheBottomFrameChoosesTheEnvironmentBlendMode) {
+  FrameScheduler scheduler;
+  auto primary = client(1), overlay = client(2, true, 1);
+  for (auto& c : {primary, overlay}) scheduler.addClient(c);
+  EXPECT_FALSE(scheduler.select(vsync(1), kPeriod).environmentBlendMode());  // nothing shown
+  EXPECT_FALSE(scheduler.displayStats().environmentBlendMode);
+
+  auto overlayFrame = frame(2, 1, vsync(2));
+  overlayFrame.environmentBlendMode = EnvironmentBlendMode::alphaBlend;
+  scheduler.commit(overlayFrame, vsync(1));
+  auto s = scheduler.select(vsync(2), kPeriod);
+  EXPECT_EQ(s.environmentBlendMode(), EnvironmentBlendMode::alphaBlend);  // the overlay alone is the bottom
+
+  auto primaryFrame = frame(1, 1, vsync(3));
+  primaryFrame.environmentBlendMode = EnvironmentBlendMode::additive;
+  scheduler.commit(primaryFrame, vsync(2));
+  s = scheduler.select(vsync(3), kPeriod);
+  EXPECT_EQ(s.environmentBlendMode(), EnvironmentBlendMode::additive);  // the primary's, below the overlay
+  EXPECT_EQ(scheduler.displayStats().environmentBlendMode, EnvironmentBlendMode::additive);
+}
+
 TEST(FrameScheduler, MissedDisplayFramesAreCounted) {
   FrameScheduler scheduler;
   scheduler.select(vsync(1), kPeriod);

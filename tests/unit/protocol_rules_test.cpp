@@ -34,6 +34,26 @@ TEST(Negotiation, BinaryOnlyWhenBothSidesHaveExternalSemaphores) {
   EXPECT_EQ(negotiate(input(false, false)).value(), SyncMode::host);
 }
 
+TEST(EnvironmentBlendModes, ParsedInOrderOnceEachAndChecked) {
+  auto modes = parseBlendModes("additive,opaque");
+  ASSERT_TRUE(modes) << modes.error().message;
+  EXPECT_EQ(modes.value(),
+            (std::vector<EnvironmentBlendMode>{EnvironmentBlendMode::additive, EnvironmentBlendMode::opaque}));
+  EXPECT_EQ(parseBlendModes("alpha_blend").value(),
+            std::vector<EnvironmentBlendMode>{EnvironmentBlendMode::alphaBlend});
+  for (const char* bad : {"", "opaque,", "opaque,opaque", "Opaque", "opaque additive"}) {
+    EXPECT_FALSE(parseBlendModes(bad)) << bad;
+  }
+  EXPECT_NE(parseBlendModes("opaque,opaque").error().message.find("given twice"), std::string::npos);
+
+  EXPECT_TRUE(blendModeSupported(modes.value(), EnvironmentBlendMode::additive));
+  EXPECT_FALSE(blendModeSupported(modes.value(), EnvironmentBlendMode::alphaBlend));
+  EXPECT_FALSE(blendModeSupported(modes.value(), EnvironmentBlendMode(0)));  // XR_ENVIRONMENT_BLEND_MODE_MAX etc.
+  // A daemon before protocol 1.3 lists none: opaque only.
+  EXPECT_TRUE(blendModeSupported({}, EnvironmentBlendMode::opaque));
+  EXPECT_FALSE(blendModeSupported({}, EnvironmentBlendMode::additive));
+}
+
 TEST(Negotiation, MajorVersionMustMatchMinorMayDiffer) {
   auto in = input(false, false);
   in.clientMinor = kProtocolMinor + 5;

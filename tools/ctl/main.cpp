@@ -53,6 +53,7 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
           {"daemon_cpu_us_per_display_frame", percentiles(s.daemonCpuUsPerDisplayFrame)},
           {"daemon_cpu_us_per_client_frame", s.daemonCpuUsPerClientFrame},
           {"primary_client_id", s.primaryClientId},
+          {"environment_blend_mode", xrc::blendModeName(s.environmentBlendMode)},
           {"clients", clients}};
 }
 
@@ -60,8 +61,10 @@ std::string formatTable(const xrc::control::DaemonStatus& s) {
   std::string out = fmt::format("xr-compositord {}  backend {}  up {:.1f} s  {:.0f} Hz  {} display frames, {} missed\n",
                                 s.daemonVersion, s.backend, double(s.uptimeNs) / 1e9, s.refreshHz, s.displayFrames,
                                 s.missedDisplayFrames);
-  out += fmt::format("display work p50 {:.0f} us  daemon CPU {:.0f} us per display frame, {:.1f} us per client frame\n",
-                     s.displayWorkUs.p50, s.daemonCpuUsPerDisplayFrame.p50, s.daemonCpuUsPerClientFrame);
+  out += fmt::format(
+      "display work p50 {:.0f} us  daemon CPU {:.0f} us per display frame, {:.1f} us per client frame  blend {}\n",
+      s.displayWorkUs.p50, s.daemonCpuUsPerDisplayFrame.p50, s.daemonCpuUsPerClientFrame,
+      xrc::blendModeName(s.environmentBlendMode));
   out += fmt::format("{} client{}\n", s.clients.size(), s.clients.size() == 1 ? "" : "s");
   if (s.clients.empty()) return out;
   out += fmt::format("{:>4}  {:<20} {:>8}  {:<6} {:<10} {:>9} {:>9} {:>6} {:>7} {:>5}  {:>12} {:>12} {:>12}\n", "ID",

@@ -195,6 +195,10 @@ int runDemo(const DemoOptions& o) {
     std::fprintf(stderr, "%s: %s: %s\n", o.name.c_str(), what, e.describe().c_str());
     return 1;
   };
+  auto blendMode = parseBlendModes(o.blendMode);
+  if (!blendMode || blendMode.value().size() != 1) {
+    return fail("--blend-mode", blendMode ? makeError(ErrorCode::invalidArgument, "give one mode") : blendMode.error());
+  }
   auto system = client::describe(o.socket);
   if (!system) return fail("describe", system.error());
   auto app = VulkanApp::create(system.value(), o.name);
@@ -332,7 +336,9 @@ int runDemo(const DemoOptions& o) {
       quad.quadHeight = 2 * float(o.quadPx) / float(views[0].recommendedHeight);
       layers.push_back(quad);
     }
-    if (auto s = c.endFrame(timing.value().frameId, timing.value().predictedDisplayTimeNs, layers); !s) {
+    if (auto s = c.endFrame(timing.value().frameId, timing.value().predictedDisplayTimeNs, layers,
+                            blendMode.value().front());
+        !s) {
       return fail("endFrame", s.error());
     }
     const auto now = std::chrono::steady_clock::now();

@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
                                  "Connect as an overlay session at this placement (higher on top)");
   app.add_option("--alpha", o.alpha, "Render with this alpha (0-255); below 255 the layers are blended")
       ->check(CLI::Range(0, 255));
+  app.add_option("--blend-mode", o.blendMode, "Environment blend mode: opaque, additive or alpha_blend")
+      ->capture_default_str();
   app.add_option("--work-ms", o.workMs, "Simulated render time per frame (ms)");
   app.add_option("--late-every", o.lateEvery, "Make every n-th frame miss its display time");
   app.add_option("--stall-after", o.stallAfter, "Stop submitting after this many frames, keep the session");

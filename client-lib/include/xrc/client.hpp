@@ -44,6 +44,8 @@ struct SystemDescription {
   bool daemonHasExternalSemaphoreFd = false;
   Pose localInStage;  // LOCAL space's origin in STAGE space (the tracking origin, floor level)
   float stageBoundsWidth = 0, stageBoundsDepth = 0;  // meters; 0: unknown
+  // The display's, preferred first; endFrame may ask for any of them (empty: opaque only).
+  std::vector<EnvironmentBlendMode> environmentBlendModes;
 };
 
 // Asks the daemon for its system description (including its Vulkan device UUIDs) without
@@ -161,7 +163,8 @@ class Connection {
   Result<FrameTiming> waitFrame();
   Status beginFrame(uint64_t frameId);
   // Sent without waiting; an error the daemon answers is returned by a later call.
-  Status endFrame(uint64_t frameId, int64_t displayTimeNs, const std::vector<Layer>& layers);
+  Status endFrame(uint64_t frameId, int64_t displayTimeNs, const std::vector<Layer>& layers,
+                  EnvironmentBlendMode blendMode = EnvironmentBlendMode::opaque);
 
   // The head's pose in STAGE space at `timeNs` (one round trip; waitFrame's answer already has
   // it for the predicted display time).

@@ -50,6 +50,8 @@ struct DaemonStatus {
   float daemonCpuUsPerClientFrame = 0;
   uint32_t primaryClientId = 0;  // 0: none
   uint32_t daemonPid = 0;
+  // How the latest display frame met the environment (the bottom client frame's mode).
+  EnvironmentBlendMode environmentBlendMode = EnvironmentBlendMode::opaque;
 };
 
 using xrc::Pixels;

@@ -14,7 +14,7 @@
 namespace xrc {
 
 inline constexpr uint16_t kProtocolMajor = 1;
-inline constexpr uint16_t kProtocolMinor = 2;  // = protocolMinor in xrc.capnp (checked)
+inline constexpr uint16_t kProtocolMinor = 3;  // = protocolMinor in xrc.capnp (checked)
 
 // Documented limits (docs/PROTOCOL.md).
 inline constexpr uint32_t kMaxLayersPerFrame = 16;
@@ -26,6 +26,14 @@ inline constexpr uint32_t kMaxOverlayPlacement = 1000;
 
 enum class SyncMode { host, binary };
 const char* syncModeName(SyncMode mode);
+
+// XrEnvironmentBlendMode's values (OpenXR 1.0), repeated so the rules need no OpenXR header.
+enum class EnvironmentBlendMode : uint32_t { opaque = 1, additive = 2, alphaBlend = 3 };
+const char* blendModeName(EnvironmentBlendMode mode);  // "opaque", "additive", "alpha_blend"
+// "opaque,additive": at least one, each at most once, preferred first.
+Result<std::vector<EnvironmentBlendMode>> parseBlendModes(const std::string& text);
+// Whether `mode` is among `supported` (empty: opaque only, as before protocol 1.3).
+bool blendModeSupported(const std::vector<EnvironmentBlendMode>& supported, EnvironmentBlendMode mode);
 
 using Uuid = std::array<uint8_t, 16>;
 std::string uuidToString(const Uuid& uuid);

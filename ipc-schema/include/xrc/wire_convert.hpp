@@ -22,6 +22,10 @@ Status fromWire(wire::Error::Reader error);
 wire::SyncMode toWire(SyncMode mode);
 SyncMode fromWire(wire::SyncMode mode);
 
+wire::EnvironmentBlendMode toWire(EnvironmentBlendMode mode);
+EnvironmentBlendMode fromWire(wire::EnvironmentBlendMode mode);
+std::vector<EnvironmentBlendMode> fromWire(capnp::List<wire::EnvironmentBlendMode>::Reader modes);
+
 void toWire(const DeviceFacts& facts, wire::DeviceIdentity::Builder out);
 Result<DeviceFacts> fromWire(wire::DeviceIdentity::Reader in);
 

@@ -120,6 +120,7 @@ HeadlessBackend::~HeadlessBackend() {
 
 Status HeadlessBackend::init() {
   system_.backendName = "headless";
+  system_.environmentBlendModes = options_.environmentBlendModes;
   system_.refreshHz = options_.refreshHz;
   // Symmetric 90-degree fields of view; stereo eyes half an IPD left and right of the head.
   constexpr float kHalfFov = 0.7853982f;

@@ -30,6 +30,9 @@ struct HeadlessOptions {
   // The head turns left and right (yaw, kSwayAmplitude radians every kSwayPeriod), a function of
   // the time asked for: lets tests tell a pose located at one time from another.
   bool headSway = false;
+  // What the simulated display offers, preferred first. Its environment is black, so the three
+  // modes compose alike; the mode of each display frame shows in the status.
+  std::vector<EnvironmentBlendMode> environmentBlendModes{EnvironmentBlendMode::opaque};
 };
 
 class HeadlessSwapchain;

@@ -274,15 +274,27 @@ Status OpenXrBackend::openSession(std::unique_ptr<OpenXrInstance> instance) {
   system.runtimeFormats.resize(formatCount);
   xrEnumerateSwapchainFormats(session, formatCount, &formatCount, system.runtimeFormats.data());
 
-  XrEnvironmentBlendMode modes[8];
   count = 0;
   if (auto s = xr.check(xrEnumerateEnvironmentBlendModes(inst, xr.system(), XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO,
-                                                         8, &count, modes),
+                                                         0, &count, nullptr),
                         "xrEnumerateEnvironmentBlendModes");
-      !s || count == 0) {
-    return s ? makeError(ErrorCode::unsupported, "the runtime offers no environment blend mode") : s;
+      !s) {
+    return s;
   }
-  blendMode_ = modes[0];
+  std::vector<XrEnvironmentBlendMode> modes(count);
+  xrEnumerateEnvironmentBlendModes(inst, xr.system(), XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO, count, &count,
+                                   modes.data());
+  // The three of OpenXR 1.0, in the runtime's order of preference; vendor modes are not offered.
+  system.environmentBlendModes.clear();
+  for (XrEnvironmentBlendMode mode : modes) {
+    if (mode >= XR_ENVIRONMENT_BLEND_MODE_OPAQUE && mode <= XR_ENVIRONMENT_BLEND_MODE_ALPHA_BLEND) {
+      system.environmentBlendModes.push_back(EnvironmentBlendMode(mode));
+    }
+  }
+  if (system.environmentBlendModes.empty()) {
+    return makeError(ErrorCode::unsupported, "the runtime offers none of OpenXR's environment blend modes");
+  }
+  runtimeBlendModes_ = system.environmentBlendModes;
 
   const bool first = system_.views.empty();
   if (first) {
@@ -670,7 +682,13 @@ void OpenXrBackend::frame() {
   }
   auto end = oxr::make<XrFrameEndInfo>(XR_TYPE_FRAME_END_INFO);
   end.displayTime = state.predictedDisplayTime;
-  end.environmentBlendMode = blendMode_;
+  // The bottom frame's mode (the primary's), if this runtime (after a reconnect, maybe another)
+  // still offers it; else the runtime's preferred one.
+  EnvironmentBlendMode blendMode = runtimeBlendModes_.front();
+  if (auto wanted = selection.environmentBlendMode(); wanted && blendModeSupported(runtimeBlendModes_, *wanted)) {
+    blendMode = *wanted;
+  }
+  end.environmentBlendMode = XrEnvironmentBlendMode(blendMode);
   end.layerCount = uint32_t(layers.order.size());
   end.layers = layers.order.data();
   {

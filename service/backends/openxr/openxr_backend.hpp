@@ -95,7 +95,7 @@ class OpenXrBackend final : public Backend {
   int64_t nextAttemptNs_ = 0;
   int64_t backoffNs_ = 0;
   int64_t basePeriodNs_ = 0;  // the shortest display period the runtime gave: its refresh period
-  XrEnvironmentBlendMode blendMode_ = XR_ENVIRONMENT_BLEND_MODE_OPAQUE;
+  std::vector<EnvironmentBlendMode> runtimeBlendModes_;  // the current runtime's, preferred first
 
   std::atomic<bool> stopRequested_{false};
   std::thread thread_;
