@@ -9,7 +9,8 @@ const protocolMajor :UInt16 = 1;
 const protocolMinor :UInt16 = 3;
 # Minor 1: view poses/fovs, head pose with waitFrame, locateHead.
 # Minor 2: overlay sessions, session roles, per-frame stats, Control.setPrimary/kick.
-# Minor 3: environment blend modes (system description, endFrame, status).
+# Minor 3: environment blend modes (system description, endFrame, status); LOCAL space changes
+#          (waitFrame, Control.recenter).
 
 # --- errors -------------------------------------------------------------------------------------
 # Every call answers with an Error; code `none` means success. Errors are data, not exceptions, so
@@ -225,6 +226,11 @@ struct FrameTiming {
   # The daemon is shutting down: end the session now (OpenXR: STOPPING, then EXITING). The daemon
   # waits a bounded grace period for its clients to leave before it closes their connections.
   stopping @7 :Bool;
+  # LOCAL's origin in STAGE space as of this answer (1.3), and how many times it has moved since
+  # the daemon started (a recenter): a client that sees the count change tells its app (OpenXR:
+  # XrEventDataReferenceSpaceChangePending for LOCAL).
+  localInStage @8 :Pose;
+  localSpaceChanges @9 :UInt32;
 }
 
 interface Session {
@@ -328,6 +334,9 @@ interface Control {
   setPrimary @3 (clientId :UInt32) -> (error :Error);
   # Closes one client's connection; its frames leave the display.
   kick @4 (clientId :UInt32) -> (error :Error);
+  # Moves LOCAL to where the head is now (its position, its heading; gravity-aligned), as a
+  # headset's recenter does (1.3). Backends whose runtime owns the spaces answer `unsupported`.
+  recenter @5 () -> (error :Error);
 }
 
 # --- bootstrap ----------------------------------------------------------------------------------

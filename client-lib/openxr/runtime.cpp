@@ -145,7 +145,7 @@ XrResult spaceInStage(Session& session, const Space& space, XrTime time, Pose& o
     case XR_REFERENCE_SPACE_TYPE_STAGE:
       break;
     case XR_REFERENCE_SPACE_TYPE_LOCAL:
-      reference = session.instance->system.localInStage;
+      reference = session.localInStage;
       break;
     case XR_REFERENCE_SPACE_TYPE_VIEW:
       if (XrResult r = headPoseAt(session, time, reference); XR_FAILED(r)) return r;

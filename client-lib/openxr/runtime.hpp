@@ -7,17 +7,18 @@
 #define XR_USE_TIMESPEC 1
 #include <time.h>
 #include <vulkan/vulkan.h>
+// After the Vulkan and time headers: the platform header uses their types.
 #include <openxr/openxr.h>
 #include <openxr/openxr_platform.h>
 
-#include <condition_variable>
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
-#include <atomic>
 #include <thread>
 #include <vector>
 
@@ -69,7 +70,7 @@ struct Session {
   // Guards the face's own state below; never held across a blocking wait for the daemon.
   Mutex mutex;
   std::condition_variable_any frameBegun;  // xrBeginFrame happened (see xrWaitFrame)
-  std::unique_ptr<CallStats> stats;  // set at creation (XRC_OPENXR_STATS), locked inside
+  std::unique_ptr<CallStats> stats;        // set at creation (XRC_OPENXR_STATS), locked inside
   client::VulkanBinding vulkan;
   SessionLifecycle lifecycle XRC_GUARDED_BY(mutex);
   FrameOrder frames XRC_GUARDED_BY(mutex);
@@ -80,6 +81,10 @@ struct Session {
   // The last timing the daemon gave, to keep pacing the app locally once the daemon is gone.
   int64_t lastPredictedNs XRC_GUARDED_BY(mutex) = 0;
   int64_t periodNs XRC_GUARDED_BY(mutex) = 11'111'111;
+  // LOCAL in STAGE as the daemon last said (connect, then waitFrame answers), and its count of
+  // LOCAL moves (none until the first waitFrame answer).
+  Pose localInStage XRC_GUARDED_BY(mutex);
+  std::optional<uint32_t> localSpaceChanges XRC_GUARDED_BY(mutex);
   std::vector<uint64_t> childHandles XRC_GUARDED_BY(mutex);  // spaces and swapchains
 };
 

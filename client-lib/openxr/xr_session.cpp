@@ -195,6 +195,10 @@ XrResult XRAPI_CALL CreateSession(XrInstance handle, const XrSessionCreateInfo* 
   }
   session->stats = CallStats::fromEnvironment();
   session->connection = std::move(connection).value();
+  {
+    Lock lock(session->mutex);
+    session->localInStage = session->connection->system().localInStage;
+  }
   session->handle = Handles::get().add(session);
   StateList states;
   {
@@ -277,6 +281,31 @@ XrResult XRAPI_CALL RequestExitSession(XrSession handle) {
   return XR_SUCCESS;
 }
 
+// LOCAL moved on the daemon (a recenter): LOCAL spaces follow it from now on, and the app is told
+// (XrEventDataReferenceSpaceChangePending, effective at this frame's display time).
+namespace {
+void noticeLocalSpace(Session& session, const client::FrameTiming& t) XRC_REQUIRES(session.mutex) {
+  const bool moved = session.localSpaceChanges && *session.localSpaceChanges != t.localSpaceChanges;
+  const Pose previous = session.localInStage;
+  session.localSpaceChanges = t.localSpaceChanges;
+  session.localInStage = t.localInStage;
+  if (!moved) return;
+  XrEventDataBuffer buffer{};
+  auto& event = reinterpret_cast<XrEventDataReferenceSpaceChangePending&>(buffer);
+  event.type = XR_TYPE_EVENT_DATA_REFERENCE_SPACE_CHANGE_PENDING;
+  event.session = fromRaw<XrSession>(session.handle);
+  event.referenceSpaceType = XR_REFERENCE_SPACE_TYPE_LOCAL;
+  event.changeTime = t.predictedDisplayTimeNs;
+  event.poseValid = XR_TRUE;
+  const Pose newInPrevious = compose(inverse(previous), t.localInStage);
+  event.poseInPreviousSpace.orientation = {newInPrevious.orientation[0], newInPrevious.orientation[1],
+                                           newInPrevious.orientation[2], newInPrevious.orientation[3]};
+  event.poseInPreviousSpace.position = {newInPrevious.position[0], newInPrevious.position[1],
+                                        newInPrevious.position[2]};
+  session.instance->pushEvent(buffer);
+}
+}  // namespace
+
 XrResult XRAPI_CALL WaitFrame(XrSession handle, const XrFrameWaitInfo* info, XrFrameState* state) {
   auto session = lookup<Session>(handle);
   if (!session) return XR_ERROR_HANDLE_INVALID;
@@ -342,6 +371,7 @@ XrResult XRAPI_CALL WaitFrame(XrSession handle, const XrFrameWaitInfo* info, XrF
     if (session->headPoses.size() > kRememberedHeadPoses) session->headPoses.pop_front();
     session->lifecycle.frameWaited(t.visible, t.focused, states);
     if (t.stopping) session->lifecycle.daemonStopping(states);
+    if (!session->lifecycle.lost()) noticeLocalSpace(*session, t);
     const XrSessionState now = session->lifecycle.state();
     state->predictedDisplayTime = t.predictedDisplayTimeNs;
     state->predictedDisplayPeriod = t.predictedDisplayPeriodNs;

@@ -207,6 +207,8 @@ Result<FrameTiming> Connection::waitFrame() {
               timing.visible = t.getVisible();
               timing.focused = t.getFocused();
               timing.stopping = t.getStopping();
+              timing.localInStage = xrc::fromWire(t.getLocalInStage());
+              timing.localSpaceChanges = t.getLocalSpaceChanges();
               return timing;
             });
       },

@@ -181,4 +181,14 @@ Status ControlClient::kick(uint32_t clientId) {
   });
 }
 
+Status ControlClient::recenter() {
+  return simpleCall(*impl_->link, "recenter", [](client::IoState& io) {
+    return io.control.recenterRequest().send().then(
+        [](capnp::Response<wire::Control::RecenterResults>&& r) -> Result<bool> {
+          if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
+          return true;
+        });
+  });
+}
+
 }  // namespace xrc::control

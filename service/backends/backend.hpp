@@ -78,6 +78,12 @@ struct RuntimeImageLease {
   uint64_t waitValue = 0;
 };
 
+// LOCAL space as the backend has it now; `changes` counts the moves since the daemon started.
+struct LocalSpace {
+  Pose localInStage;
+  uint32_t changes = 0;
+};
+
 struct LayerView {
   std::shared_ptr<RuntimeSwapchain> swapchain;
   uint32_t swapchainId = 0;
@@ -125,6 +131,13 @@ class Backend {
   // Any thread: the same, asking the backend's runtime when it has to; `done` runs on a backend
   // thread, or on the caller's when the pose is known.
   virtual void locateHead(int64_t timeNs, std::function<void(const Pose&)> done) = 0;
+  // Any thread: LOCAL as of now (systemInfo().localInStage until it first moves).
+  virtual LocalSpace localSpace() const = 0;
+  // Any thread: moves LOCAL to the head's current position and heading (a recenter).
+  virtual Status recenter() {
+    return makeError(ErrorCode::unsupported, "the {} backend's runtime owns its spaces; recenter there",
+                     systemInfo().backendName);
+  }
 
   // Any thread. `info` is the shared images' create info; the backend adds what it needs.
   virtual Result<std::shared_ptr<RuntimeSwapchain>> createSwapchain(const VkImageCreateInfo& info) = 0;

@@ -37,7 +37,7 @@ void fillSystemDescription(DaemonContext& ctx, wire::SystemDescription::Builder 
     auto fov = views[i].initFov(4);
     for (uint32_t k = 0; k < 4; ++k) fov.set(k, system.views[i].fov[k]);
   }
-  toWire(system.localInStage, out.initLocalInStage());
+  toWire(ctx.backend.localSpace().localInStage, out.initLocalInStage());
   out.setStageBoundsWidth(system.stageBoundsWidth);
   out.setStageBoundsDepth(system.stageBoundsDepth);
   out.setRefreshHz(float(system.refreshHz));
@@ -198,6 +198,16 @@ kj::Promise<void> ControlServer::kick(KickContext context) {
   log::client(log::Level::info, {client->id, client->pid, client->name}, "client {} '{}' (pid {}) kicked", client->id,
               client->name, client->pid);
   if (client->disconnect) client->disconnect();
+  setOk(error);
+  return kj::READY_NOW;
+}
+
+kj::Promise<void> ControlServer::recenter(RecenterContext context) {
+  auto error = context.getResults().initError();
+  if (auto s = ctx_.backend.recenter(); !s) {
+    xrc::toWire(s.error(), error);
+    return kj::READY_NOW;
+  }
   setOk(error);
   return kj::READY_NOW;
 }

@@ -16,6 +16,7 @@ class ControlServer final : public wire::Control::Server {
   kj::Promise<void> readDisplay(ReadDisplayContext context) override;
   kj::Promise<void> setPrimary(SetPrimaryContext context) override;
   kj::Promise<void> kick(KickContext context) override;
+  kj::Promise<void> recenter(RecenterContext context) override;
 
  private:
   DaemonContext& ctx_;

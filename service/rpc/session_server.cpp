@@ -166,6 +166,9 @@ kj::Promise<void> SessionServer::waitFrame(WaitFrameContext context) {
         timing.setVisible(visibility.visible);
         timing.setFocused(visibility.focused);
         timing.setStopping(state->ctx.stopping);
+        const LocalSpace local = state->ctx.backend.localSpace();
+        toWire(local.localInStage, timing.initLocalInStage());
+        timing.setLocalSpaceChanges(local.changes);
       });
 }
 

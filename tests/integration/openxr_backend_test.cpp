@@ -296,6 +296,52 @@ TEST(OpenXrBackend, EnvironmentBlendModesComeFromTheRuntime) {
   expectNoValidationProblems(*b);
 }
 
+// A recenter of A's display reaches B as a reference space change, and B's clients see LOCAL
+// where A put it. B, whose runtime owns the spaces, refuses to recenter itself.
+TEST(OpenXrBackend, RecenterOfTheRuntimeMovesLocalForTheClients) {
+  TempDir dirA, dirB;
+  Daemon a(dirA, {"--head-motion", "sway"});
+  ASSERT_TRUE(a.ready()) << a.process().output();
+  auto b = startDaemonOver(a, dirB);
+  ASSERT_TRUE(b->ready()) << b->process().output();
+  auto system = client::describe(a.socket());
+  ASSERT_TRUE(system) << system.error().describe();
+  RawSession onA = RawSession::open(a, system.value().device);
+  RawSession onB = RawSession::open(*b, system.value().device);
+  ASSERT_TRUE(onA.link && onB.link);
+  auto waitFrame = [](RawSession& raw) {
+    auto response = raw.session.waitFrameRequest().send().wait(raw.link->waitScope());
+    EXPECT_EQ(response.getError().getCode(), wire::ErrorCode::NONE) << response.getError().getMessage().cStr();
+    return std::pair{fromWire(response.getTiming().getLocalInStage()), response.getTiming().getLocalSpaceChanges()};
+  };
+  const auto [before, changesBefore] = waitFrame(onB);
+  EXPECT_EQ(changesBefore, 0u);
+  expectSamePose(before, system.value().localInStage, "LOCAL before");
+
+  auto controlA = a.control();
+  auto controlB = b->control();
+  ASSERT_TRUE(controlA && controlB);
+  auto refused = controlB->recenter();
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::unsupported);
+  ASSERT_TRUE(controlA->recenter());
+  const auto [recentred, changesOnA] = waitFrame(onA);
+  EXPECT_EQ(changesOnA, 1u);
+  // The swaying head turned LOCAL away from STAGE's heading.
+  EXPECT_GT(std::abs(recentred.orientation[1]), 1e-4f);
+
+  std::pair<Pose, uint32_t> seen{};
+  for (int frame = 0; frame < 90 && seen.second == 0; ++frame) seen = waitFrame(onB);
+  ASSERT_EQ(seen.second, 1u) << b->process().output();
+  expectSamePose(seen.first, recentred, "LOCAL on B after A's recenter");
+  EXPECT_NE(b->process().output().find("LOCAL moved"), std::string::npos);
+  // New sessions on B are described with the new LOCAL.
+  auto systemB = client::describe(b->socket());
+  ASSERT_TRUE(systemB) << systemB.error().describe();
+  expectSamePose(systemB.value().localInStage, recentred, "B's description");
+  expectNoValidationProblems(*b);
+}
+
 // A's simulated head sways, so a pose says which time it was located for. B answers its clients'
 // locateHead and waitFrame with what the runtime (A, through our runtime face) locates at exactly
 // the time asked: in the past, right now, a frame or a second ahead.

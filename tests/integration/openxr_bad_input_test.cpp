@@ -453,6 +453,42 @@ TEST_F(OpenXrSession, SpacesAndViewsFollowTheDaemonsSystem) {
   EXPECT_EQ(xrLocateSpace(view, stage, state.predictedDisplayTime, &location), XR_ERROR_HANDLE_INVALID);
 }
 
+// A recenter on the daemon reaches the app as OpenXR's reference space change for LOCAL, at the
+// display time of the frame that first carries it, once.
+TEST_F(OpenXrSession, RecenterIsAReferenceSpaceChangeOfLocal) {
+  ASSERT_NO_FATAL_FAILURE(createSession());
+  ASSERT_NO_FATAL_FAILURE(beginSession());
+  XrFrameState state{XR_TYPE_FRAME_STATE};
+  ASSERT_EQ(xrWaitFrame(session_, nullptr, &state), XR_SUCCESS);
+  auto control = daemon_.control();
+  ASSERT_TRUE(control);
+  ASSERT_TRUE(control->recenter());
+
+  std::vector<XrEventDataReferenceSpaceChangePending> changes;
+  for (int frame = 0; frame < 3; ++frame) {
+    ASSERT_EQ(xrBeginFrame(session_, nullptr), XR_SUCCESS);
+    ASSERT_EQ(endFrame(state.predictedDisplayTime, {}), XR_SUCCESS);
+    ASSERT_EQ(xrWaitFrame(session_, nullptr, &state), XR_SUCCESS);
+    XrEventDataBuffer event{XR_TYPE_EVENT_DATA_BUFFER};
+    while (xrPollEvent(instance_, &event) == XR_SUCCESS) {
+      if (event.type == XR_TYPE_EVENT_DATA_REFERENCE_SPACE_CHANGE_PENDING) {
+        changes.push_back(reinterpret_cast<XrEventDataReferenceSpaceChangePending&>(event));
+        if (changes.size() == 1) {
+          EXPECT_EQ(changes[0].changeTime, state.predictedDisplayTime);
+        }
+      }
+      event = {XR_TYPE_EVENT_DATA_BUFFER};
+    }
+  }
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].session, session_);
+  EXPECT_EQ(changes[0].referenceSpaceType, XR_REFERENCE_SPACE_TYPE_LOCAL);
+  EXPECT_TRUE(changes[0].poseValid);
+  // The still head: LOCAL recentred onto itself.
+  EXPECT_NEAR(changes[0].poseInPreviousSpace.orientation.w, 1.f, 1e-5);
+  EXPECT_NEAR(changes[0].poseInPreviousSpace.position.y, 0.f, 1e-5);
+}
+
 // The common engine split: xrWaitFrame on a simulation thread, rendering (begin, swapchain,
 // end) on a render thread, the two overlapping by one frame.
 TEST_F(OpenXrSession, FrameLoopSplitAcrossThreads) {

@@ -3,6 +3,7 @@
 //   xr-compositorctl [--socket PATH] watch [--interval S] [--count N]
 //   xr-compositorctl [--socket PATH] set-primary ID
 //   xr-compositorctl [--socket PATH] kick ID
+//   xr-compositorctl [--socket PATH] recenter
 //   xr-compositorctl set-active-runtime [--system] [--force] [--manifest PATH]
 //   xr-compositorctl unset-active-runtime [--system] [--force]
 #include <fmt/format.h>
@@ -135,6 +136,7 @@ int main(int argc, char** argv) {
   setPrimary->add_option("id", clientId, "Client id (see status)")->required();
   auto* kick = app.add_subcommand("kick", "Disconnect one client");
   kick->add_option("id", clientId, "Client id (see status)")->required();
+  auto* recenter = app.add_subcommand("recenter", "Move LOCAL space to where the head is now (headless backend)");
   app.require_subcommand(1);
   CLI11_PARSE(app, argc, argv);
   if (setRuntime->parsed() || unsetRuntime->parsed()) {
@@ -156,6 +158,14 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::printf(primary ? "client %u is the primary session\n" : "client %u disconnected\n", clientId);
+    return 0;
+  }
+  if (recenter->parsed()) {
+    if (auto done = daemon.recenter(); !done) {
+      std::fprintf(stderr, "xr-compositorctl: recenter: %s\n", done.error().message.c_str());
+      return 1;
+    }
+    std::printf("recentered\n");
     return 0;
   }
   if (watch->parsed()) {

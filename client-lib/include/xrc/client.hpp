@@ -90,7 +90,9 @@ struct FrameTiming {
   bool shouldRender = true;
   Pose headInStage;  // predicted head (VIEW space) pose at predictedDisplayTimeNs
   bool visible = true, focused = true;
-  bool stopping = false;  // the daemon is shutting down: end the session
+  bool stopping = false;           // the daemon is shutting down: end the session
+  Pose localInStage;               // LOCAL as of this answer
+  uint32_t localSpaceChanges = 0;  // LOCAL moves (recenters) since the daemon started
 };
 
 using Pose = xrc::Pose;

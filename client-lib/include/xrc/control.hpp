@@ -74,6 +74,8 @@ class ControlClient {
   Result<DisplayReadback> readDisplay();
   Status setPrimary(uint32_t clientId);
   Status kick(uint32_t clientId);
+  // Moves LOCAL to the head's current position and heading (headless backend).
+  Status recenter();
 
   struct Impl;
   explicit ControlClient(std::unique_ptr<Impl> impl);

@@ -188,6 +188,27 @@ Status HeadlessBackend::init() {
   return {};
 }
 
+LocalSpace HeadlessBackend::localSpace() const {
+  Lock lock(localMutex_);
+  return local_.value_or(LocalSpace{system_.localInStage, 0});
+}
+
+Status HeadlessBackend::recenter() {
+  const Pose head = headPoseAt(monotonicNowNs());
+  // Heading: the yaw of the head's forward (-z) direction, projected on the floor.
+  const auto forward = quatRotate(head.orientation, {0.f, 0.f, -1.f});
+  const float yaw = std::atan2(-forward[0], -forward[2]);
+  LocalSpace next;
+  next.localInStage.orientation = {0.f, std::sin(yaw / 2), 0.f, std::cos(yaw / 2)};
+  next.localInStage.position = head.position;
+  Lock lock(localMutex_);
+  next.changes = local_ ? local_->changes + 1 : 1;
+  local_ = next;
+  log::info("recentered: LOCAL is now at ({:.3f}, {:.3f}, {:.3f}) in STAGE, heading {:.3f} rad", head.position[0],
+            head.position[1], head.position[2], yaw);
+  return {};
+}
+
 Pose HeadlessBackend::headPoseAt(int64_t timeNs) const {
   Pose head = system_.localInStage;
   if (!options_.headSway) return head;

@@ -51,6 +51,9 @@ class HeadlessBackend final : public Backend {
   // The simulated head rests at LOCAL's origin; with `headSway` it turns to and fro about y.
   std::optional<Pose> knownHeadPose(int64_t timeNs) const override { return headPoseAt(timeNs); }
   void locateHead(int64_t timeNs, std::function<void(const Pose&)> done) override { done(headPoseAt(timeNs)); }
+  LocalSpace localSpace() const override XRC_EXCLUDES(localMutex_);
+  // LOCAL moves to the head: its position, and its heading (yaw) only, so LOCAL stays level.
+  Status recenter() override XRC_EXCLUDES(localMutex_);
 
   Result<std::shared_ptr<RuntimeSwapchain>> createSwapchain(const VkImageCreateInfo& info) override;
   Result<RuntimeImageLease> acquireImage(RuntimeSwapchain& swapchain, std::chrono::milliseconds timeout) override;
@@ -105,6 +108,8 @@ class HeadlessBackend final : public Backend {
 
   // Guards every runtime image's bookkeeping (HeadlessSwapchain::PerImage). Taken before the
   // scheduler's own mutex, never after it.
+  mutable Mutex localMutex_;
+  std::optional<LocalSpace> local_ XRC_GUARDED_BY(localMutex_);  // none: never recentered
   Mutex stateMutex_;
   std::condition_variable_any stateChanged_;
 

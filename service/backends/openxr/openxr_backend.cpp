@@ -259,6 +259,7 @@ Status OpenXrBackend::openSession(std::unique_ptr<OpenXrInstance> instance) {
     return s;
   }
   system.localInStage = fromXr(localInStage.pose);
+  setLocal(system.localInStage);
   XrExtent2Df bounds{};
   if (XR_SUCCEEDED(xrGetReferenceSpaceBoundsRect(session, XR_REFERENCE_SPACE_TYPE_STAGE, &bounds))) {
     system.stageBoundsWidth = bounds.width;
@@ -359,6 +360,45 @@ void OpenXrBackend::locateHead(int64_t timeNs, std::function<void(const Pose&)> 
     }
     done(*head);
   });
+}
+
+LocalSpace OpenXrBackend::localSpace() const {
+  Lock lock(localMutex_);
+  return local_.value_or(LocalSpace{system_.localInStage, 0});
+}
+
+void OpenXrBackend::setLocal(const Pose& localInStage) {
+  auto differs = [](const Pose& a, const Pose& b) {
+    for (size_t i = 0; i < 4; ++i) {
+      if (std::abs(a.orientation[i] - b.orientation[i]) > 1e-6f) return true;
+    }
+    for (size_t i = 0; i < 3; ++i) {
+      if (std::abs(a.position[i] - b.position[i]) > 1e-6f) return true;
+    }
+    return false;
+  };
+  Lock lock(localMutex_);
+  if (!local_) {
+    local_ = LocalSpace{localInStage, 0};
+  } else if (differs(local_->localInStage, localInStage)) {
+    local_->localInStage = localInStage;
+    local_->changes++;
+    log::info("LOCAL moved: now at ({:.3f}, {:.3f}, {:.3f}) in STAGE", localInStage.position[0],
+              localInStage.position[1], localInStage.position[2]);
+  }
+}
+
+void OpenXrBackend::relocateLocal(int64_t timeNs) {
+  auto link = this->link();
+  if (!link) return;
+  const auto time = link->instance->toXrTime(timeNs);
+  if (!time) return;
+  auto location = oxr::make<XrSpaceLocation>(XR_TYPE_SPACE_LOCATION);
+  if (XR_FAILED(xrLocateSpace(link->local.get(), link->stage.get(), time.value(), &location))) return;
+  constexpr XrSpaceLocationFlags kValid =
+      XR_SPACE_LOCATION_ORIENTATION_VALID_BIT | XR_SPACE_LOCATION_POSITION_VALID_BIT;
+  if ((location.locationFlags & kValid) != kValid) return;
+  setLocal(fromXr(location.pose));
 }
 
 std::optional<Pose> OpenXrBackend::locateNow(int64_t timeNs) const {
@@ -573,10 +613,15 @@ void OpenXrBackend::pollEvents() {
       case XR_TYPE_EVENT_DATA_INSTANCE_LOSS_PENDING:
         loseRuntime("the OpenXR instance is being lost");
         return;
-      case XR_TYPE_EVENT_DATA_REFERENCE_SPACE_CHANGE_PENDING:
-        // Client poses are all in STAGE, which the daemon forwards as it is.
-        log::info("the OpenXR runtime changes a reference space; layers stay in STAGE space");
+      case XR_TYPE_EVENT_DATA_REFERENCE_SPACE_CHANGE_PENDING: {
+        // Layers and poses are all in STAGE, which the daemon forwards as it is; what clients
+        // must learn is where LOCAL went (a recenter, or STAGE itself moved).
+        const auto& change = reinterpret_cast<const XrEventDataReferenceSpaceChangePending&>(event);
+        log::info("the OpenXR runtime changes reference space {}", int(change.referenceSpaceType));
+        auto when = change.changeTime > 0 ? link->instance->toMonotonicNs(change.changeTime) : Result<int64_t>(0);
+        relocateLocal(when && when.value() > monotonicNowNs() ? when.value() : monotonicNowNs());
         break;
+      }
       default:
         break;
     }

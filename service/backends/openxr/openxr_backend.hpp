@@ -44,6 +44,8 @@ class OpenXrBackend final : public Backend {
   // the locator thread (the runtime may take a while: ours asks its own daemon).
   std::optional<Pose> knownHeadPose(int64_t timeNs) const override XRC_EXCLUDES(timingMutex_);
   void locateHead(int64_t timeNs, std::function<void(const Pose&)> done) override;
+  // The runtime's LOCAL in STAGE; moves when the runtime says a reference space changed.
+  LocalSpace localSpace() const override XRC_EXCLUDES(localMutex_);
 
   Result<std::shared_ptr<RuntimeSwapchain>> createSwapchain(const VkImageCreateInfo& info) override
       XRC_EXCLUDES(linkMutex_);
@@ -71,6 +73,10 @@ class OpenXrBackend final : public Backend {
   // xrLocateSpace(VIEW in STAGE) at `timeNs`; nullopt when the runtime cannot tell (or is gone).
   std::optional<Pose> locateNow(int64_t timeNs) const XRC_EXCLUDES(linkMutex_);
   void rememberHead(int64_t timeNs, const Pose& head) XRC_EXCLUDES(timingMutex_);
+  // LOCAL in STAGE at `timeNs` from the runtime; a pose that differs from the last counts as a
+  // change clients are told of. Display thread (or create()).
+  void relocateLocal(int64_t timeNs) XRC_EXCLUDES(localMutex_);
+  void setLocal(const Pose& localInStage) XRC_EXCLUDES(localMutex_);
 
   gpu::GpuDevice& gpu_;
   FrameScheduler& scheduler_;
@@ -82,6 +88,9 @@ class OpenXrBackend final : public Backend {
   mutable Mutex linkMutex_;
   // Instance, session and spaces; swapchains keep it alive so it goes after the last of them.
   std::shared_ptr<OpenXrLink> link_ XRC_GUARDED_BY(linkMutex_);
+
+  mutable Mutex localMutex_;
+  std::optional<LocalSpace> local_ XRC_GUARDED_BY(localMutex_);
 
   mutable Mutex timingMutex_;
   DisplayClock clock_ XRC_GUARDED_BY(timingMutex_);
