@@ -63,7 +63,7 @@ xrc::Status createBackend(const xrc::DaemonConfig& config, const xrc::HeadlessOp
     if (!created) return created.error();
     instance = std::move(created).value();
   }
-  auto gpu = gpu::GpuDevice::create(gpu::DeviceOptions{config.deviceUuid, instance.get(), openxr});
+  auto gpu = gpu::GpuDevice::create(gpu::DeviceOptions{config.deviceUuid, instance.get()});
   if (!gpu) return gpu.error();
   out.gpu = std::move(gpu).value();
   auto timeline = gpu::Timeline::create(out.gpu->device());
@@ -76,7 +76,8 @@ xrc::Status createBackend(const xrc::DaemonConfig& config, const xrc::HeadlessOp
       const uint64_t one = 1;
       if (::write(lossEventFd, &one, sizeof(one)) < 0) log::error("could not signal the runtime loss");
     };
-    auto backend = OpenXrBackend::create(std::move(instance), *out.gpu, scheduler, std::move(options));
+    auto backend =
+        OpenXrBackend::create(std::move(instance), *out.gpu, *out.copyTimeline, scheduler, std::move(options));
     if (!backend) return backend.error();
     out.backend = std::move(backend).value();
     return {};

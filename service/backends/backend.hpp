@@ -76,6 +76,10 @@ struct RuntimeImageLease {
   VkImage image = VK_NULL_HANDLE;
   VkSemaphore waitSemaphore = VK_NULL_HANDLE;  // timeline; null: nothing to wait for
   uint64_t waitValue = 0;
+  // The queue family that owns the (exclusive) image after the copy. When it is not the copy
+  // queue's, the copy ends with the release half of an ownership transfer to it, and the backend
+  // submits the acquire half on that family's queue. IGNORED: whatever queue the copy ran on.
+  uint32_t ownerFamily = VK_QUEUE_FAMILY_IGNORED;
 };
 
 // LOCAL space as the backend has it now; `changes` counts the moves since the daemon started.

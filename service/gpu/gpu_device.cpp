@@ -81,11 +81,10 @@ Status GpuDevice::init(const DeviceOptions& options) {
     }
   }
   if (graphicsFamily == UINT32_MAX) return makeError(ErrorCode::unsupported, "device has no graphics queue");
-  const bool separateCopyFamily = computeFamily != UINT32_MAX && !options.singleQueue;
+  const bool separateCopyFamily = computeFamily != UINT32_MAX;
   const uint32_t copyFamily = separateCopyFamily ? computeFamily : graphicsFamily;
   // Same family: a second queue of it when there is one, else share the single queue.
-  const bool separateCopyQueue =
-      separateCopyFamily || (families[graphicsFamily].queueCount > 1 && !options.singleQueue);
+  const bool separateCopyQueue = separateCopyFamily || families[graphicsFamily].queueCount > 1;
   copyTimestamps_ = families[copyFamily].timestampValidBits > 0;
 
   const float priorities[2] = {1.f, 1.f};

@@ -35,9 +35,6 @@ class VulkanFactory {
 struct DeviceOptions {
   std::string deviceUuid;            // empty: first device with the needed extensions
   VulkanFactory* factory = nullptr;  // null: plain vkCreateInstance/vkCreateDevice
-  // One graphics queue for everything (copies included): an OpenXR runtime owns the images in
-  // the queue family it was given and uses that queue itself, so copies cannot go elsewhere.
-  bool singleQueue = false;
 };
 
 class GpuDevice {

@@ -120,7 +120,8 @@ Status SharedSwapchain::createImage(uint32_t index, ExportedImage& out) {
   return {};
 }
 
-void SharedSwapchain::recordCopy(PerImage& per, uint32_t index, VkImage destination) {
+void SharedSwapchain::recordCopy(PerImage& per, uint32_t index, const RuntimeImageLease& lease) {
+  const VkImage destination = lease.image;
   VkCommandBuffer cb = per.commands;
   const VkImageAspectFlags aspect = vk::aspectMask(info_.format);
   const VkImageSubresourceRange all{aspect, 0, info_.mipLevels, 0, info_.arrayLayers};
@@ -184,12 +185,17 @@ void SharedSwapchain::recordCopy(PerImage& per, uint32_t index, VkImage destinat
   if (timestamps_) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, timestamps_.get(), 2 * index + 1);
 
   // 4. Destination back to its attachment layout. The copy's writes must be available before the
-  //    layout transition (srcAccess TRANSFER_WRITE); nothing later in this batch reads it.
+  //    layout transition (srcAccess TRANSFER_WRITE); nothing later in this batch reads it. An
+  //    image another family owns goes back to it: this is the release half of that transfer.
   VkImageMemoryBarrier toAttachment = toDst;
   toAttachment.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
   toAttachment.dstAccessMask = 0;
   toAttachment.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
   toAttachment.newLayout = vk::attachmentLayout(info_.format);
+  if (lease.ownerFamily != VK_QUEUE_FAMILY_IGNORED && lease.ownerFamily != copyFamily) {
+    toAttachment.srcQueueFamilyIndex = copyFamily;
+    toAttachment.dstQueueFamilyIndex = lease.ownerFamily;
+  }
   vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, nullptr, 0,
                        nullptr, 1, &toAttachment);
 
@@ -217,7 +223,7 @@ Result<CopyResult> SharedSwapchain::copyToRuntime(uint32_t index, const RuntimeI
   // again, so this is (almost always) already signalled.
   if (auto s = waitPrevious(per, index, timeout, &result.gpuCopyUs); !s) return s.error();
 
-  recordCopy(per, index, lease.image);
+  recordCopy(per, index, lease);
 
   std::array<VkSemaphore, 2> waits{};
   std::array<uint64_t, 2> waitValues{};

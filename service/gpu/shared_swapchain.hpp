@@ -69,7 +69,7 @@ class SharedSwapchain {
   // Waits for the image's previous submission (its command buffer and fence are reused).
   Status waitPrevious(PerImage& image, uint32_t index, std::chrono::milliseconds timeout,
                       std::optional<double>* gpuCopyUs);
-  void recordCopy(PerImage& image, uint32_t index, VkImage destination);
+  void recordCopy(PerImage& image, uint32_t index, const RuntimeImageLease& lease);
 
   GpuDevice& gpu_;
   SyncMode mode_;

@@ -38,12 +38,22 @@ namespace {
 constexpr int64_t kMinBackoffNs = 250'000'000;
 constexpr int64_t kMaxBackoffNs = 4'000'000'000;
 
+constexpr uint64_t kHandoffWaitNs = 2'000'000'000;
+
+}  // namespace
+
 class OpenXrSwapchain final : public RuntimeSwapchain {
  public:
   OpenXrSwapchain(std::shared_ptr<OpenXrLink> l, const VkImageCreateInfo& i) : link(std::move(l)), info(i) {
     info.pNext = nullptr;
   }
   ~OpenXrSwapchain() override {
+    // The hand-off command buffers must be done before their pool goes.
+    if (handoffTimeline != nullptr && lastHandoff > 0) {
+      if (auto s = handoffTimeline->wait(device, lastHandoff, kHandoffWaitNs); !s) {
+        log::warn("runtime swapchain teardown: {}", s.error().describe());
+      }
+    }
     Lock lock(link->queue.submitMutex);
     handle.reset();
   }
@@ -54,11 +64,20 @@ class OpenXrSwapchain final : public RuntimeSwapchain {
   VkImageCreateInfo info{};
   oxr::SwapchainOwner handle;
   std::vector<VkImage> images;
+  // Copies on another queue than the runtime's: per image, the runtime queue's half of the
+  // hand-off (the ownership acquire when the families differ; else empty: the wait does it).
+  VkDevice device = VK_NULL_HANDLE;
+  gpu::Timeline* handoffTimeline = nullptr;
+  vk::CommandPool handoffPool;
+  std::vector<VkCommandBuffer> handoffs;
+  uint64_t lastHandoff = 0;  // frame worker thread (and the destructor)
   // Frame worker thread only: the image acquired and not yet waited on, either ahead of the next
   // lease (acquired at the previous release) or because its wait timed out; the next lease waits
   // on it (OpenXR waits images in acquisition order).
   std::optional<uint32_t> unwaited;
 };
+
+namespace {
 
 XrSwapchainUsageFlags usageFor(const VkImageCreateInfo& info) {
   // Written by the daemon's copy, whatever the client asked for.
@@ -159,15 +178,19 @@ void addLayers(const CommittedFrame& frame, XrSpace stage, size_t viewCount, Fra
 }  // namespace
 
 Result<std::unique_ptr<OpenXrBackend>> OpenXrBackend::create(std::unique_ptr<OpenXrInstance> instance,
-                                                             gpu::GpuDevice& gpu, FrameScheduler& scheduler,
-                                                             OpenXrOptions options) {
-  auto backend = std::make_unique<OpenXrBackend>(gpu, scheduler, std::move(options));
+                                                             gpu::GpuDevice& gpu, gpu::Timeline& copyTimeline,
+                                                             FrameScheduler& scheduler, OpenXrOptions options) {
+  auto backend = std::make_unique<OpenXrBackend>(gpu, copyTimeline, scheduler, std::move(options));
+  auto handoffs = gpu::Timeline::create(gpu.device());
+  if (!handoffs) return handoffs.error();
+  backend->handoffTimeline_ = std::move(handoffs).value();
   if (auto s = backend->openSession(std::move(instance)); !s) return s.error();
   return backend;
 }
 
-OpenXrBackend::OpenXrBackend(gpu::GpuDevice& gpu, FrameScheduler& scheduler, OpenXrOptions options)
-    : gpu_(gpu), scheduler_(scheduler), options_(std::move(options)) {
+OpenXrBackend::OpenXrBackend(gpu::GpuDevice& gpu, gpu::Timeline& copyTimeline, FrameScheduler& scheduler,
+                             OpenXrOptions options)
+    : gpu_(gpu), copyTimeline_(copyTimeline), scheduler_(scheduler), options_(std::move(options)) {
   clock_.periodNs = int64_t(std::llround(1e9 / options_.refreshHz));
   clock_.originNs = monotonicNowNs();
   // Until the runtime says the session is visible, nothing a client renders can be seen.
@@ -461,6 +484,7 @@ Result<std::shared_ptr<RuntimeSwapchain>> OpenXrBackend::createSwapchain(const V
     return s.error();
   }
   for (const auto& image : images) swapchain->images.push_back(image.image);
+  if (auto s = prepareHandoffs(*swapchain); !s) return s.error();
   return std::shared_ptr<RuntimeSwapchain>(std::move(swapchain));
 }
 
@@ -510,16 +534,108 @@ Result<RuntimeImageLease> OpenXrBackend::acquireImage(RuntimeSwapchain& base, st
   const uint32_t index = *swapchain.unwaited;
   swapchain.unwaited.reset();
   // The copy only needs the image: xrWaitSwapchainImage returned, the runtime is done with it.
-  return RuntimeImageLease{index, swapchain.images[index], VK_NULL_HANDLE, 0};
+  // Afterwards the image belongs to the runtime's queue family again (XR_KHR_vulkan_enable2).
+  return RuntimeImageLease{index, swapchain.images[index], VK_NULL_HANDLE, 0, gpu_.graphicsQueue().family};
 }
 
-void OpenXrBackend::releaseImage(RuntimeSwapchain& base, uint32_t index, uint64_t) {
-  // The copy was submitted on this same queue before, so the runtime's use of the image is
-  // ordered after it.
-  auto& swapchain = static_cast<OpenXrSwapchain&>(base);
+void OpenXrBackend::releaseImage(RuntimeSwapchain& base, uint32_t index, uint64_t copyValue) {
+  giveBack(static_cast<OpenXrSwapchain&>(base), index, copyValue);
+}
+
+void OpenXrBackend::abandonImage(RuntimeSwapchain& swapchain, uint32_t index) {
+  // OpenXR has no way to hand an image back unused; it is released with what it held (the copy
+  // never ran, so there is nothing to hand over between queues).
+  giveBack(static_cast<OpenXrSwapchain&>(swapchain), index, std::nullopt);
+}
+
+Status OpenXrBackend::prepareHandoffs(OpenXrSwapchain& swapchain) {
+  gpu::Queue& runtimeQueue = gpu_.graphicsQueue();
+  const gpu::Queue& copyQueue = gpu_.copyQueue();
+  if (&copyQueue == &runtimeQueue) return {};  // copies run on the runtime's queue: in order
+  VkDevice device = gpu_.device();
+  VkCommandPoolCreateInfo poolInfo{};
+  poolInfo.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  poolInfo.queueFamilyIndex = runtimeQueue.family;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  if (auto s = vk::check(vkCreateCommandPool(device, &poolInfo, nullptr, &pool), "vkCreateCommandPool(handoff)"); !s) {
+    return s;
+  }
+  swapchain.handoffPool = vk::CommandPool(device, pool);
+  swapchain.device = device;
+  swapchain.handoffTimeline = handoffTimeline_.get();
+  swapchain.handoffs.resize(swapchain.images.size());
+  VkCommandBufferAllocateInfo alloc{};
+  alloc.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  alloc.commandPool = pool;
+  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  alloc.commandBufferCount = uint32_t(swapchain.handoffs.size());
+  if (auto s =
+          vk::check(vkAllocateCommandBuffers(device, &alloc, swapchain.handoffs.data()), "vkAllocateCommandBuffers");
+      !s) {
+    return s;
+  }
+  const VkImageCreateInfo& info = swapchain.info;
+  for (size_t i = 0; i < swapchain.images.size(); ++i) {
+    VkCommandBufferBeginInfo begin{};
+    begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;  // resubmitted while pending
+    vkBeginCommandBuffer(swapchain.handoffs[i], &begin);
+    if (copyQueue.family != runtimeQueue.family) {
+      // The acquire half of the copy's release (SharedSwapchain::recordCopy, step 4): the same
+      // layouts and families. Its first scope chains with the wait on the copy timeline.
+      VkImageMemoryBarrier acquire{};
+      acquire.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
+      acquire.srcAccessMask = 0;
+      acquire.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+      acquire.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+      acquire.newLayout = vk::attachmentLayout(info.format);
+      acquire.srcQueueFamilyIndex = copyQueue.family;
+      acquire.dstQueueFamilyIndex = runtimeQueue.family;
+      acquire.image = swapchain.images[i];
+      acquire.subresourceRange = {vk::aspectMask(info.format), 0, info.mipLevels, 0, info.arrayLayers};
+      vkCmdPipelineBarrier(swapchain.handoffs[i], VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                           VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 0, nullptr, 1, &acquire);
+    }
+    if (auto s = vk::check(vkEndCommandBuffer(swapchain.handoffs[i]), "vkEndCommandBuffer(handoff)"); !s) return s;
+  }
+  return {};
+}
+
+void OpenXrBackend::giveBack(OpenXrSwapchain& swapchain, uint32_t index, std::optional<uint64_t> copyValue) {
   auto release = oxr::make<XrSwapchainImageReleaseInfo>(XR_TYPE_SWAPCHAIN_IMAGE_RELEASE_INFO);
   {
     Lock lock(swapchain.link->queue.submitMutex);
+    if (copyValue && !swapchain.handoffs.empty() && index < swapchain.handoffs.size()) {
+      // The copy ran on another queue: the runtime's queue waits for it (and takes the image
+      // back into its family) before anything the runtime submits after xrReleaseSwapchainImage.
+      const uint64_t handoff = handoffTimeline_->next();
+      std::array<VkSemaphore, 1> waits{copyTimeline_.get()};
+      std::array<VkSemaphore, 1> signals{handoffTimeline_->get()};
+      const VkPipelineStageFlags waitStage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+      VkTimelineSemaphoreSubmitInfo values{};
+      values.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
+      values.waitSemaphoreValueCount = 1;
+      values.pWaitSemaphoreValues = &*copyValue;
+      values.signalSemaphoreValueCount = 1;
+      values.pSignalSemaphoreValues = &handoff;
+      VkSubmitInfo submit{};
+      submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+      submit.pNext = &values;
+      submit.waitSemaphoreCount = 1;
+      submit.pWaitSemaphores = waits.data();
+      submit.pWaitDstStageMask = &waitStage;
+      submit.commandBufferCount = 1;
+      submit.pCommandBuffers = &swapchain.handoffs[index];
+      submit.signalSemaphoreCount = 1;
+      submit.pSignalSemaphores = signals.data();
+      if (auto s = vk::check(vkQueueSubmit(swapchain.link->queue.queue, 1, &submit, VK_NULL_HANDLE),
+                             "vkQueueSubmit(handoff)");
+          !s) {
+        log::warn("runtime image {}: {}", index, s.error().describe());
+      } else {
+        swapchain.lastHandoff = handoff;
+      }
+    }
     if (auto s = swapchain.link->instance->check(xrReleaseSwapchainImage(swapchain.handle.get(), &release),
                                                  "xrReleaseSwapchainImage");
         !s) {
@@ -531,11 +647,6 @@ void OpenXrBackend::releaseImage(RuntimeSwapchain& base, uint32_t index, uint64_
   // is done with it, so the frame worker, which serves every client in turn, does not block in
   // xrWaitSwapchainImage while the GPU drains. A failure here is reported by the next lease.
   if (auto s = acquireNext(swapchain); !s) log::debug("runtime swapchain: acquiring ahead: {}", s.error().describe());
-}
-
-void OpenXrBackend::abandonImage(RuntimeSwapchain& swapchain, uint32_t index) {
-  // OpenXR has no way to hand an image back unused; it is released with what it held.
-  releaseImage(swapchain, index, 0);
 }
 
 void OpenXrBackend::commitFrame(CommittedFrame frame) {

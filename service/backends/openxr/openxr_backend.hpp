@@ -15,6 +15,7 @@
 #include "../../compositor/frame_scheduler.hpp"
 #include "../../compositor/frame_worker.hpp"
 #include "../../gpu/gpu_device.hpp"
+#include "../../gpu/timeline.hpp"
 #include "../backend.hpp"
 #include "openxr_instance.hpp"
 
@@ -27,13 +28,17 @@ struct OpenXrOptions {
 };
 
 struct OpenXrLink;
+class OpenXrSwapchain;
 
 class OpenXrBackend final : public Backend {
  public:
   // `instance` is the one `gpu` was created through.
+  // `copyTimeline` is what the daemon's copies signal (the runtime's queue waits for it when the
+  // copies run on another queue).
   static Result<std::unique_ptr<OpenXrBackend>> create(std::unique_ptr<OpenXrInstance> instance, gpu::GpuDevice& gpu,
-                                                       FrameScheduler& scheduler, OpenXrOptions options);
-  OpenXrBackend(gpu::GpuDevice& gpu, FrameScheduler& scheduler, OpenXrOptions options);
+                                                       gpu::Timeline& copyTimeline, FrameScheduler& scheduler,
+                                                       OpenXrOptions options);
+  OpenXrBackend(gpu::GpuDevice& gpu, gpu::Timeline& copyTimeline, FrameScheduler& scheduler, OpenXrOptions options);
   ~OpenXrBackend() override;
 
   const SystemInfo& systemInfo() const override { return system_; }
@@ -70,6 +75,11 @@ class OpenXrBackend final : public Backend {
   void loseRuntime(const std::string& why);   // display thread
   void reconnect();                           // display thread: one attempt when the backoff allows
   std::shared_ptr<OpenXrLink> link() const XRC_EXCLUDES(linkMutex_);
+  // Copies on another queue than the runtime's: the runtime queue's half of each hand-off.
+  Status prepareHandoffs(OpenXrSwapchain& swapchain);
+  // Frame worker: after a copy (`copyValue`) or without one, back to the runtime
+  // (xrReleaseSwapchainImage), then the next image is acquired ahead.
+  void giveBack(OpenXrSwapchain& swapchain, uint32_t index, std::optional<uint64_t> copyValue);
   // xrLocateSpace(VIEW in STAGE) at `timeNs`; nullopt when the runtime cannot tell (or is gone).
   std::optional<Pose> locateNow(int64_t timeNs) const XRC_EXCLUDES(linkMutex_);
   void rememberHead(int64_t timeNs, const Pose& head) XRC_EXCLUDES(timingMutex_);
@@ -79,6 +89,10 @@ class OpenXrBackend final : public Backend {
   void setLocal(const Pose& localInStage) XRC_EXCLUDES(localMutex_);
 
   gpu::GpuDevice& gpu_;
+  gpu::Timeline& copyTimeline_;
+  // Signalled by the hand-offs of copied images to the runtime's queue (see releaseImage), so a
+  // swapchain can wait for its last one before its command buffers go.
+  std::unique_ptr<gpu::Timeline> handoffTimeline_;
   FrameScheduler& scheduler_;
   OpenXrOptions options_;
   SystemInfo system_;  // fixed after create()
