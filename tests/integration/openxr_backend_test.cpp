@@ -67,6 +67,27 @@ struct RawSession {
   }
 };
 
+// Daemon A with a swaying head, daemon B over it, and a raw session on each.
+struct SwayingPair {
+  TempDir dirA, dirB;
+  std::unique_ptr<Daemon> a, b;
+  client::SystemDescription system;
+  RawSession onA, onB;
+
+  void start() {
+    a = std::make_unique<Daemon>(dirA, std::vector<std::string>{"--head-motion", "sway"});
+    ASSERT_TRUE(a->ready()) << a->process().output();
+    b = startDaemonOver(*a, dirB);
+    ASSERT_TRUE(b->ready()) << b->process().output();
+    auto described = client::describe(a->socket());
+    ASSERT_TRUE(described) << described.error().describe();
+    system = described.value();
+    onA = RawSession::open(*a, system.device);
+    onB = RawSession::open(*b, system.device);
+    ASSERT_TRUE(onA.link && onB.link);
+  }
+};
+
 int64_t monotonicNs() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -305,16 +326,12 @@ TEST(OpenXrBackend, EnvironmentBlendModesComeFromTheRuntime) {
 // A recenter of A's display reaches B as a reference space change, and B's clients see LOCAL
 // where A put it. B, whose runtime owns the spaces, refuses to recenter itself.
 TEST(OpenXrBackend, RecenterOfTheRuntimeMovesLocalForTheClients) {
-  TempDir dirA, dirB;
-  Daemon a(dirA, {"--head-motion", "sway"});
-  ASSERT_TRUE(a.ready()) << a.process().output();
-  auto b = startDaemonOver(a, dirB);
-  ASSERT_TRUE(b->ready()) << b->process().output();
-  auto system = client::describe(a.socket());
-  ASSERT_TRUE(system) << system.error().describe();
-  RawSession onA = RawSession::open(a, system.value().device);
-  RawSession onB = RawSession::open(*b, system.value().device);
-  ASSERT_TRUE(onA.link && onB.link);
+  SwayingPair pair;
+  ASSERT_NO_FATAL_FAILURE(pair.start());
+  Daemon& a = *pair.a;
+  auto& b = pair.b;
+  RawSession& onA = pair.onA;
+  RawSession& onB = pair.onB;
   auto waitFrame = [](RawSession& raw) {
     auto response = raw.session.waitFrameRequest().send().wait(raw.link->waitScope());
     EXPECT_EQ(response.getError().getCode(), wire::ErrorCode::NONE) << response.getError().getMessage().cStr();
@@ -322,7 +339,7 @@ TEST(OpenXrBackend, RecenterOfTheRuntimeMovesLocalForTheClients) {
   };
   const auto [before, changesBefore] = waitFrame(onB);
   EXPECT_EQ(changesBefore, 0u);
-  expectSamePose(before, system.value().localInStage, "LOCAL before");
+  expectSamePose(before, pair.system.localInStage, "LOCAL before");
 
   auto controlA = a.control();
   auto controlB = b->control();
@@ -352,16 +369,11 @@ TEST(OpenXrBackend, RecenterOfTheRuntimeMovesLocalForTheClients) {
 // locateHead and waitFrame with what the runtime (A, through our runtime face) locates at exactly
 // the time asked: in the past, right now, a frame or a second ahead.
 TEST(OpenXrBackend, HeadIsLocatedAtTheRequestedTimeThroughBothHops) {
-  TempDir dirA, dirB;
-  Daemon a(dirA, {"--head-motion", "sway"});
-  ASSERT_TRUE(a.ready()) << a.process().output();
-  auto b = startDaemonOver(a, dirB);
-  ASSERT_TRUE(b->ready()) << b->process().output();
-  auto system = client::describe(a.socket());
-  ASSERT_TRUE(system) << system.error().describe();
-  RawSession onA = RawSession::open(a, system.value().device);
-  RawSession onB = RawSession::open(*b, system.value().device);
-  ASSERT_TRUE(onA.link && onB.link);
+  SwayingPair pair;
+  ASSERT_NO_FATAL_FAILURE(pair.start());
+  auto& b = pair.b;
+  RawSession& onA = pair.onA;
+  RawSession& onB = pair.onB;
 
   const int64_t now = monotonicNs();
   std::vector<Pose> poses;
