@@ -1,5 +1,7 @@
 #include "references.hpp"
 
+#include <thread>
+
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -49,8 +51,8 @@ Percentiles socketPingPong(int iterations) {
   return summarize(samples);
 }
 
-Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t layers, int iterations, bool exportable,
-                                  std::string& queueUsed) {
+Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t layers, int iterations,
+                                  const ReferenceCopyOptions& options, std::string& queueUsed) {
   VkApplicationInfo app{};
   app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
   app.apiVersion = VK_API_VERSION_1_2;
@@ -81,19 +83,28 @@ Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t laye
     queueUsed = "graphics family 0 (no compute-only family)";
   }
   const float priority = 1.f;
-  VkDeviceQueueCreateInfo qi{};
+  std::vector<VkDeviceQueueCreateInfo> queueInfos(1);
+  VkDeviceQueueCreateInfo& qi = queueInfos[0];
   qi.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
   qi.queueFamilyIndex = family;
   qi.queueCount = 1;
   qi.pQueuePriorities = &priority;
+  // The headless daemon's runtime images are shared with the graphics family (family 0 here).
+  const std::array<uint32_t, 2> sharedFamilies{family, 0};
+  const bool concurrent = options.likeHeadless && family != 0;
+  if (concurrent) {
+    VkDeviceQueueCreateInfo graphics = qi;
+    graphics.queueFamilyIndex = 0;
+    queueInfos.push_back(graphics);
+  }
   VkPhysicalDeviceVulkan12Features features12{};
   features12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
   features12.hostQueryReset = VK_TRUE;
   VkDeviceCreateInfo dci{};
   dci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
   dci.pNext = &features12;
-  dci.queueCreateInfoCount = 1;
-  dci.pQueueCreateInfos = &qi;
+  dci.queueCreateInfoCount = uint32_t(queueInfos.size());
+  dci.pQueueCreateInfos = queueInfos.data();
   VkDevice rawDevice;
   if (auto s = vk::check(vkCreateDevice(physical, &dci, nullptr, &rawDevice), "vkCreateDevice"); !s) return s.error();
   vk::DeviceOwner device;
@@ -118,12 +129,22 @@ Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t laye
   VkExternalMemoryImageCreateInfo external{};
   external.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO;
   external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
-  if (exportable) info.pNext = &external;
   std::array<vk::Memory, 2> memories;
   std::array<vk::Image, 2> images;
   for (int i = 0; i < 2; ++i) {
+    // Image 0 is the source, 1 the destination.
+    const bool exportable = options.exportable || (options.likeHeadless && i == 0);
+    VkImageCreateInfo imageInfo = info;
+    imageInfo.pNext = exportable ? &external : nullptr;
+    if (concurrent && i == 1) {
+      imageInfo.sharingMode = VK_SHARING_MODE_CONCURRENT;
+      imageInfo.queueFamilyIndexCount = uint32_t(sharedFamilies.size());
+      imageInfo.pQueueFamilyIndices = sharedFamilies.data();
+    }
     VkImage image;
-    if (auto s = vk::check(vkCreateImage(rawDevice, &info, nullptr, &image), "vkCreateImage"); !s) return s.error();
+    if (auto s = vk::check(vkCreateImage(rawDevice, &imageInfo, nullptr, &image), "vkCreateImage"); !s) {
+      return s.error();
+    }
     images[i] = vk::Image(rawDevice, image);
     auto memory = vk::bindDeviceLocalMemory(rawDevice, memoryProps, image, "reference", exportable);
     if (!memory) return memory.error();
@@ -158,6 +179,7 @@ Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t laye
   const VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, layers};
   std::vector<double> samples;
   for (int i = 0; i < iterations; ++i) {
+    if (i > 0 && options.spacing.count() > 0) std::this_thread::sleep_for(options.spacing);
     VkCommandBufferBeginInfo begin{};
     begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
     begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;

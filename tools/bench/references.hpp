@@ -2,6 +2,8 @@
 // a raw Unix-socket ping-pong and a GPU image copy on the compute-queue fast path.
 #pragma once
 
+#include <chrono>
+
 #include <optional>
 #include <string>
 
@@ -16,11 +18,21 @@ struct Percentiles {
 // 64-byte ping-pong over a socketpair between two processes (round trip).
 Percentiles socketPingPong(int iterations);
 
+struct ReferenceCopyOptions {
+  // Both images OPAQUE_FD-exportable dedicated allocations, like the daemon's shared images, to
+  // separate the cost of external memory (drivers may lay it out differently) from the daemon's.
+  bool exportable = false;
+  // Source exportable, destination shared CONCURRENT by the copy and the graphics family: the
+  // images the headless daemon copies between (its runtime images are read by composition).
+  bool likeHeadless = false;
+  // Pause between copies: 11 ms is one copy per frame at 90 Hz, the GPU idle in between, as the
+  // daemon's copies with one client (0: back to back).
+  std::chrono::milliseconds spacing{0};
+};
+
 // vkCmdCopyImage of a `layers` x width x height RGBA8 image on a compute-only queue when the
-// device has one (else the graphics queue), GPU time by timestamp queries. `exportable` makes both
-// images OPAQUE_FD-exportable dedicated allocations, like the daemon's shared images, to separate
-// the cost of external memory (drivers may lay it out differently) from the daemon's own.
-Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t layers, int iterations, bool exportable,
-                                  std::string& queueUsed);
+// device has one (else the graphics queue), GPU time by timestamp queries.
+Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t layers, int iterations,
+                                  const ReferenceCopyOptions& options, std::string& queueUsed);
 
 }  // namespace xrc::bench
