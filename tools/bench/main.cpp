@@ -278,7 +278,9 @@ int main(int argc, char** argv) {
   using Variant = std::pair<const char*, xrc::bench::ReferenceCopyOptions>;
   for (const auto& [key, options] :
        {Variant{"gpu_copy_exportable_us", {true, false, {}}}, Variant{"gpu_copy_like_headless_us", {false, true, {}}},
-        Variant{"gpu_copy_paced_11ms_us", {false, false, std::chrono::milliseconds(11)}}}) {
+        Variant{"gpu_copy_paced_11ms_us", {false, false, std::chrono::milliseconds(11)}},
+        Variant{"gpu_copy_written_source_us", {false, false, {}, true, false}},
+        Variant{"gpu_copy_daemon_like_us", {false, true, {}, true, true}}}) {
     std::string variantQueue;
     auto variant = xrc::bench::referenceCopy(w, h, 2, 50, options, variantQueue);
     if (variant) report["reference"][key] = {{"p50", variant.value().p50}, {"p99", variant.value().p99}};

@@ -177,6 +177,61 @@ Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t laye
   vk::Fence fence(rawDevice, rawFence);
 
   const VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, layers};
+  auto submitAndWait = [&]() -> Status {
+    VkSubmitInfo submit{};
+    submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+    submit.commandBufferCount = 1;
+    submit.pCommandBuffers = &cb;
+    if (auto s = vk::check(vkQueueSubmit(queue, 1, &submit, rawFence), "vkQueueSubmit"); !s) return s;
+    vkWaitForFences(rawDevice, 1, &rawFence, VK_TRUE, 5000000000ull);
+    vkResetFences(rawDevice, 1, &rawFence);
+    return {};
+  };
+  const uint32_t sourceFamily = options.externalAcquire ? VK_QUEUE_FAMILY_EXTERNAL : VK_QUEUE_FAMILY_IGNORED;
+  const uint32_t ownFamily = options.externalAcquire ? family : VK_QUEUE_FAMILY_IGNORED;
+  if (options.writtenSource) {
+    // Pseudo-random texels (xorshift), uploaded once; the source stays TRANSFER_SRC_OPTIMAL.
+    const VkDeviceSize bytes = VkDeviceSize(width) * height * layers * 4;
+    auto staging = vk::createHostBuffer(rawDevice, memoryProps, bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT);
+    if (!staging) return staging.error();
+    uint32_t x = 2463534242u;
+    auto* words = static_cast<uint32_t*>(staging.value().mapped);
+    for (VkDeviceSize i = 0; i < bytes / 4; ++i) {
+      x ^= x << 13;
+      x ^= x >> 17;
+      x ^= x << 5;
+      words[i] = x;
+    }
+    VkCommandBufferBeginInfo begin{};
+    begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    vkBeginCommandBuffer(cb, &begin);
+    VkImageMemoryBarrier barrier{};
+    barrier.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
+    barrier.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    barrier.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+    barrier.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+    barrier.srcQueueFamilyIndex = barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    barrier.image = images[0].get();
+    barrier.subresourceRange = range;
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
+                         nullptr, 1, &barrier);
+    VkBufferImageCopy upload{};
+    upload.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, layers};
+    upload.imageExtent = {width, height, 1};
+    vkCmdCopyBufferToImage(cb, staging.value().buffer.get(), images[0].get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1,
+                           &upload);
+    barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    barrier.dstAccessMask = 0;
+    barrier.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+    barrier.newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+    barrier.srcQueueFamilyIndex = ownFamily;  // released to EXTERNAL, as a client hands it over
+    barrier.dstQueueFamilyIndex = sourceFamily;
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, nullptr, 0,
+                         nullptr, 1, &barrier);
+    vkEndCommandBuffer(cb);
+    if (auto s = submitAndWait(); !s) return s.error();
+  }
   std::vector<double> samples;
   for (int i = 0; i < iterations; ++i) {
     if (i > 0 && options.spacing.count() > 0) std::this_thread::sleep_for(options.spacing);
@@ -197,6 +252,14 @@ Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t laye
       barriers[k].image = images[k].get();
       barriers[k].subresourceRange = range;
     }
+    if (options.writtenSource) {
+      // Keep the source's texels: no transition, and (externalAcquire) the acquire half of the
+      // hand-over from EXTERNAL, as the daemon's copy begins.
+      barriers[0].srcAccessMask = 0;
+      barriers[0].oldLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+      barriers[0].srcQueueFamilyIndex = sourceFamily;
+      barriers[0].dstQueueFamilyIndex = ownFamily;
+    }
     vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0, nullptr,
                          2, barriers.data());
     vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, rawQueries, 0);  // as the daemon measures
@@ -206,14 +269,18 @@ Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t laye
     vkCmdCopyImage(cb, images[0].get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, images[1].get(),
                    VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
     vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, rawQueries, 1);
+    if (options.externalAcquire && options.writtenSource) {
+      VkImageMemoryBarrier release = barriers[0];
+      release.srcAccessMask = 0;
+      release.dstAccessMask = 0;
+      release.oldLayout = release.newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+      release.srcQueueFamilyIndex = family;
+      release.dstQueueFamilyIndex = VK_QUEUE_FAMILY_EXTERNAL;
+      vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, nullptr, 0,
+                           nullptr, 1, &release);
+    }
     vkEndCommandBuffer(cb);
-    VkSubmitInfo submit{};
-    submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-    submit.commandBufferCount = 1;
-    submit.pCommandBuffers = &cb;
-    vkQueueSubmit(queue, 1, &submit, rawFence);
-    vkWaitForFences(rawDevice, 1, &rawFence, VK_TRUE, 5000000000ull);
-    vkResetFences(rawDevice, 1, &rawFence);
+    if (auto s = submitAndWait(); !s) return s.error();
     std::array<uint64_t, 2> ticks{};
     if (vkGetQueryPoolResults(rawDevice, rawQueries, 0, 2, sizeof(ticks), ticks.data(), 8, VK_QUERY_RESULT_64_BIT) ==
             VK_SUCCESS &&

@@ -28,6 +28,13 @@ struct ReferenceCopyOptions {
   // Pause between copies: 11 ms is one copy per frame at 90 Hz, the GPU idle in between, as the
   // daemon's copies with one client (0: back to back).
   std::chrono::milliseconds spacing{0};
+  // The source holds written (pseudo-random) texels and keeps them between copies, as the
+  // daemon's source holds what the client rendered; else it is a never-written image that each
+  // copy transitions from UNDEFINED, which a GPU with compression may read almost for free.
+  bool writtenSource = false;
+  // With `likeHeadless`: each copy acquires the source from QUEUE_FAMILY_EXTERNAL and releases it
+  // back afterwards, as the daemon does with the clients' images.
+  bool externalAcquire = false;
 };
 
 // vkCmdCopyImage of a `layers` x width x height RGBA8 image on a compute-only queue when the
