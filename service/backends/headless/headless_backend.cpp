@@ -188,6 +188,11 @@ Status HeadlessBackend::init() {
   return {};
 }
 
+namespace {
+// A turn by `yaw` radians about +y (the stage's up), as a quaternion.
+std::array<float, 4> yawRotation(double yaw) { return {0.f, float(std::sin(yaw / 2)), 0.f, float(std::cos(yaw / 2))}; }
+}  // namespace
+
 LocalSpace HeadlessBackend::localSpace() const {
   Lock lock(localMutex_);
   return local_.value_or(LocalSpace{system_.localInStage, 0});
@@ -199,7 +204,7 @@ Status HeadlessBackend::recenter() {
   const auto forward = quatRotate(head.orientation, {0.f, 0.f, -1.f});
   const float yaw = std::atan2(-forward[0], -forward[2]);
   LocalSpace next;
-  next.localInStage.orientation = {0.f, std::sin(yaw / 2), 0.f, std::cos(yaw / 2)};
+  next.localInStage.orientation = yawRotation(yaw);
   next.localInStage.position = head.position;
   Lock lock(localMutex_);
   next.changes = local_ ? local_->changes + 1 : 1;
@@ -217,7 +222,7 @@ Pose HeadlessBackend::headPoseAt(int64_t timeNs) const {
   constexpr double kSwayPeriodNs = 4e9;
   const double phase = std::fmod(double(timeNs), kSwayPeriodNs) / kSwayPeriodNs;
   const double yaw = kSwayAmplitude * std::sin(2.0 * M_PI * phase);
-  head.orientation = {0.f, float(std::sin(yaw / 2)), 0.f, float(std::cos(yaw / 2))};
+  head.orientation = yawRotation(yaw);
   return head;
 }
 

@@ -411,30 +411,32 @@ void OpenXrBackend::setLocal(const Pose& localInStage) {
   }
 }
 
+namespace {
+
+// `space`'s pose in STAGE at `timeNs`; nullopt when the runtime cannot tell (or is failing).
+std::optional<Pose> locateInStage(const OpenXrLink& link, XrSpace space, int64_t timeNs) {
+  const auto time = link.instance->toXrTime(timeNs);
+  if (!time) return std::nullopt;
+  auto location = oxr::make<XrSpaceLocation>(XR_TYPE_SPACE_LOCATION);
+  if (XR_FAILED(xrLocateSpace(space, link.stage.get(), time.value(), &location))) return std::nullopt;
+  constexpr XrSpaceLocationFlags kValid =
+      XR_SPACE_LOCATION_ORIENTATION_VALID_BIT | XR_SPACE_LOCATION_POSITION_VALID_BIT;
+  if ((location.locationFlags & kValid) != kValid) return std::nullopt;
+  return fromXr(location.pose);
+}
+
+}  // namespace
+
 void OpenXrBackend::relocateLocal(int64_t timeNs) {
   auto link = this->link();
   if (!link) return;
-  const auto time = link->instance->toXrTime(timeNs);
-  if (!time) return;
-  auto location = oxr::make<XrSpaceLocation>(XR_TYPE_SPACE_LOCATION);
-  if (XR_FAILED(xrLocateSpace(link->local.get(), link->stage.get(), time.value(), &location))) return;
-  constexpr XrSpaceLocationFlags kValid =
-      XR_SPACE_LOCATION_ORIENTATION_VALID_BIT | XR_SPACE_LOCATION_POSITION_VALID_BIT;
-  if ((location.locationFlags & kValid) != kValid) return;
-  setLocal(fromXr(location.pose));
+  if (auto local = locateInStage(*link, link->local.get(), timeNs)) setLocal(*local);
 }
 
 std::optional<Pose> OpenXrBackend::locateNow(int64_t timeNs) const {
   auto link = this->link();
   if (!link) return std::nullopt;
-  const auto time = link->instance->toXrTime(timeNs);
-  if (!time) return std::nullopt;
-  auto head = oxr::make<XrSpaceLocation>(XR_TYPE_SPACE_LOCATION);
-  if (XR_FAILED(xrLocateSpace(link->view.get(), link->stage.get(), time.value(), &head))) return std::nullopt;
-  constexpr XrSpaceLocationFlags kValid =
-      XR_SPACE_LOCATION_ORIENTATION_VALID_BIT | XR_SPACE_LOCATION_POSITION_VALID_BIT;
-  if ((head.locationFlags & kValid) != kValid) return std::nullopt;
-  return fromXr(head.pose);
+  return locateInStage(*link, link->view.get(), timeNs);
 }
 
 void OpenXrBackend::rememberHead(int64_t timeNs, const Pose& head) {
@@ -605,7 +607,7 @@ void OpenXrBackend::giveBack(OpenXrSwapchain& swapchain, uint32_t index, std::op
   auto release = oxr::make<XrSwapchainImageReleaseInfo>(XR_TYPE_SWAPCHAIN_IMAGE_RELEASE_INFO);
   {
     Lock lock(swapchain.link->queue.submitMutex);
-    if (copyValue && !swapchain.handoffs.empty() && index < swapchain.handoffs.size()) {
+    if (copyValue && index < swapchain.handoffs.size()) {
       // The copy ran on another queue: the runtime's queue waits for it (and takes the image
       // back into its family) before anything the runtime submits after xrReleaseSwapchainImage.
       const uint64_t handoff = handoffTimeline_->next();
@@ -812,7 +814,7 @@ void OpenXrBackend::frame() {
   // The head at this display time and the next one: the times clients' waitFrame targets (they
   // wake a period ahead), so answering them needs no call into the runtime.
   for (const int64_t t : {vsync.value(), vsync.value() + period}) {
-    if (auto head = locateNow(t)) rememberHead(t, *head);
+    if (auto head = locateInStage(*link, link->view.get(), t)) rememberHead(t, *head);
   }
   // Latch clients' frames late, so that a client paced to this vsync has time to finish: half a
   // display period before it. But never more than half a period after xrWaitFrame returned: the

@@ -80,7 +80,7 @@ class OpenXrBackend final : public Backend {
   // Frame worker: after a copy (`copyValue`) or without one, back to the runtime
   // (xrReleaseSwapchainImage), then the next image is acquired ahead.
   void giveBack(OpenXrSwapchain& swapchain, uint32_t index, std::optional<uint64_t> copyValue);
-  // xrLocateSpace(VIEW in STAGE) at `timeNs`; nullopt when the runtime cannot tell (or is gone).
+  // The head (VIEW) in STAGE at `timeNs`; nullopt when the runtime cannot tell (or is gone).
   std::optional<Pose> locateNow(int64_t timeNs) const XRC_EXCLUDES(linkMutex_);
   void rememberHead(int64_t timeNs, const Pose& head) XRC_EXCLUDES(timingMutex_);
   // LOCAL in STAGE at `timeNs` from the runtime; a pose that differs from the last counts as a
