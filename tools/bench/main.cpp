@@ -34,9 +34,10 @@ struct Options {
   double seconds = 0;  // > 0: frames = seconds x refresh rate
   std::string viewSize = "1440x1600";
   std::string syncMode = "auto";
-  uint32_t quadPx = 0;   // > 0: each client also submits a quad layer
-  uint32_t workMs = 0;   // simulated render time per frame (slower clients)
-  bool pattern = false;  // clients write the CPU test pattern (milliseconds per full-size frame)
+  uint32_t quadPx = 0;        // > 0: each client also submits a quad layer
+  uint32_t workMs = 0;        // simulated render time per frame (slower clients)
+  bool pattern = false;       // clients write the CPU test pattern (milliseconds per full-size frame)
+  bool finishRender = false;  // clients wait for their rendering before release
   bool json = false;
 };
 
@@ -55,9 +56,28 @@ double cpuSeconds(pid_t pid, pid_t tid = 0) {
   return double(utime + stime) / double(sysconf(_SC_CLK_TCK));
 }
 
-// CPU seconds of each thread of `pid`, summed by thread name (the daemon names its threads).
-std::map<std::string, double> cpuSecondsByThread(pid_t pid) {
-  std::map<std::string, double> byName;
+// Context switches (voluntary + involuntary) of one thread: each time it slept or was preempted.
+// Per client frame they count the daemon's wake-ups, which cost more than its own code.
+uint64_t contextSwitches(pid_t pid, pid_t tid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/status");
+  uint64_t total = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("voluntary_ctxt_switches:") || line.starts_with("nonvoluntary_ctxt_switches:")) {
+      total += std::stoull(line.substr(line.find(':') + 1));
+    }
+  }
+  return total;
+}
+
+struct ThreadUse {
+  double cpuSeconds = 0;
+  uint64_t switches = 0;
+};
+
+// CPU seconds and context switches of each thread of `pid`, summed by thread name (the daemon
+// names its threads).
+std::map<std::string, ThreadUse> useByThread(pid_t pid) {
+  std::map<std::string, ThreadUse> byName;
   const std::string taskDir = "/proc/" + std::to_string(pid) + "/task";
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(taskDir, ec)) {
@@ -70,7 +90,8 @@ std::map<std::string, double> cpuSecondsByThread(pid_t pid) {
       name = "rpc-main";
     else if (name.starts_with("xr-compositord") || name.starts_with("xr-comp"))
       name = "driver";
-    byName[name] += cpuSeconds(pid, tid);
+    byName[name].cpuSeconds += cpuSeconds(pid, tid);
+    byName[name].switches += contextSwitches(pid, tid);
   }
   return byName;
 }
@@ -123,6 +144,7 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
     if (i > 0) argv.insert(argv.end(), {"--overlay", std::to_string(i)});
     if (o.quadPx > 0) argv.insert(argv.end(), {"--quad-px", std::to_string(o.quadPx)});
     if (o.workMs > 0) argv.insert(argv.end(), {"--work-ms", std::to_string(o.workMs)});
+    if (o.finishRender) argv.push_back("--finish-render");
     demos.push_back(std::make_unique<Process>(argv, std::map<std::string, std::string>{},
                                               dir.path + fmt::format("/demo{}.log", i), true));
   }
@@ -132,7 +154,7 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
   // (Status is polled at 4 Hz: its own cost stays negligible.)
   struct Sample {
     double cpu = 0;
-    std::map<std::string, double> threads;
+    std::map<std::string, ThreadUse> threads;
     uint64_t submitted = 0;
   };
   auto sampleWhen = [&](auto predicate) -> std::optional<Sample> {
@@ -146,7 +168,7 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
           most = std::max(most, c.framesSubmitted);
           sum += c.framesSubmitted;
         }
-        if (predicate(least, most)) return Sample{cpuSeconds(daemonPid), cpuSecondsByThread(daemonPid), sum};
+        if (predicate(least, most)) return Sample{cpuSeconds(daemonPid), useByThread(daemonPid), sum};
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(250));
     }
@@ -168,7 +190,6 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
     roundTrips.push_back(field(out, "round_trips_per_frame"));
   }
   const double cpuAfter = cpuSeconds(daemonPid);
-  auto threadsAfter = cpuSecondsByThread(daemonPid);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallBefore).count();
   double copyP50 = 0, copyP99 = 0, latencyP50 = 0, latencyP99 = 0;
   uint64_t displayed = 0, late = 0, dropped = 0;
@@ -214,10 +235,12 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
   if (steadyFrom && steadyTo && steadyTo->submitted > steadyFrom->submitted) {
     const double steadyFrames = double(steadyTo->submitted - steadyFrom->submitted);
     result["daemon_cpu_us_per_client_frame"] = (steadyTo->cpu - steadyFrom->cpu) * 1e6 / steadyFrames;
-    for (auto& [name, seconds] : steadyTo->threads) {
+    for (auto& [name, use] : steadyTo->threads) {
       const auto from = steadyFrom->threads.find(name);
-      const double spent = seconds - (from == steadyFrom->threads.end() ? 0 : from->second);
-      result["daemon_cpu_us_per_client_frame_by_thread"][name] = spent * 1e6 / steadyFrames;
+      const ThreadUse start = from == steadyFrom->threads.end() ? ThreadUse{} : from->second;
+      result["daemon_cpu_us_per_client_frame_by_thread"][name] =
+          (use.cpuSeconds - start.cpuSeconds) * 1e6 / steadyFrames;
+      result["daemon_wakeups_per_client_frame_by_thread"][name] = double(use.switches - start.switches) / steadyFrames;
     }
   } else {
     ok = false;
@@ -240,6 +263,8 @@ int main(int argc, char** argv) {
   app.add_option("--quad-px", o.quadPx, "Each client also submits a quad layer of this many pixels");
   app.add_option("--work-ms", o.workMs, "Simulated render time per client frame (ms)");
   app.add_flag("--pattern", o.pattern, "Clients render the CPU-written test pattern instead of a GPU clear");
+  app.add_flag("--finish-render", o.finishRender,
+               "Clients wait for their rendering to finish before releasing (rendering_done already signalled)");
   app.add_option("--view-size", o.viewSize, "Per-view size; each client submits a 2-layer swapchain of it")
       ->capture_default_str();
   app.add_option("--sync-mode", o.syncMode, "auto, host or binary")->capture_default_str();
@@ -280,7 +305,9 @@ int main(int argc, char** argv) {
        {Variant{"gpu_copy_exportable_us", {true, false, {}}}, Variant{"gpu_copy_like_headless_us", {false, true, {}}},
         Variant{"gpu_copy_paced_11ms_us", {false, false, std::chrono::milliseconds(11)}},
         Variant{"gpu_copy_written_source_us", {false, false, {}, true, false}},
-        Variant{"gpu_copy_daemon_like_us", {false, true, {}, true, true}}}) {
+        Variant{"gpu_copy_daemon_like_us", {false, true, {}, true, true}},
+        Variant{"gpu_copy_cold_cache_us", {false, false, {}, true, false, true}},
+        Variant{"gpu_copy_daemon_like_cold_cache_us", {false, true, {}, true, true, true}}}) {
     std::string variantQueue;
     auto variant = xrc::bench::referenceCopy(w, h, 2, 50, options, variantQueue);
     if (variant) report["reference"][key] = {{"p50", variant.value().p50}, {"p99", variant.value().p99}};
@@ -299,9 +326,9 @@ int main(int argc, char** argv) {
     };
     fmt::print(
         "reference: socket ping-pong p50 {:.1f} us p99 {:.1f} us; GPU copy 2x{} ({}) p50 {:.1f} us, between exportable "
-        "images {:.1f} us, like headless {:.1f} us, one per 11 ms {:.1f} us\n",
+        "images {:.1f} us, like headless {:.1f} us, one per 11 ms {:.1f} us, cold cache {:.1f} us\n",
         ping.p50, ping.p99, o.viewSize, queue, copy ? copy.value().p50 : -1.0, p50("gpu_copy_exportable_us"),
-        p50("gpu_copy_like_headless_us"), p50("gpu_copy_paced_11ms_us"));
+        p50("gpu_copy_like_headless_us"), p50("gpu_copy_paced_11ms_us"), p50("gpu_copy_cold_cache_us"));
     fmt::print("{:>7} {:>6} {:>14} {:>14} {:>10} {:>14} {:>14} {:>12} {:>14} {:>8} {:>8}\n", "clients", "sync",
                "release p50 us", "release p99 us", "rt/frame", "gpu copy p50", "gpu copy p99", "cpu us/frame",
                "display work us", "missed", "late");
@@ -320,6 +347,14 @@ int main(int argc, char** argv) {
       fmt::print("daemon CPU us/client frame by thread ({} clients):", s["clients"].get<int>());
       for (auto& [name, us] : s["daemon_cpu_us_per_client_frame_by_thread"].items()) {
         fmt::print(" {}={:.1f}", name, us.get<double>());
+      }
+      fmt::print("\n");
+    }
+    for (auto& s : report["scenarios"]) {
+      if (!s.contains("daemon_wakeups_per_client_frame_by_thread")) continue;
+      fmt::print("daemon wake-ups/client frame by thread ({} clients):", s["clients"].get<int>());
+      for (auto& [name, n] : s["daemon_wakeups_per_client_frame_by_thread"].items()) {
+        fmt::print(" {}={:.2f}", name, n.get<double>());
       }
       fmt::print("\n");
     }

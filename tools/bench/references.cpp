@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <optional>
 #include <vector>
 
 #include "xrc/unique_fd.hpp"
@@ -22,6 +23,37 @@ Percentiles summarize(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   auto at = [&](double p) { return v[std::min(v.size() - 1, size_t(p / 100.0 * double(v.size())))]; };
   return {at(50), at(99)};
+}
+
+// A device-local buffer the GPU writes to push everything else out of its caches.
+struct DeviceBuffer {
+  vk::Memory memory;  // declared first: freed after the buffer is destroyed
+  vk::Buffer buffer;
+};
+Result<DeviceBuffer> createDeviceBuffer(VkDevice device, const VkPhysicalDeviceMemoryProperties& props,
+                                        VkDeviceSize size) {
+  VkBufferCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+  info.size = size;
+  info.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  VkBuffer buffer;
+  if (auto s = vk::check(vkCreateBuffer(device, &info, nullptr, &buffer), "vkCreateBuffer"); !s) return s.error();
+  DeviceBuffer out;
+  out.buffer = vk::Buffer(device, buffer);
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(device, buffer, &req);
+  VkMemoryAllocateInfo alloc{};
+  alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+  alloc.allocationSize = req.size;
+  alloc.memoryTypeIndex = vk::findMemoryType(props, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  if (alloc.memoryTypeIndex == UINT32_MAX) return makeError(ErrorCode::internal, "no device-local memory type");
+  VkDeviceMemory memory;
+  if (auto s = vk::check(vkAllocateMemory(device, &alloc, nullptr, &memory), "vkAllocateMemory(evict)"); !s) {
+    return s.error();
+  }
+  out.memory = vk::Memory(device, memory);
+  if (auto s = vk::check(vkBindBufferMemory(device, buffer, memory, 0), "vkBindBufferMemory"); !s) return s.error();
+  return out;
 }
 }  // namespace
 
@@ -232,6 +264,13 @@ Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t laye
     vkEndCommandBuffer(cb);
     if (auto s = submitAndWait(); !s) return s.error();
   }
+  std::optional<DeviceBuffer> evict;
+  constexpr VkDeviceSize kEvictBytes = VkDeviceSize(256) << 20;
+  if (options.coldCache) {
+    auto buffer = createDeviceBuffer(rawDevice, memoryProps, kEvictBytes);
+    if (!buffer) return buffer.error();
+    evict = std::move(buffer).value();
+  }
   std::vector<double> samples;
   for (int i = 0; i < iterations; ++i) {
     if (i > 0 && options.spacing.count() > 0) std::this_thread::sleep_for(options.spacing);
@@ -240,6 +279,14 @@ Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t laye
     begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     vkBeginCommandBuffer(cb, &begin);
     vkCmdResetQueryPool(cb, rawQueries, 0, 2);
+    if (evict) {
+      vkCmdFillBuffer(cb, evict->buffer.get(), 0, kEvictBytes, uint32_t(i));
+      VkMemoryBarrier filled{};
+      filled.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+      filled.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+      vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &filled, 0,
+                           nullptr, 0, nullptr);
+    }
     std::array<VkImageMemoryBarrier, 2> barriers{};
     for (int k = 0; k < 2; ++k) {
       barriers[k] = {};

@@ -35,6 +35,11 @@ struct ReferenceCopyOptions {
   // With `likeHeadless`: each copy acquires the source from QUEUE_FAMILY_EXTERNAL and releases it
   // back afterwards, as the daemon does with the clients' images.
   bool externalAcquire = false;
+  // Before each copy (outside the timed span) write a buffer larger than the GPU's last-level
+  // cache, so the copy starts with neither image cached: the state the daemon's copies meet when
+  // several clients have rendered since. Back-to-back copies of the same two images otherwise
+  // run partly from cache (an H100's L2 holds 50 MB; a 2x1440x1600 copy touches 37 MB).
+  bool coldCache = false;
 };
 
 // vkCmdCopyImage of a `layers` x width x height RGBA8 image on a compute-only queue when the

@@ -302,6 +302,14 @@ int runDemo(const DemoOptions& o) {
       if (auto s = render(*app.value(), t, index.value(), o.seed, alpha, o.clearOnly); !s) {
         return fail("render", s.error());
       }
+      if (o.finishRender) {
+        VkFence fence = t.fences[index.value()].get();
+        if (auto s = vk::check(vkWaitForFences(app.value()->device(), 1, &fence, VK_TRUE, 2000000000ull),
+                               "vkWaitForFences(finish render)");
+            !s) {
+          return fail("render", s.error());
+        }
+      }
       const auto before = std::chrono::steady_clock::now();
       if (auto s = t.swapchain->release(); !s) return fail("release", s.error());
       releaseUs.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - before).count());

@@ -33,6 +33,7 @@ struct DemoOptions {
   uint32_t lateEvery = 0;            // > 0: every n-th frame misses its display time on purpose
   uint64_t stallAfter = 0;           // > 0: stop submitting after this many frames (until stdin closes)
   bool clearOnly = false;            // render by a GPU clear (benchmarks), not the checkable pattern
+  bool finishRender = false;         // wait for the GPU to finish rendering before release (benchmarks)
 };
 
 int runDemo(const DemoOptions& options);
