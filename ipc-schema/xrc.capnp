@@ -6,11 +6,13 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("xrc::wire");
 
 const protocolMajor :UInt16 = 1;
-const protocolMinor :UInt16 = 3;
+const protocolMinor :UInt16 = 4;
 # Minor 1: view poses/fovs, head pose with waitFrame, locateHead.
 # Minor 2: overlay sessions, session roles, per-frame stats, Control.setPrimary/kick.
 # Minor 3: environment blend modes (system description, endFrame, status); LOCAL space changes
 #          (waitFrame, Control.recenter).
+# Minor 4: fewer calls per frame: release may stand for the image's acquire and wait too, endFrame
+#          for the frame's beginFrame; the system description names the daemon's minor.
 
 # --- errors -------------------------------------------------------------------------------------
 # Every call answers with an Error; code `none` means success. Errors are data, not exceptions, so
@@ -96,6 +98,9 @@ struct SystemDescription {
   # The display's environment blend modes, preferred first (OpenXR's; empty from daemons before
   # 1.3, which display opaque only).
   environmentBlendModes @14 :List(EnvironmentBlendMode);
+  # The daemon's protocol minor (0 from daemons before 1.4): a client uses the calls of the
+  # lower of its own minor and this one.
+  protocolMinor @15 :UInt16;
 }
 
 enum EnvironmentBlendMode {
@@ -157,7 +162,10 @@ interface Swapchain {
   wait @1 (index :UInt32) -> (error :Error);
   # Answered once the copy into the runtime image is submitted (binary) or complete (host): only
   # then may the client acquire this image again.
-  release @2 (index :UInt32) -> (error :Error);
+  # `alsoAcquireAndWait` (1.4): the client sent no acquire and no wait for this image; the daemon
+  # checks and applies all three steps, in order, as if they had come in separate calls (an
+  # error leaves the image as it was). One call per image and frame instead of three.
+  release @2 (index :UInt32, alsoAcquireAndWait :Bool) -> (error :Error);
   destroy @3 () -> (error :Error);
 }
 
@@ -239,8 +247,10 @@ interface Session {
           images :List(SharedImage));
   waitFrame @1 () -> (error :Error, timing :FrameTiming);
   beginFrame @2 (frameId :UInt64) -> (error :Error);
+  # `alsoBegin` (1.4): the client sent no beginFrame for `frameId`; the daemon checks and applies
+  # it first, as beginFrame would have (a frame begun and never ended is simply never sent).
   endFrame @3 (frameId :UInt64, displayTime :Int64, layers :List(Layer),
-               environmentBlendMode :EnvironmentBlendMode) -> (error :Error);
+               environmentBlendMode :EnvironmentBlendMode, alsoBegin :Bool) -> (error :Error);
   # The head's pose in STAGE space at `time` (ns, CLOCK_MONOTONIC), for times that no waitFrame
   # answer covered. `time` must be positive.
   locateHead @4 (time :Int64) -> (error :Error, headInStage :Pose);

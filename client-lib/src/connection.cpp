@@ -1,6 +1,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <utility>
 
 #include "internal.hpp"
 #include "xrc/wire_convert.hpp"
@@ -37,6 +38,7 @@ SystemDescription fromWire(wire::SystemDescription::Reader in) {
   out.localInStage = xrc::fromWire(in.getLocalInStage());
   out.stageBoundsWidth = in.getStageBoundsWidth();
   out.stageBoundsDepth = in.getStageBoundsDepth();
+  out.protocolMinor = in.getProtocolMinor();
   return out;
 }
 
@@ -186,12 +188,17 @@ Result<std::unique_ptr<Connection>> Connection::connect(const ConnectOptions& op
   impl->system = std::move(reply.value().system);
   impl->syncMode = reply.value().syncMode;
   impl->clientId = reply.value().clientId;
+  impl->combinedFrameCalls = std::min(options.protocolMinor, impl->system.protocolMinor) >= 4;
   impl->roundTrips++;
   return std::make_unique<Connection>(std::move(impl));
 }
 
 Result<FrameTiming> Connection::waitFrame() {
   if (auto s = impl_->takeAsyncError(); !s) return s.error();
+  {
+    Lock lock(impl_->frameMutex);
+    if (impl_->beginUnsent) impl_->sendBeginFrame(*std::exchange(impl_->beginUnsent, std::nullopt));
+  }
   auto reply = impl_->link->call<FrameTiming>(
       [](IoState& io) {
         return io.session.waitFrameRequest().send().then(
@@ -254,44 +261,55 @@ Status Connection::beginFrame(uint64_t frameId) {
     }
     impl_->waitedFrame.reset();
     impl_->begunFrame = frameId;
+    if (impl_->combinedFrameCalls) {
+      impl_->beginUnsent = frameId;  // endFrame (or the next waitFrame) sends it
+      return {};
+    }
   }
-  impl_->sendTracked(
+  impl_->sendBeginFrame(frameId);
+  return {};
+}
+
+void Connection::Impl::sendBeginFrame(uint64_t frameId) {
+  sendTracked(
       [frameId](IoState& io) {
         auto request = io.session.beginFrameRequest();
         request.setFrameId(frameId);
         return request.send().then([](auto&& r) { return xrc::fromWire(r.getError()); });
       },
       "beginFrame");
-  return {};
 }
 
 namespace {
 kj::Promise<Status> sendEndFrame(IoState& io, uint64_t frameId, int64_t displayTimeNs, const std::vector<Layer>& layers,
-                                 EnvironmentBlendMode blendMode);
+                                 EnvironmentBlendMode blendMode, bool alsoBegin);
 }
 
 Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::vector<Layer>& layers,
                             EnvironmentBlendMode blendMode) {
   if (auto s = impl_->takeAsyncError(); !s) return s;
-  {
-    Lock lock(impl_->frameMutex);
-    if (!impl_->begunFrame || *impl_->begunFrame != frameId) {
-      return makeError(ErrorCode::callOrder, "endFrame: frame {} was not begun", frameId);
-    }
-    impl_->begunFrame.reset();
+  Lock lock(impl_->frameMutex);  // held while posting: the daemon sees begin, end and wait in order
+  if (!impl_->begunFrame || *impl_->begunFrame != frameId) {
+    return makeError(ErrorCode::callOrder, "endFrame: frame {} was not begun", frameId);
   }
+  impl_->begunFrame.reset();
+  const bool alsoBegin = impl_->beginUnsent == frameId;
+  impl_->beginUnsent.reset();
   // The message is built on the I/O thread from a copy of the layers.
-  impl_->sendTracked([frameId, displayTimeNs, layers,
-                      blendMode](IoState& io) { return sendEndFrame(io, frameId, displayTimeNs, layers, blendMode); },
-                     "endFrame");
+  impl_->sendTracked(
+      [frameId, displayTimeNs, layers, blendMode, alsoBegin](IoState& io) {
+        return sendEndFrame(io, frameId, displayTimeNs, layers, blendMode, alsoBegin);
+      },
+      "endFrame");
   return {};
 }
 
 namespace {
 kj::Promise<Status> sendEndFrame(IoState& io, uint64_t frameId, int64_t displayTimeNs, const std::vector<Layer>& layers,
-                                 EnvironmentBlendMode blendMode) {
+                                 EnvironmentBlendMode blendMode, bool alsoBegin) {
   auto request = io.session.endFrameRequest();
   request.setFrameId(frameId);
+  request.setAlsoBegin(alsoBegin);
   request.setEnvironmentBlendMode(xrc::toWire(blendMode));
   request.setDisplayTime(displayTimeNs);
   auto out = request.initLayers(uint32_t(layers.size()));

@@ -87,6 +87,9 @@ struct Connection::Impl {
   VulkanBinding vulkan;
   PFN_vkImportSemaphoreFdKHR importSemaphoreFd = nullptr;
   std::atomic<uint64_t> roundTrips{0};
+  // The daemon speaks protocol 1.4: acquire and wait travel with release, beginFrame with
+  // endFrame (three calls per frame and swapchain fewer; docs/PROTOCOL.md).
+  bool combinedFrameCalls = false;
   std::shared_ptr<AsyncErrors> errors = std::make_shared<AsyncErrors>();
   // Our own submissions to the application's queue may come from several threads (one per
   // swapchain); Vulkan wants queue access serialized.
@@ -95,6 +98,13 @@ struct Connection::Impl {
   Mutex frameMutex;
   std::optional<uint64_t> waitedFrame XRC_GUARDED_BY(frameMutex);
   std::optional<uint64_t> begunFrame XRC_GUARDED_BY(frameMutex);
+  // 1.4: a begun frame whose beginFrame was not sent yet; endFrame carries it, or the next
+  // waitFrame sends it first (an app that waits for frame N+1 before ending frame N must not
+  // have the daemon see that wait before N's begin).
+  std::optional<uint64_t> beginUnsent XRC_GUARDED_BY(frameMutex);
+
+  // Posts beginFrame(frameId) to the I/O thread.
+  void sendBeginFrame(uint64_t frameId);
 
   // Sends what `send` builds on the I/O thread without waiting; an error in its answer (or a
   // broken connection) is returned by a later call.

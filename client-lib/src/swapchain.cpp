@@ -27,7 +27,8 @@ kj::Promise<Result<CreatedSwapchain>> sendCreateSwapchain(IoState& io, const Swa
   auto call = io.session.createSwapchainRequest();
   toWire(request, call.initInfo());
   return call.send().then(
-      [&io, binary](capnp::Response<wire::Session::CreateSwapchainResults>&& r) -> kj::Promise<Result<CreatedSwapchain>> {
+      [&io,
+       binary](capnp::Response<wire::Session::CreateSwapchainResults>&& r) -> kj::Promise<Result<CreatedSwapchain>> {
         if (auto s = fromWire(r.getError()); !s) return Result<CreatedSwapchain>(s.error());
         auto out = kj::heap<CreatedSwapchain>();
         out->id = r.getId();
@@ -62,12 +63,12 @@ kj::Promise<Result<CreatedSwapchain>> sendCreateSwapchain(IoState& io, const Swa
         return kj::joinPromises(fds.releaseAsArray())
             .attach(kj::mv(r))
             .then([&io, out = kj::mv(out)]() mutable -> Result<CreatedSwapchain> {
-          if (out->error) {
-            io.swapchains.erase(out->id);
-            return *out->error;
-          }
-          return kj::mv(*out);
-        });
+              if (out->error) {
+                io.swapchains.erase(out->id);
+                return *out->error;
+              }
+              return kj::mv(*out);
+            });
       });
 }
 }  // namespace
@@ -334,7 +335,7 @@ Result<uint32_t> Swapchain::acquire() {
   }
   per.everAcquired = true;
   sc.acquiredOrder.push_back(index);
-  if (local) return index;
+  if (local || conn.combinedFrameCalls) return index;  // 1.4: release carries it
 
   conn.sendTracked(
       [id = sc.id, index](IoState& io) {
@@ -362,7 +363,7 @@ Status Swapchain::wait(std::chrono::nanoseconds timeout) {
   if (auto s = sc.cycle->wait(index); !s) return s;
   sc.acquiredOrder.erase(sc.acquiredOrder.begin());
   sc.waitedOrder.push_back(index);
-  if (local) return {};
+  if (local || conn.combinedFrameCalls) return {};  // 1.4: release carries it
 
   conn.sendTracked(
       [id = sc.id, index](IoState& io) {
@@ -415,9 +416,11 @@ Status Swapchain::release() {
 
   sc.answers->sent(index);
   // The I/O thread builds and sends it, with whatever else is queued, in one socket write.
-  conn.link->post([link = conn.link.get(), answers = sc.answers, id = sc.id, index](IoState& io) {
+  conn.link->post([link = conn.link.get(), answers = sc.answers, id = sc.id, index,
+                   alsoAcquireAndWait = conn.combinedFrameCalls](IoState& io) {
     auto call = io.swapchains.at(id).releaseRequest();
     call.setIndex(index);
+    call.setAlsoAcquireAndWait(alsoAcquireAndWait);
     io.tasks.add(call.send().then(
         [answers, index](auto&& r) { answers->answered(index, fromWire(r.getError())); },
         [link, answers, index](kj::Exception&& e) { answers->answered(index, connectionError(*link, e, "release")); }));

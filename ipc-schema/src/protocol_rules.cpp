@@ -220,6 +220,17 @@ Status ImageCycle::release(uint32_t index) {
   return {};
 }
 
+Status ImageCycle::acquireWaitRelease(uint32_t index) {
+  // Only acquire can fail on its own: after it, wait and release of that image are in order
+  // unless an earlier acquired image is still outstanding, which the steps report; undo then.
+  const ImageCycle before = *this;
+  Status s = acquire(index);
+  if (s) s = wait(index);
+  if (s) s = release(index);
+  if (!s) *this = before;
+  return s;
+}
+
 Status ImageCycle::copyDone(uint32_t index) {
   if (auto s = checkIndex(index, "copy"); !s) return s;
   if (states_[index] != State::copying) {

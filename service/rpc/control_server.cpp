@@ -50,6 +50,7 @@ void fillSystemDescription(DaemonContext& ctx, wire::SystemDescription::Builder 
   out.setMaxArrayLayers(kMaxArrayLayers);
   out.setMaxOverlayPlacement(kMaxOverlayPlacement);
   out.setDaemonHasExternalSemaphoreFd(ctx.gpu.facts().externalSemaphoreFd);
+  out.setProtocolMinor(kProtocolMinor);
   auto modes = out.initEnvironmentBlendModes(uint32_t(system.environmentBlendModes.size()));
   for (uint32_t i = 0; i < modes.size(); ++i) modes.set(i, toWire(system.environmentBlendModes[i]));
 }

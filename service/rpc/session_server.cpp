@@ -183,23 +183,29 @@ kj::Promise<void> SessionServer::locateHead(LocateHeadContext context) {
   });
 }
 
-kj::Promise<void> SessionServer::beginFrame(BeginFrameContext context) {
+Status SessionServer::begin(uint64_t frameId) {
   SessionState& s = *state_;
-  const uint64_t frameId = context.getParams().getFrameId();
   if (!s.waitedFrame || *s.waitedFrame != frameId) {
-    return answer(context, makeError(ErrorCode::callOrder,
-                                     "beginFrame: frame {} was not returned by the last waitFrame", frameId));
+    return makeError(ErrorCode::callOrder, "beginFrame: frame {} was not returned by the last waitFrame", frameId);
   }
   s.waitedFrame.reset();
   s.begunFrame = frameId;  // a frame begun and never ended is discarded here
   s.begunTargetNs = s.waitedTargetNs;
-  return answer(context, Status{});
+  return {};
+}
+
+kj::Promise<void> SessionServer::beginFrame(BeginFrameContext context) {
+  return answer(context, begin(context.getParams().getFrameId()));
 }
 
 kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
   SessionState& s = *state_;
   auto params = context.getParams();
   const uint64_t frameId = params.getFrameId();
+  // A failed check below leaves the frame begun, as a separate beginFrame would have.
+  if (params.getAlsoBegin()) {
+    if (auto b = begin(frameId); !b) return answer(context, b);
+  }
   if (!s.begunFrame || *s.begunFrame != frameId) {
     return answer(context, makeError(ErrorCode::callOrder, "endFrame: frame {} was not begun", frameId));
   }
@@ -352,7 +358,9 @@ kj::Promise<void> SwapchainServer::release(ReleaseContext context) {
   SwapchainState* sc = state(error);
   if (sc == nullptr) return kj::READY_NOW;
   const uint32_t index = context.getParams().getIndex();
-  if (auto v = sc->cycle.release(index); !v) return answer(context, v);
+  const Status applied =
+      context.getParams().getAlsoAcquireAndWait() ? sc->cycle.acquireWaitRelease(index) : sc->cycle.release(index);
+  if (!applied) return answer(context, applied);
   sc->releasesRequested++;
   session_->client->releases++;
   const int64_t receivedNs = monotonicNowNs();

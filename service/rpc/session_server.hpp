@@ -52,6 +52,9 @@ class SessionServer final : public wire::Session::Server {
   kj::Promise<void> locateHead(LocateHeadContext context) override;
 
  private:
+  // beginFrame's check and state change (also applied by an endFrame with `alsoBegin`).
+  Status begin(uint64_t frameId);
+
   std::shared_ptr<SessionState> state_;
 };
 

@@ -117,9 +117,10 @@ class BadInput : public ::testing::Test {
     r.setIndex(i);
     return call(raw, r);
   }
-  wire::ErrorCode release(Raw& raw, Created& sc, uint32_t i) {
+  wire::ErrorCode release(Raw& raw, Created& sc, uint32_t i, bool alsoAcquireAndWait = false) {
     auto r = sc.swapchain.releaseRequest();
     r.setIndex(i);
+    r.setAlsoAcquireAndWait(alsoAcquireAndWait);
     return call(raw, r);
   }
   uint64_t waitFrame(Raw& raw) {
@@ -215,6 +216,23 @@ TEST_F(BadInput, DoubleRelease) {
   EXPECT_EQ(release(raw, sc, 0), wire::ErrorCode::CALL_ORDER);
 }
 
+// Protocol 1.4's one-call image cycle obeys the same rules, and a refused one changes nothing.
+TEST_F(BadInput, OneCallImageCycleOutOfOrder) {
+  Raw raw;
+  ASSERT_EQ(connect(raw), wire::ErrorCode::NONE);
+  auto sc = create(raw, color());
+  EXPECT_EQ(release(raw, sc, 1, true), wire::ErrorCode::CALL_ORDER) << "not the next image";
+  EXPECT_NE(lastMessage_.find("out of order"), std::string::npos) << lastMessage_;
+  EXPECT_EQ(release(raw, sc, 77, true), wire::ErrorCode::INVALID_ARGUMENT);
+  ASSERT_EQ(acquire(raw, sc, 0), wire::ErrorCode::NONE);
+  EXPECT_EQ(release(raw, sc, 1, true), wire::ErrorCode::CALL_ORDER) << "image 0 is still acquired";
+  ASSERT_EQ(wait(raw, sc, 0), wire::ErrorCode::NONE);
+  ASSERT_EQ(release(raw, sc, 0), wire::ErrorCode::NONE) << lastMessage_;
+  // Image 1 is untouched by the refused calls: its one-call cycle goes through now.
+  EXPECT_EQ(release(raw, sc, 1, true), wire::ErrorCode::NONE) << lastMessage_;
+  EXPECT_EQ(release(raw, sc, 1, true), wire::ErrorCode::CALL_ORDER) << "image 2 is next";
+}
+
 TEST_F(BadInput, AcquireBeyondImageCount) {
   Raw raw;
   ASSERT_EQ(connect(raw), wire::ErrorCode::NONE);
@@ -281,6 +299,20 @@ TEST_F(BadInput, FrameCallsOutOfOrder) {
   const uint64_t frame = waitFrame(raw);
   EXPECT_EQ(begin(raw, frame + 1), wire::ErrorCode::CALL_ORDER);
   EXPECT_EQ(begin(raw, frame), wire::ErrorCode::NONE);
+
+  // 1.4: an endFrame that also begins needs the frame the last waitFrame returned.
+  const uint64_t next = waitFrame(raw);
+  auto endAndBegin = [&](uint64_t id) {
+    auto request = raw.session.endFrameRequest();
+    request.setFrameId(id);
+    request.setDisplayTime(1);
+    request.setAlsoBegin(true);
+    return call(raw, request);
+  };
+  EXPECT_EQ(endAndBegin(next + 1), wire::ErrorCode::CALL_ORDER);
+  EXPECT_NE(lastMessage_.find("was not returned by the last waitFrame"), std::string::npos) << lastMessage_;
+  EXPECT_EQ(endAndBegin(next), wire::ErrorCode::NONE) << lastMessage_;
+  EXPECT_EQ(endAndBegin(next), wire::ErrorCode::CALL_ORDER) << "that frame is over";
 }
 
 TEST_F(BadInput, ControlFromAnotherUidIsRefused) {

@@ -186,6 +186,31 @@ TEST(ImageCycle, RejectsEveryOutOfOrderCall) {
   EXPECT_EQ(cycle.state(0), ImageCycle::State::copying);
 }
 
+TEST(ImageCycle, OneStepAcquireWaitReleaseFollowsTheSameRules) {
+  ImageCycle cycle(3);
+  EXPECT_EQ(cycle.acquireWaitRelease(1).error().code, ErrorCode::callOrder);  // not the next image
+  EXPECT_EQ(cycle.acquireWaitRelease(9).error().code, ErrorCode::invalidArgument);
+  EXPECT_EQ(cycle.state(1), ImageCycle::State::free);
+  EXPECT_EQ(cycle.nextAcquireIndex(), 0u);
+  ASSERT_TRUE(cycle.acquireWaitRelease(0).ok());
+  EXPECT_EQ(cycle.state(0), ImageCycle::State::copying);
+  EXPECT_EQ(cycle.nextAcquireIndex(), 1u);
+  // An image acquired by a separate call must be released first (acquire order); nothing changes.
+  ASSERT_TRUE(cycle.acquire(1).ok());
+  auto s = cycle.acquireWaitRelease(2);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ErrorCode::callOrder) << s.error().message;
+  EXPECT_EQ(cycle.state(2), ImageCycle::State::free);
+  EXPECT_EQ(cycle.nextAcquireIndex(), 2u);
+  ASSERT_TRUE(cycle.wait(1).ok());
+  ASSERT_TRUE(cycle.release(1).ok());
+  ASSERT_TRUE(cycle.acquireWaitRelease(2).ok());
+  // Image 0 is still being copied: reusing it in one step is refused like a separate acquire.
+  EXPECT_EQ(cycle.acquireWaitRelease(0).error().code, ErrorCode::callOrder);
+  ASSERT_TRUE(cycle.copyDone(0).ok());
+  ASSERT_TRUE(cycle.acquireWaitRelease(0).ok());
+}
+
 TEST(ImageCycle, AcquireBeyondImageCountIsExhausted) {
   ImageCycle cycle(2);
   ASSERT_TRUE(cycle.acquire(0).ok());

@@ -46,6 +46,7 @@ struct SystemDescription {
   float stageBoundsWidth = 0, stageBoundsDepth = 0;  // meters; 0: unknown
   // The display's, preferred first; endFrame may ask for any of them (empty: opaque only).
   std::vector<EnvironmentBlendMode> environmentBlendModes;
+  uint16_t protocolMinor = 0;  // the daemon's (0: before 1.4)
 };
 
 // Asks the daemon for its system description (including its Vulkan device UUIDs) without

@@ -14,7 +14,7 @@
 namespace xrc {
 
 inline constexpr uint16_t kProtocolMajor = 1;
-inline constexpr uint16_t kProtocolMinor = 3;  // = protocolMinor in xrc.capnp (checked)
+inline constexpr uint16_t kProtocolMinor = 4;  // = protocolMinor in xrc.capnp (checked)
 
 // Documented limits (docs/PROTOCOL.md).
 inline constexpr uint32_t kMaxLayersPerFrame = 16;
@@ -114,6 +114,9 @@ class ImageCycle {
   Status acquire(uint32_t index);
   Status wait(uint32_t index);
   Status release(uint32_t index);
+  // acquire, wait and release of one image as a single step (protocol 1.4: one call stands for
+  // all three); on error the cycle is left as it was.
+  Status acquireWaitRelease(uint32_t index);
   // copying -> free
   Status copyDone(uint32_t index);
 
