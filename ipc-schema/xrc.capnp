@@ -12,7 +12,8 @@ const protocolMinor :UInt16 = 4;
 # Minor 3: environment blend modes (system description, endFrame, status); LOCAL space changes
 #          (waitFrame, Control.recenter).
 # Minor 4: fewer calls per frame: release may stand for the image's acquire and wait too, endFrame
-#          for the frame's beginFrame; the system description names the daemon's minor.
+#          for the frame's beginFrame; the system description names the daemon's minor; occlusion
+#          culling is reported (DisplayedLayer.drawn, DaemonStatus.layerViewsCulled).
 
 # --- errors -------------------------------------------------------------------------------------
 # Every call answers with an Error; code `none` means success. Errors are data, not exceptions, so
@@ -313,6 +314,9 @@ struct DaemonStatus {
   # How the latest display frame was blended with the environment: the mode its bottom client
   # frame (the primary's) asked for; the display's preferred mode until a frame is shown.
   environmentBlendMode @12 :EnvironmentBlendMode;
+  # 1.4: layer views the display skipped since start because an opaque projection view above
+  # them filled their eye (each counted once per display frame).
+  layerViewsCulled @13 :UInt64;
 }
 
 struct Pixels {
@@ -329,6 +333,9 @@ struct DisplayedLayer {
   frameId @1 :UInt64;
   swapchainId @2 :UInt32;
   releaseOrdinal @3 :UInt64;      # which release of that swapchain produced the pixels (0-based)
+  # 1.4: false when an opaque projection view above filled this view's eye, so the compositor
+  # skipped it (occlusion culling: it could not have shown a pixel).
+  drawn @4 :Bool = true;
 }
 
 interface Control {

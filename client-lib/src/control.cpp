@@ -90,6 +90,7 @@ Result<DaemonStatus> ControlClient::status() {
               out.uptimeNs = in.getUptimeNs();
               out.refreshHz = in.getRefreshHz();
               out.displayFrames = in.getDisplayFrames();
+              out.layerViewsCulled = in.getLayerViewsCulled();
               out.missedDisplayFrames = in.getMissedDisplayFrames();
               out.displayWorkUs = fromWire(in.getDisplayWorkUs());
               out.daemonCpuUsPerDisplayFrame = fromWire(in.getDaemonCpuUsPerDisplayFrame());
@@ -151,7 +152,8 @@ Result<DisplayReadback> ControlClient::readDisplay() {
               out.pixels = fromWire(r.getPixels());
               out.displayFrame = r.getDisplayFrame();
               for (auto l : r.getShown()) {
-                out.shown.push_back({l.getClientId(), l.getFrameId(), l.getSwapchainId(), l.getReleaseOrdinal()});
+                out.shown.push_back(
+                    {l.getClientId(), l.getFrameId(), l.getSwapchainId(), l.getReleaseOrdinal(), l.getDrawn()});
               }
               return out;
             });

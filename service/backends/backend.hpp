@@ -126,6 +126,8 @@ class Backend {
   virtual const SystemInfo& systemInfo() const = 0;
   virtual DisplayClock clock() const = 0;
   virtual uint64_t displayFrames() const = 0;
+  // Layer views skipped because an opaque projection view above filled their eye.
+  virtual uint64_t layerViewsCulled() const { return 0; }
   // Advances while the display loop is alive, also when it has nothing to display (a backend
   // waiting for its runtime); what the watchdog checks.
   virtual uint64_t loopIterations() const { return displayFrames(); }

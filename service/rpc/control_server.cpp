@@ -64,6 +64,7 @@ kj::Promise<void> ControlServer::status(StatusContext context) {
   status.setUptimeNs(monotonicNowNs() - ctx_.startNs);
   status.setRefreshHz(float(ctx_.backend.systemInfo().refreshHz));
   status.setDisplayFrames(ctx_.backend.displayFrames());
+  status.setLayerViewsCulled(ctx_.backend.layerViewsCulled());
   const DisplayStats display = ctx_.scheduler.displayStats();
   status.setMissedDisplayFrames(display.missedFrames);
   status.initDisplayWorkUs().setP50(float(display.workUsP50));
@@ -172,6 +173,7 @@ kj::Promise<void> ControlServer::readDisplay(ReadDisplayContext context) {
       shown[i].setFrameId(s.shown[i].frameId);
       shown[i].setSwapchainId(s.shown[i].swapchainId);
       shown[i].setReleaseOrdinal(s.shown[i].releaseOrdinal);
+      shown[i].setDrawn(s.shown[i].drawn);
     }
   });
 }

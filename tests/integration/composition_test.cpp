@@ -55,6 +55,72 @@ CtlResult ctl(const Daemon& daemon, const TempDir& dir, std::vector<std::string>
   return runCtl(dir, args);
 }
 
+// Occlusion culling: an opaque full-view overlay hides the primary, which the display then
+// skips (and says so); a blended overlay above it hides nothing. Pixels prove the result.
+TEST(Composition, OpaqueProjectionCullsWhatItCovers) {
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  constexpr uint64_t kStall = 30;
+  std::vector<Client> clients(3);
+  //                  name       seed frames   stereo     depth proj  quad x  y  mips overlay
+  clients[0].spec = {"primary", 21, 1000000, "separate", false, true, 0, 0, 0, 1};
+  clients[1].spec = {"opaque", 22, 1000000, "separate", false, true, 0, 0, 0, 1, 1};
+  clients[2].spec = {"glass", 23, 1000000, "separate", false, true, 0, 0, 0, 1, 2};
+  clients[2].spec.alpha = 128;
+  for (auto& c : clients) c.spec.stallAfter = kStall;  // the last frames stay on the display
+  clients[0].process = startDemo(daemon, dir, clients[0].spec);
+  ASSERT_TRUE(clients[0].process->waitForOutput("connected", kLong)) << clients[0].process->output();
+  for (size_t i = 1; i < clients.size(); ++i) clients[i].process = startDemo(daemon, dir, clients[i].spec);
+  for (auto& c : clients) {
+    ASSERT_TRUE(c.process->waitForOutput("stalled after 30 frames", kLong)) << c.spec.name << ":\n"
+                                                                            << c.process->output();
+    ASSERT_TRUE(parseIdentity(c.process->output(), c.id)) << c.process->output();
+  }
+  auto control = daemon.control();
+  ASSERT_TRUE(control);
+  // Wait until a display frame shows every client's last frame.
+  Result<DisplaySnapshot> display = makeError(ErrorCode::notFound, "no display frame yet");
+  const auto deadline = std::chrono::steady_clock::now() + kLong;
+  while (std::chrono::steady_clock::now() < deadline) {
+    display = control->readDisplay();
+    ASSERT_TRUE(display) << display.error().describe();
+    size_t last = 0;
+    for (const auto& l : display.value().shown) last += l.releaseOrdinal == kStall - 1 ? 1 : 0;
+    if (last == 6) break;  // 3 clients x 2 views
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_EQ(display.value().shown.size(), 6u);
+  for (const auto& l : display.value().shown) {
+    EXPECT_EQ(l.releaseOrdinal, kStall - 1);
+    // Only the primary lies entirely under an opaque projection view.
+    EXPECT_EQ(l.drawn, l.clientId != clients[0].id.clientId) << "client " << l.clientId;
+  }
+  auto status = control->status();
+  ASSERT_TRUE(status) << status.error().describe();
+  EXPECT_GE(status.value().layerViewsCulled, 2u);
+
+  size_t mismatches = 0;
+  std::string first;
+  const auto& px = display.value().pixels;
+  ASSERT_EQ(px.width, 2 * kView);
+  for (uint32_t eye = 0; eye < 2; ++eye) {
+    for (uint32_t y = 0; y < kView; ++y) {
+      for (uint32_t x = 0; x < kView; ++x) {
+        const uint32_t opaque = pattern::color({clients[1].spec.seed, eye, kStall - 1, 0, 0}, x, y);
+        const uint32_t glass = pattern::color({clients[2].spec.seed, eye, kStall - 1, 0, 0, 128}, x, y);
+        const uint32_t want = blendOver(glass, opaque);
+        uint32_t got;
+        std::memcpy(&got, px.data.data() + (size_t(y) * px.width + eye * kView + x) * 4, 4);
+        if (!closeEnough(got, want, 2)) {
+          if (mismatches++ == 0) first = fmt::format("eye {} ({},{}): got {:08x} want {:08x}", eye, x, y, got, want);
+        }
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0u) << first;
+}
+
 // Eight clients: a primary, a hidden normal app, and six overlays (two overlapping, one blended,
 // one slow, one stalling, one killed; the lowest also late on purpose).
 TEST(Composition, EightClientsStackPaceAndCount) {

@@ -50,6 +50,7 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
           {"refresh_hz", s.refreshHz},
           {"display_frames", s.displayFrames},
           {"missed_display_frames", s.missedDisplayFrames},
+          {"layer_views_culled", s.layerViewsCulled},
           {"display_work_us", percentiles(s.displayWorkUs)},
           {"daemon_cpu_us_per_display_frame", percentiles(s.daemonCpuUsPerDisplayFrame)},
           {"daemon_cpu_us_per_client_frame", s.daemonCpuUsPerClientFrame},

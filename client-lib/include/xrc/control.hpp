@@ -44,6 +44,7 @@ struct DaemonStatus {
   int64_t uptimeNs = 0;
   float refreshHz = 0;
   uint64_t displayFrames = 0;
+  uint64_t layerViewsCulled = 0;  // skipped under an opaque projection view (1.4)
   std::vector<ClientStatus> clients;
   uint64_t missedDisplayFrames = 0;
   Percentiles displayWorkUs, daemonCpuUsPerDisplayFrame;

@@ -18,6 +18,9 @@ struct ShownLayer {
   uint64_t frameId = 0;
   uint32_t swapchainId = 0;
   uint64_t releaseOrdinal = 0;
+  // False when an opaque projection view above filled this view's eye: the compositor skipped
+  // it (it could not have shown a pixel).
+  bool drawn = true;
 };
 
 // The headless display output as of one composed display frame, and what it shows.

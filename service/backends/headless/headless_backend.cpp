@@ -452,14 +452,53 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
     sources.push_back({image, vk::attachmentLayout(sc.info.format), range});
     copyValue = std::max(copyValue, view.copyValue);
   };
+  // Occlusion culling: an opaque projection view fills its eye, so nothing drawn into that eye
+  // before it can show. `coveredBelow[eye]` is the draw position of the topmost such view; views
+  // before it in that eye are skipped (quads span every eye: skipped when all are covered).
+  const auto isColor = [](const LayerView& view) {
+    return !vk::isDepthFormat(static_cast<HeadlessSwapchain&>(*view.swapchain).info.format);
+  };
+  std::vector<size_t> coveredBelow(options_.viewCount, 0);
+  std::vector<bool> eyeFilled(options_.viewCount, false);
+  size_t position = 0;
   for (const auto& frame : frames) {
     for (const auto& layer : frame.layers) {
+      const bool opaque = (layer.flags & layer_flags::blendTextureSourceAlpha) == 0;
       for (const auto& view : layer.views) {
-        addSource(view);
-        shown.push_back({frame.clientId, frame.frameId, view.swapchainId, view.releaseOrdinal});
+        if (layer.kind == CommittedLayer::Kind::projection && opaque && isColor(view) &&
+            view.eye < options_.viewCount) {
+          coveredBelow[view.eye] = position;
+          eyeFilled[view.eye] = true;
+        }
+        ++position;
       }
     }
   }
+  // Every eye filled by an opaque view: clearing the output first would be overwritten anyway.
+  const bool clearOutput = std::find(eyeFilled.begin(), eyeFilled.end(), false) != eyeFilled.end();
+  const auto drawnAt = [&](const CommittedLayer& layer, const LayerView& view, size_t at) {
+    if (!isColor(view)) return false;
+    if (layer.kind == CommittedLayer::Kind::projection) {
+      return view.eye < options_.viewCount && at >= coveredBelow[view.eye];
+    }
+    return std::any_of(coveredBelow.begin(), coveredBelow.end(), [&](size_t covered) { return at >= covered; });
+  };
+  std::vector<bool> drawn;  // per draw position
+  uint64_t culled = 0;
+  for (const auto& frame : frames) {
+    for (const auto& layer : frame.layers) {
+      for (const auto& view : layer.views) {
+        const bool draw = drawnAt(layer, view, drawn.size());
+        drawn.push_back(draw);
+        if (draw) addSource(view);
+        const bool covered = layer.kind == CommittedLayer::Kind::projection ? view.eye < options_.viewCount
+                                                                            : true;  // drawnAt checked the eyes
+        if (!draw && isColor(view) && covered) culled++;
+        shown.push_back({frame.clientId, frame.frameId, view.swapchainId, view.releaseOrdinal, draw || !isColor(view)});
+      }
+    }
+  }
+  layerViewsCulled_ += culled;
 
   if (auto s = blend_->beginFrame(); !s) return s;
   Status recordStatus;
@@ -474,18 +513,21 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
                                  VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_SHADER_READ_BIT, s.range));
     }
     barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, kComposeStages, pre);
-    VkClearColorValue black{};
-    black.float32[3] = 1.f;
-    vkCmdClearColorImage(cb, output_.get(), VK_IMAGE_LAYOUT_GENERAL, &black, 1, &outRange);
+    if (clearOutput) {
+      VkClearColorValue black{};
+      black.float32[3] = 1.f;
+      vkCmdClearColorImage(cb, output_.get(), VK_IMAGE_LAYOUT_GENERAL, &black, 1, &outRange);
+    }
     // Every layer drawn below overwrites (or blends over) the clear and earlier layers.
     const VkMemoryBarrier waw{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, kComposeWrites, kComposeReadsWrites};
     vkCmdPipelineBarrier(cb, kComposeStages, kComposeStages, 0, 1, &waw, 0, nullptr, 0, nullptr);
 
+    size_t at = 0;
     for (const auto& frame : frames) {
       for (const auto& layer : frame.layers) {
         for (const LayerView& view : layer.views) {
           auto& sc = static_cast<HeadlessSwapchain&>(*view.swapchain);
-          if (vk::isDepthFormat(sc.info.format)) continue;
+          if (!drawn[at++]) continue;
           VkImage src = sc.images[view.runtimeIndex].image.get();
           const bool blended = (layer.flags & layer_flags::blendTextureSourceAlpha) != 0;
           // Target rectangle within an eye: a projection view fills its eye; a quad is placed in
@@ -510,6 +552,7 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
             }
           }
           for (const Target& t : targets) {
+            if (at - 1 < coveredBelow[t.eye]) continue;  // this eye is covered above this quad
             const int32_t w = t.x1 - t.x0, h = t.y1 - t.y0;
             if (w <= 0 || h <= 0) continue;
             // Clip against the eye, shrinking the source rectangle in proportion.
@@ -579,10 +622,13 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
   outputLayout_ = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
   shown_ = std::move(shown);
   Lock lock(stateMutex_);
+  size_t at = 0;
   for (const auto& frame : frames) {
     for (const auto& layer : frame.layers) {
       for (const auto& view : layer.views) {
-        static_cast<HeadlessSwapchain&>(*view.swapchain).images[view.runtimeIndex].lastRead = composeValue;
+        // A culled view was not read: a copy into its image need not wait for this composition.
+        if (drawn[at++])
+          static_cast<HeadlessSwapchain&>(*view.swapchain).images[view.runtimeIndex].lastRead = composeValue;
       }
     }
   }

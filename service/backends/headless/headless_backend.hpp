@@ -48,6 +48,7 @@ class HeadlessBackend final : public Backend {
   const SystemInfo& systemInfo() const override { return system_; }
   DisplayClock clock() const override { return clock_; }
   uint64_t displayFrames() const override { return displayFrames_.load(); }
+  uint64_t layerViewsCulled() const override { return layerViewsCulled_.load(); }
   // The simulated head rests at LOCAL's origin; with `headSway` it turns to and fro about y.
   std::optional<Pose> knownHeadPose(int64_t timeNs) const override { return headPoseAt(timeNs); }
   void locateHead(int64_t timeNs, std::function<void(const Pose&)> done) override { done(headPoseAt(timeNs)); }
@@ -91,6 +92,7 @@ class HeadlessBackend final : public Backend {
   SystemInfo system_;
   DisplayClock clock_;
   std::atomic<uint64_t> displayFrames_{0};
+  std::atomic<uint64_t> layerViewsCulled_{0};
 
   // Graphics-queue work of the display thread: composition and readbacks.
   std::unique_ptr<gpu::Timeline> composeTimeline_;
