@@ -38,6 +38,7 @@ struct Options {
   uint32_t workMs = 0;        // simulated render time per frame (slower clients)
   bool pattern = false;       // clients write the CPU test pattern (milliseconds per full-size frame)
   bool finishRender = false;  // clients wait for their rendering before release
+  uint32_t overlayAlpha = 255;  // < 255: overlays are blended, so the display draws every layer
   bool json = false;
 };
 
@@ -142,6 +143,7 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
     if (!o.pattern) argv.push_back("--clear-only");
     // Every client after the first is an overlay, so that every client's frames are displayed.
     if (i > 0) argv.insert(argv.end(), {"--overlay", std::to_string(i)});
+    if (i > 0 && o.overlayAlpha < 255) argv.insert(argv.end(), {"--alpha", std::to_string(o.overlayAlpha)});
     if (o.quadPx > 0) argv.insert(argv.end(), {"--quad-px", std::to_string(o.quadPx)});
     if (o.workMs > 0) argv.insert(argv.end(), {"--work-ms", std::to_string(o.workMs)});
     if (o.finishRender) argv.push_back("--finish-render");
@@ -263,6 +265,9 @@ int main(int argc, char** argv) {
   app.add_option("--quad-px", o.quadPx, "Each client also submits a quad layer of this many pixels");
   app.add_option("--work-ms", o.workMs, "Simulated render time per client frame (ms)");
   app.add_flag("--pattern", o.pattern, "Clients render the CPU-written test pattern instead of a GPU clear");
+  app.add_option("--overlay-alpha", o.overlayAlpha,
+                 "Overlay clients render with this alpha (below 255 they are blended, so no layer is culled)")
+      ->check(CLI::Range(0u, 255u));
   app.add_flag("--finish-render", o.finishRender,
                "Clients wait for their rendering to finish before releasing (rendering_done already signalled)");
   app.add_option("--view-size", o.viewSize, "Per-view size; each client submits a 2-layer swapchain of it")
