@@ -149,12 +149,16 @@ class Backend {
   virtual Result<std::shared_ptr<RuntimeSwapchain>> createSwapchain(const VkImageCreateInfo& info) = 0;
   // Frame worker thread: xrAcquireSwapchainImage + xrWaitSwapchainImage, bounded by `timeout`.
   virtual Result<RuntimeImageLease> acquireImage(RuntimeSwapchain& swapchain, std::chrono::milliseconds timeout) = 0;
-  // Frame worker thread: xrReleaseSwapchainImage. The copy signals copyValue on the copy timeline.
+  // Any thread: a lease that needs no waiting, or none (then acquireImage on the frame worker).
+  // Lets the RPC thread copy a release at once instead of handing it to the frame worker.
+  virtual std::optional<RuntimeImageLease> tryAcquireImage(RuntimeSwapchain& /*swapchain*/) { return std::nullopt; }
+  // The thread that leased: xrReleaseSwapchainImage. The copy signals copyValue on the copy timeline.
   virtual void releaseImage(RuntimeSwapchain& swapchain, uint32_t index, uint64_t copyValue) = 0;
-  // Frame worker thread: a leased image whose copy failed goes back unchanged.
+  // The thread that leased: a leased image whose copy failed goes back unchanged.
   virtual void abandonImage(RuntimeSwapchain& /*swapchain*/, uint32_t /*index*/) {}
 
-  // Frame worker thread: the client's frame is complete (all its releases are submitted).
+  // The session's frame path (RPC thread or frame worker): the client's frame is complete (all
+  // its releases are submitted).
   virtual void commitFrame(CommittedFrame frame) = 0;
   // Any thread: the client is gone; its frames leave the display.
   virtual void removeClient(uint32_t clientId) = 0;

@@ -1,5 +1,5 @@
 // One client swapchain as the frame path sees it: the shared images, the runtime swapchain they
-// are copied into, and (frame worker only) which runtime image holds the newest content.
+// are copied into, and which runtime image holds the newest content.
 #pragma once
 
 #include <memory>
@@ -7,6 +7,7 @@
 #include "../backends/backend.hpp"
 #include "../gpu/shared_swapchain.hpp"
 #include "xrc/protocol_rules.hpp"
+#include "xrc/thread_annotations.hpp"
 
 namespace xrc {
 
@@ -14,15 +15,32 @@ struct SwapchainCore {
   uint32_t id = 0;
   uint32_t clientId = 0;
   SwapchainRequest request;
+  // Used by one thread at a time: the session's frame path runs on the RPC thread or, while it
+  // has jobs queued there, on the frame worker (SessionState::workerJobs).
   std::unique_ptr<gpu::SharedSwapchain> shared;
   std::shared_ptr<RuntimeSwapchain> runtime;
 
-  // Frame worker thread only.
-  uint64_t copies = 0;  // completed copies == release ordinal of the next one
-  bool hasContent = false;
-  uint32_t latestRuntimeIndex = 0;
-  uint64_t latestOrdinal = 0;
-  uint64_t latestCopyValue = 0;
+  // Where the newest copied content is. Written by the frame path, read by it and by control
+  // calls on the frame worker (readSwapchain).
+  struct Latest {
+    bool hasContent = false;
+    uint32_t runtimeIndex = 0;
+    uint64_t ordinal = 0;  // release ordinal: completed copies before this one
+    uint64_t copyValue = 0;
+  };
+  Latest latest() const {
+    Lock lock(latestMutex);
+    return latest_;
+  }
+  void copied(uint32_t runtimeIndex, uint64_t copyValue) {
+    Lock lock(latestMutex);
+    latest_ = Latest{true, runtimeIndex, copies_++, copyValue};
+  }
+
+ private:
+  mutable Mutex latestMutex;
+  Latest latest_ XRC_GUARDED_BY(latestMutex);
+  uint64_t copies_ XRC_GUARDED_BY(latestMutex) = 0;
 };
 
 }  // namespace xrc

@@ -211,8 +211,22 @@ std::optional<double> SharedSwapchain::readCopyTime(uint32_t index) {
   return double(ticks[1] - ticks[0]) * gpu_.timestampPeriodNs() / 1000.0;
 }
 
+bool SharedSwapchain::readyForCopy(uint32_t index) {
+  if (index >= images_.size()) return false;
+  const PerImage& per = images_[index];
+  return !per.submitted || vkGetFenceStatus(gpu_.device(), per.copyFence.get()) == VK_SUCCESS;
+}
+
+Result<std::optional<double>> SharedSwapchain::finishCopy(uint32_t index, std::chrono::milliseconds timeout) {
+  if (index >= images_.size()) return makeError(ErrorCode::internal, "copy of image {} out of range", index);
+  std::optional<double> gpuCopyUs;
+  if (auto s = waitPrevious(images_[index], index, timeout, &gpuCopyUs); !s) return s.error();
+  return gpuCopyUs;
+}
+
 Result<CopyResult> SharedSwapchain::copyToRuntime(uint32_t index, const RuntimeImageLease& lease,
-                                                  Timeline& copyTimeline, std::chrono::milliseconds timeout) {
+                                                  Timeline& copyTimeline, std::chrono::milliseconds timeout,
+                                                  bool waitInHostMode) {
   if (index >= images_.size()) return makeError(ErrorCode::internal, "copy of image {} out of range", index);
   PerImage& per = images_[index];
   CopyResult result;
@@ -242,9 +256,8 @@ Result<CopyResult> SharedSwapchain::copyToRuntime(uint32_t index, const RuntimeI
   std::array<uint64_t, 2> signalValues{};
   uint32_t signalCount = 0;
   if (mode_ == SyncMode::binary) signals[signalCount++] = per.copyingDone.get();
-  result.copyValue = copyTimeline.next();
   signals[signalCount] = copyTimeline.get();
-  signalValues[signalCount++] = result.copyValue;
+  const uint32_t copyValueSlot = signalCount++;
 
   VkTimelineSemaphoreSubmitInfo timelineInfo{};
   timelineInfo.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
@@ -263,15 +276,19 @@ Result<CopyResult> SharedSwapchain::copyToRuntime(uint32_t index, const RuntimeI
   submit.signalSemaphoreCount = signalCount;
   submit.pSignalSemaphores = signals.data();
   {
+    // Copies are submitted from more than one thread: the timeline's values must rise in the
+    // order the queue executes them, so the value is taken under the queue's lock.
     Queue& queue = gpu_.copyQueue();
     Lock lock(queue.submitMutex);
+    result.copyValue = copyTimeline.next();
+    signalValues[copyValueSlot] = result.copyValue;
     if (auto s = vk::check(vkQueueSubmit(queue.queue, 1, &submit, per.copyFence.get()), "vkQueueSubmit(copy)"); !s) {
       return s.error();
     }
   }
   per.submitted = true;
 
-  if (mode_ == SyncMode::host) {
+  if (mode_ == SyncMode::host && waitInHostMode) {
     // Host mode: no copying_done semaphore, so the client may only reuse the image once the copy
     // is complete; the release answer waits for this fence.
     if (auto s = waitPrevious(per, index, timeout, &result.gpuCopyUs); !s) return s.error();

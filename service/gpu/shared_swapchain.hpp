@@ -42,10 +42,17 @@ class SharedSwapchain {
   const VkImageCreateInfo& createInfo() const { return info_; }
   uint32_t imageCount() const { return uint32_t(images_.size()); }
 
-  // Frame worker thread only. Records and submits the copy of shared image `index` into the
-  // runtime image leased from the backend, per seed 000; in host mode waits for it (bounded).
+  // One thread at a time (the session's frame path: its RPC thread or the frame worker).
+  // Records and submits the copy of shared image `index` into the runtime image leased from the
+  // backend, per seed 000; in host mode waits for it (bounded) unless `waitInHostMode` is false,
+  // when the caller must call finishCopy() before the client may reuse the image.
   Result<CopyResult> copyToRuntime(uint32_t index, const RuntimeImageLease& lease, Timeline& copyTimeline,
-                                   std::chrono::milliseconds timeout);
+                                   std::chrono::milliseconds timeout, bool waitInHostMode = true);
+  // True when a copy of `index` can be recorded and submitted without waiting: the image's
+  // previous copy (whose command buffer and fence are reused) has finished.
+  bool readyForCopy(uint32_t index);
+  // Host mode: waits (bounded) for the copy copyToRuntime(..., false) submitted; its GPU time.
+  Result<std::optional<double>> finishCopy(uint32_t index, std::chrono::milliseconds timeout);
   // Binary mode, when a released image cannot be copied: consumes rendering_done and signals
   // copying_done anyway, so the client's next acquire of the image does not wait forever and
   // its next release does not signal a signalled semaphore. No-op in host mode.

@@ -127,14 +127,15 @@ kj::Promise<void> ControlServer::readSwapchain(ReadSwapchainContext context) {
   // The frame worker knows which runtime image holds the newest content.
   DaemonContext& ctx = ctx_;
   ctx.worker.post([&ctx, core, fulfiller = kj::mv(paf.fulfiller)]() mutable {
-    if (!core->hasContent) {
+    const SwapchainCore::Latest latest = core->latest();
+    if (!latest.hasContent) {
       fulfiller->fulfill(
           kj::heap<Reply>(makeError(ErrorCode::callOrder, "swapchain {} has no content yet", core->id), 0));
       return;
     }
-    const uint64_t ordinal = core->latestOrdinal;
+    const uint64_t ordinal = latest.ordinal;
     ctx.backend.readRuntimeImage(
-        core->runtime, core->latestRuntimeIndex, core->latestCopyValue,
+        core->runtime, latest.runtimeIndex, latest.copyValue,
         [ordinal, f = std::make_shared<decltype(fulfiller)>(kj::mv(fulfiller))](Result<Pixels> pixels) mutable {
           (*f)->fulfill(kj::heap<Reply>(std::move(pixels), ordinal));
         });

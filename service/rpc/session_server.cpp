@@ -47,6 +47,47 @@ SubImageRef readSubImage(wire::SubImage::Reader in) {
                      rect.getWidth(),     rect.getHeight(), in.getArrayIndex()};
 }
 
+// Resolves a validated frame's layers to the runtime images holding each swapchain's newest
+// content and hands the frame to the backend (on the session's frame path thread).
+void commitLayers(DaemonContext& ctx, CommittedFrame frame, const std::vector<PendingLayer>& pending) {
+  for (const auto& p : pending) {
+    CommittedLayer layer;
+    layer.kind = p.kind;
+    layer.flags = p.flags;
+    layer.quadWidth = p.quadWidth;
+    layer.quadHeight = p.quadHeight;
+    layer.quadOrientation = p.orientation;
+    layer.quadPosition = p.position;
+    for (uint32_t eye = 0; eye < p.views.size(); ++eye) {
+      const PendingView& v = p.views[eye];
+      const SwapchainCore::Latest latest = v.core->latest();
+      if (!latest.hasContent) continue;  // its only release failed; nothing to show
+      layer.views.push_back(LayerView{v.core->runtime, v.core->id, latest.runtimeIndex, latest.ordinal,
+                                      latest.copyValue, v.ref.x, v.ref.y, v.ref.width, v.ref.height, v.ref.arrayIndex,
+                                      eye, v.pose, v.fov});
+    }
+    frame.layers.push_back(std::move(layer));
+  }
+  ctx.backend.commitFrame(std::move(frame));
+}
+
+// Copies shared image `index` into the leased runtime image and publishes it as the swapchain's
+// newest content. A failed copy gives the lease back and, in binary mode, still passes the
+// client's semaphores through so that its next acquire does not wait forever.
+Status copyRelease(DaemonContext& ctx, SwapchainCore& core, ClientRecord& client, uint32_t index,
+                   const RuntimeImageLease& lease, bool waitInHostMode) {
+  auto copy = core.shared->copyToRuntime(index, lease, ctx.copyTimeline, ctx.gpuTimeout, waitInHostMode);
+  if (!copy) {
+    ctx.backend.abandonImage(*core.runtime, lease.index);
+    if (auto s = core.shared->passThrough(index, ctx.gpuTimeout); !s) log::error("{}", s.error().describe());
+    return copy.error();
+  }
+  ctx.backend.releaseImage(*core.runtime, lease.index, copy.value().copyValue);
+  core.copied(lease.index, copy.value().copyValue);
+  if (copy.value().gpuCopyUs) client.gpuCopyUs.add(*copy.value().gpuCopyUs);
+  return {};
+}
+
 template <typename Context>
 kj::Promise<void> answer(Context& context, const Status& status) {
   auto error = context.getResults().initError();
@@ -300,32 +341,24 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
   // Shown no earlier than the vsync the pacer gave this frame, whatever time the client names.
   frame.targetNs = s.begunTargetNs;
 
-  // Committed on the frame worker, after every release this client sent before this call.
-  auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
+  // Committed after every release this client sent before this call: here when none of them
+  // is still queued on the frame worker, else behind them there.
   DaemonContext& ctx = s.ctx;
+  if (s.workerJobs == 0) {
+    commitLayers(ctx, std::move(frame), pending);
+    return answer(context, Status{});
+  }
+  s.workerJobs++;
+  auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
   ctx.worker.post(
       [&ctx, frame = std::move(frame), pending = std::move(pending), fulfiller = kj::mv(paf.fulfiller)]() mutable {
-        for (auto& p : pending) {
-          CommittedLayer layer;
-          layer.kind = p.kind;
-          layer.flags = p.flags;
-          layer.quadWidth = p.quadWidth;
-          layer.quadHeight = p.quadHeight;
-          layer.quadOrientation = p.orientation;
-          layer.quadPosition = p.position;
-          for (uint32_t eye = 0; eye < p.views.size(); ++eye) {
-            const PendingView& v = p.views[eye];
-            if (!v.core->hasContent) continue;  // its only release failed; nothing to show
-            layer.views.push_back(LayerView{v.core->runtime, v.core->id, v.core->latestRuntimeIndex,
-                                            v.core->latestOrdinal, v.core->latestCopyValue, v.ref.x, v.ref.y,
-                                            v.ref.width, v.ref.height, v.ref.arrayIndex, eye, v.pose, v.fov});
-          }
-          frame.layers.push_back(std::move(layer));
-        }
-        ctx.backend.commitFrame(std::move(frame));
+        commitLayers(ctx, std::move(frame), pending);
         fulfiller->fulfill();
       });
-  return paf.promise.then([context]() mutable { setOk(context.getResults().initError()); });
+  return paf.promise.then([state = state_, context]() mutable {
+    state->workerJobs--;
+    setOk(context.getResults().initError());
+  });
 }
 
 // --- Swapchain ---------------------------------------------------------------------------------
@@ -364,33 +397,10 @@ kj::Promise<void> SwapchainServer::release(ReleaseContext context) {
   sc->releasesRequested++;
   session_->client->releases++;
   const int64_t receivedNs = monotonicNowNs();
-
   DaemonContext& ctx = session_->ctx;
-  auto paf = kj::newPromiseAndCrossThreadFulfiller<Status>();
-  ctx.worker.post(
-      [&ctx, core = sc->core, client = session_->client, index, fulfiller = kj::mv(paf.fulfiller)]() mutable {
-        auto fail = [&](const Error& error) {
-          if (auto s = core->shared->passThrough(index, ctx.gpuTimeout); !s) log::error("{}", s.error().describe());
-          fulfiller->fulfill(Status(error));
-        };
-        auto lease = ctx.backend.acquireImage(*core->runtime, ctx.gpuTimeout);
-        if (!lease) return fail(lease.error());
-        auto copy = core->shared->copyToRuntime(index, lease.value(), ctx.copyTimeline, ctx.gpuTimeout);
-        if (!copy) {
-          ctx.backend.abandonImage(*core->runtime, lease.value().index);
-          return fail(copy.error());
-        }
-        ctx.backend.releaseImage(*core->runtime, lease.value().index, copy.value().copyValue);
-        core->hasContent = true;
-        core->latestRuntimeIndex = lease.value().index;
-        core->latestOrdinal = core->copies++;
-        core->latestCopyValue = copy.value().copyValue;
-        if (copy.value().gpuCopyUs) client->gpuCopyUs.add(*copy.value().gpuCopyUs);
-        fulfiller->fulfill(Status{});
-      });
-  auto session = session_;
+  std::shared_ptr<SessionState> session = session_;
   const uint32_t id = id_;
-  return paf.promise.then([session, id, index, context, receivedNs](Status status) mutable {
+  auto finish = [session, id, index, receivedNs](ReleaseContext& context, const Status& status) {
     session->client->releaseUs.add(double(monotonicNowNs() - receivedNs) / 1e3);
     auto it = session->swapchains.find(id);
     if (it != session->swapchains.end()) (void)it->second->cycle.copyDone(index);
@@ -399,6 +409,53 @@ kj::Promise<void> SwapchainServer::release(ReleaseContext context) {
       setOk(error);
     else
       toWire(status.error(), error);
+  };
+
+  // The common case: nothing of this session is queued on the frame worker, the backend has a
+  // free runtime image and the image's previous copy is done, so the copy is submitted here and
+  // (binary mode) answered at once, without two thread hops.
+  std::shared_ptr<SwapchainCore> core = sc->core;
+  std::optional<RuntimeImageLease> lease;
+  if (session->workerJobs == 0) lease = ctx.backend.tryAcquireImage(*core->runtime);
+  if (lease && !core->shared->readyForCopy(index)) {
+    ctx.backend.abandonImage(*core->runtime, lease->index);
+    lease.reset();
+  }
+  if (lease) {
+    const Status copied = copyRelease(ctx, *core, *session->client, index, *lease, /*waitInHostMode=*/false);
+    if (!copied || session->client->syncMode != SyncMode::host) {
+      finish(context, copied);
+      return kj::READY_NOW;
+    }
+    // Host mode: the answer must wait until the copy is complete; the frame worker waits.
+    session->workerJobs++;
+    auto paf = kj::newPromiseAndCrossThreadFulfiller<Status>();
+    ctx.worker.post([&ctx, core, client = session->client, index, fulfiller = kj::mv(paf.fulfiller)]() mutable {
+      auto done = core->shared->finishCopy(index, ctx.gpuTimeout);
+      if (done && done.value()) client->gpuCopyUs.add(*done.value());
+      fulfiller->fulfill(done ? Status{} : Status(done.error()));
+    });
+    return paf.promise.then([session, context, finish](Status status) mutable {
+      session->workerJobs--;
+      finish(context, status);
+    });
+  }
+
+  // Otherwise the frame worker leases (possibly waiting) and copies, in this session's order.
+  session->workerJobs++;
+  auto paf = kj::newPromiseAndCrossThreadFulfiller<Status>();
+  ctx.worker.post([&ctx, core, client = session->client, index, fulfiller = kj::mv(paf.fulfiller)]() mutable {
+    auto leased = ctx.backend.acquireImage(*core->runtime, ctx.gpuTimeout);
+    if (!leased) {
+      if (auto s = core->shared->passThrough(index, ctx.gpuTimeout); !s) log::error("{}", s.error().describe());
+      fulfiller->fulfill(Status(leased.error()));
+      return;
+    }
+    fulfiller->fulfill(copyRelease(ctx, *core, *client, index, leased.value(), /*waitInHostMode=*/true));
+  });
+  return paf.promise.then([session, context, finish](Status status) mutable {
+    session->workerJobs--;
+    finish(context, status);
   });
 }
 

@@ -1,5 +1,7 @@
 // Server objects of one client: its Session and its Swapchains. All state here lives on the KJ
-// thread; GPU work goes to the frame worker and comes back through cross-thread fulfillers.
+// thread. A release or endFrame that can proceed without waiting is handled right there (copy
+// submitted, frame committed); one that would wait goes to the frame worker and comes back
+// through a cross-thread fulfiller, and so do the session's later ones until it has caught up.
 #pragma once
 
 #include <kj/async-io.h>
@@ -39,6 +41,9 @@ class SessionState {
   int64_t begunTargetNs = 0;
   bool waitPending = false;
   FramePacer pacer;
+  // This session's releases and endFrames queued on the frame worker and not yet answered.
+  // While there are any, later ones queue behind them there: the frame path stays in call order.
+  uint32_t workerJobs = 0;
 };
 
 class SessionServer final : public wire::Session::Server {

@@ -275,18 +275,28 @@ Result<std::shared_ptr<RuntimeSwapchain>> HeadlessBackend::createSwapchain(const
   return std::shared_ptr<RuntimeSwapchain>(std::move(swapchain));
 }
 
+std::optional<RuntimeImageLease> HeadlessBackend::freeImageLocked(HeadlessSwapchain& swapchain) {
+  for (uint32_t n = 0; n < swapchain.imageCount(); ++n) {
+    const uint32_t i = (swapchain.next + n) % swapchain.imageCount();
+    auto& per = swapchain.images[i];
+    if (per.latest || per.displayHolds > 0 || per.pins > 0) continue;
+    swapchain.next = (i + 1) % swapchain.imageCount();
+    return RuntimeImageLease{i, per.image.get(), composeTimeline_->get(), per.lastRead};
+  }
+  return std::nullopt;
+}
+
+std::optional<RuntimeImageLease> HeadlessBackend::tryAcquireImage(RuntimeSwapchain& base) {
+  Lock lock(stateMutex_);
+  return freeImageLocked(static_cast<HeadlessSwapchain&>(base));
+}
+
 Result<RuntimeImageLease> HeadlessBackend::acquireImage(RuntimeSwapchain& base, std::chrono::milliseconds timeout) {
   auto& swapchain = static_cast<HeadlessSwapchain&>(base);
   Lock lock(stateMutex_);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
-    for (uint32_t n = 0; n < swapchain.imageCount(); ++n) {
-      const uint32_t i = (swapchain.next + n) % swapchain.imageCount();
-      auto& per = swapchain.images[i];
-      if (per.latest || per.displayHolds > 0 || per.pins > 0) continue;
-      swapchain.next = (i + 1) % swapchain.imageCount();
-      return RuntimeImageLease{i, per.image.get(), composeTimeline_->get(), per.lastRead};
-    }
+    if (auto lease = freeImageLocked(swapchain)) return *lease;
     if (stateChanged_.wait_until(lock.native(), deadline) == std::cv_status::timeout) {
       return makeError(ErrorCode::timeout, "no runtime image became free within {} ms", timeout.count());
     }

@@ -58,6 +58,7 @@ class HeadlessBackend final : public Backend {
 
   Result<std::shared_ptr<RuntimeSwapchain>> createSwapchain(const VkImageCreateInfo& info) override;
   Result<RuntimeImageLease> acquireImage(RuntimeSwapchain& swapchain, std::chrono::milliseconds timeout) override;
+  std::optional<RuntimeImageLease> tryAcquireImage(RuntimeSwapchain& swapchain) override;
   void releaseImage(RuntimeSwapchain& swapchain, uint32_t index, uint64_t copyValue) override;
   void commitFrame(CommittedFrame frame) override;
   void removeClient(uint32_t clientId) override;
@@ -83,6 +84,8 @@ class HeadlessBackend final : public Backend {
   Result<Pixels> readImage(VkImage image, VkFormat format, uint32_t width, uint32_t height, uint32_t layers,
                            uint32_t mips, VkImageLayout restingLayout, uint64_t copyValue, uint64_t& composeValue);
   void adjustHolds(const CommittedFrame& frame, int delta) XRC_REQUIRES(stateMutex_);
+  // A runtime image neither shown, nor newest, nor pinned, leased round-robin; none if all are.
+  std::optional<RuntimeImageLease> freeImageLocked(HeadlessSwapchain& swapchain) XRC_REQUIRES(stateMutex_);
   void release(const std::vector<CommittedFrame>& frames) XRC_REQUIRES(stateMutex_);
 
   gpu::GpuDevice& gpu_;
