@@ -38,7 +38,8 @@ struct Options {
   uint32_t workMs = 0;        // simulated render time per frame (slower clients)
   bool pattern = false;       // clients write the CPU test pattern (milliseconds per full-size frame)
   bool finishRender = false;  // clients wait for their rendering before release
-  uint32_t overlayAlpha = 255;  // < 255: overlays are blended, so the display draws every layer
+  uint32_t protocolMinor = xrc::kProtocolMinor;  // clients speak this minor (3: separate frame calls)
+  uint32_t overlayAlpha = 255;                   // < 255: overlays are blended, so the display draws every layer
   bool json = false;
 };
 
@@ -147,6 +148,8 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
     if (o.quadPx > 0) argv.insert(argv.end(), {"--quad-px", std::to_string(o.quadPx)});
     if (o.workMs > 0) argv.insert(argv.end(), {"--work-ms", std::to_string(o.workMs)});
     if (o.finishRender) argv.push_back("--finish-render");
+    if (o.protocolMinor != xrc::kProtocolMinor)
+      argv.insert(argv.end(), {"--protocol-minor", std::to_string(o.protocolMinor)});
     demos.push_back(std::make_unique<Process>(argv, std::map<std::string, std::string>{},
                                               dir.path + fmt::format("/demo{}.log", i), true));
   }
@@ -178,7 +181,7 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
   };
   auto steadyFrom = sampleWhen([&](uint64_t least, uint64_t) { return least >= frames / 5; });
   auto steadyTo = sampleWhen([&](uint64_t, uint64_t most) { return most >= frames * 4 / 5; });
-  std::vector<double> releaseP50, releaseP99, roundTrips;
+  std::vector<double> releaseP50, releaseP99, roundTrips, callsP50;
   bool ok = true;
   for (auto& d : demos) {
     if (!d->waitForOutput("release_us", std::chrono::minutes(10))) {
@@ -190,6 +193,7 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
     releaseP50.push_back(field(out, "p50"));
     releaseP99.push_back(field(out, "p99"));
     roundTrips.push_back(field(out, "round_trips_per_frame"));
+    callsP50.push_back(field(out, "frame_calls_us_p50"));
   }
   const double cpuAfter = cpuSeconds(daemonPid);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallBefore).count();
@@ -231,6 +235,8 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
       {"p50", median(releaseP50)},
       {"p99", releaseP99.empty() ? 0 : *std::max_element(releaseP99.begin(), releaseP99.end())}};
   result["round_trips_per_frame"] = median(roundTrips);
+  // The client side of a frame: beginFrame + acquire + release + endFrame (median of the clients' p50s).
+  result["client_frame_calls_us_p50"] = median(callsP50);
   result["gpu_copy_us"] = {{"p50", copyP50}, {"p99", copyP99}};
   result["daemon_cpu_us_per_client_frame_with_setup"] = (cpuAfter - cpuBefore) * 1e6 / totalFrames;
   result["wall_s"] = wall;
@@ -265,6 +271,9 @@ int main(int argc, char** argv) {
   app.add_option("--quad-px", o.quadPx, "Each client also submits a quad layer of this many pixels");
   app.add_option("--work-ms", o.workMs, "Simulated render time per client frame (ms)");
   app.add_flag("--pattern", o.pattern, "Clients render the CPU-written test pattern instead of a GPU clear");
+  app.add_option("--protocol-minor", o.protocolMinor,
+                 "Clients speak this protocol minor (3: acquire, wait and beginFrame as separate calls)")
+      ->check(CLI::Range(0u, uint32_t(xrc::kProtocolMinor)));
   app.add_option("--overlay-alpha", o.overlayAlpha,
                  "Overlay clients render with this alpha (below 255 they are blended, so no layer is culled)")
       ->check(CLI::Range(0u, 255u));

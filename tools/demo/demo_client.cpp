@@ -209,6 +209,7 @@ int runDemo(const DemoOptions& o) {
   connectOptions.vulkan = app.value()->binding();
   connectOptions.overlay = o.overlay;
   connectOptions.overlayPlacement = o.overlayPlacement;
+  connectOptions.protocolMinor = o.protocolMinor;
   auto conn = client::Connection::connect(connectOptions);
   if (!conn) return fail("connect", conn.error());
   client::Connection& c = *conn.value();
@@ -256,6 +257,13 @@ int runDemo(const DemoOptions& o) {
   // hidden sessions exercise the copy path too.
   const uint64_t blendFlags = o.alpha < 255 ? layer_flags::blendTextureSourceAlpha : 0;
   std::vector<double> releaseUs, frameUs;
+  // Per frame: the client-lib calls that must not block (beginFrame, acquire, release, endFrame);
+  // wait() is left out, it waits for the GPU.
+  std::vector<double> frameCallsUs;
+  using Clock = std::chrono::steady_clock;
+  const auto since = [](Clock::time_point t) {
+    return std::chrono::duration<double, std::micro>(Clock::now() - t).count();
+  };
   // How far apart the daemon's predicted display times of successive frames are (the pacing).
   std::map<int64_t, uint64_t> targetSpacingNs;
   int64_t lastTargetNs = 0;
@@ -293,9 +301,13 @@ int runDemo(const DemoOptions& o) {
       work += std::chrono::microseconds(timing.value().predictedDisplayPeriodNs * 3 / 2 / 1000);
     }
     if (work.count() > 0) std::this_thread::sleep_for(work);
+    auto callStart = Clock::now();
     if (auto s = c.beginFrame(timing.value().frameId); !s) return fail("beginFrame", s.error());
+    double callsUs = since(callStart);
     for (auto& t : targets) {
+      callStart = Clock::now();
       auto index = t.swapchain->acquire();
+      callsUs += since(callStart);
       if (!index) return fail("acquire", index.error());
       if (auto s = t.swapchain->wait(std::chrono::seconds(2)); !s) return fail("wait", s.error());
       const uint32_t alpha = vk::isDepthFormat(t.format) ? 255 : o.alpha;
@@ -312,7 +324,8 @@ int runDemo(const DemoOptions& o) {
       }
       const auto before = std::chrono::steady_clock::now();
       if (auto s = t.swapchain->release(); !s) return fail("release", s.error());
-      releaseUs.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - before).count());
+      releaseUs.push_back(since(before));
+      callsUs += releaseUs.back();
       t.ordinal++;
     }
     client::Layer projection;
@@ -344,11 +357,13 @@ int runDemo(const DemoOptions& o) {
       quad.quadHeight = 2 * float(o.quadPx) / float(views[0].recommendedHeight);
       layers.push_back(quad);
     }
+    callStart = Clock::now();
     if (auto s = c.endFrame(timing.value().frameId, timing.value().predictedDisplayTimeNs, layers,
                             blendMode.value().front());
         !s) {
       return fail("endFrame", s.error());
     }
+    frameCallsUs.push_back(callsUs + since(callStart));
     const auto now = std::chrono::steady_clock::now();
     frameUs.push_back(std::chrono::duration<double, std::micro>(now - last).count());
     last = now;
@@ -362,6 +377,8 @@ int runDemo(const DemoOptions& o) {
     std::printf("release_us p50=%.1f p99=%.1f frame_interval_us p50=%.1f round_trips_per_frame=%.2f\n",
                 percentile(releaseUs, 50), percentile(releaseUs, 99), percentile(frameUs, 50),
                 double(c.blockingRoundTrips()) / double(o.frames + 1));
+    std::printf("frame_calls_us_p50=%.1f frame_calls_us_p99=%.1f\n", percentile(frameCallsUs, 50),
+                percentile(frameCallsUs, 99));
     std::printf("target_spacing_ns");
     for (const auto& [spacing, count] : targetSpacingNs) {
       std::printf(" %lld:%llu", (long long)spacing, (unsigned long long)count);

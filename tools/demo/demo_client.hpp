@@ -27,13 +27,14 @@ struct DemoOptions {
   bool stats = false;      // print timing statistics
   bool overlay = false;    // an overlay session at `overlayPlacement`
   uint32_t overlayPlacement = 0;
-  uint32_t alpha = 255;              // < 255: rendered with this alpha, layers flagged for blending
-  std::string blendMode = "opaque";  // environment blend mode asked for in endFrame
-  uint32_t workMs = 0;               // simulated render time per frame (slower clients)
-  uint32_t lateEvery = 0;            // > 0: every n-th frame misses its display time on purpose
-  uint64_t stallAfter = 0;           // > 0: stop submitting after this many frames (until stdin closes)
-  bool clearOnly = false;            // render by a GPU clear (benchmarks), not the checkable pattern
-  bool finishRender = false;         // wait for the GPU to finish rendering before release (benchmarks)
+  uint32_t alpha = 255;                     // < 255: rendered with this alpha, layers flagged for blending
+  std::string blendMode = "opaque";         // environment blend mode asked for in endFrame
+  uint32_t workMs = 0;                      // simulated render time per frame (slower clients)
+  uint32_t lateEvery = 0;                   // > 0: every n-th frame misses its display time on purpose
+  uint64_t stallAfter = 0;                  // > 0: stop submitting after this many frames (until stdin closes)
+  bool clearOnly = false;                   // render by a GPU clear (benchmarks), not the checkable pattern
+  bool finishRender = false;                // wait for the GPU to finish rendering before release (benchmarks)
+  uint16_t protocolMinor = kProtocolMinor;  // speak an older minor (A/B of the frame calls)
 };
 
 int runDemo(const DemoOptions& options);

@@ -34,6 +34,9 @@ int main(int argc, char** argv) {
   app.add_option("--work-ms", o.workMs, "Simulated render time per frame (ms)");
   app.add_option("--late-every", o.lateEvery, "Make every n-th frame miss its display time");
   app.add_option("--stall-after", o.stallAfter, "Stop submitting after this many frames, keep the session");
+  app.add_option("--protocol-minor", o.protocolMinor,
+                 "Speak this protocol minor (e.g. 3: acquire, wait and beginFrame as separate calls)")
+      ->check(CLI::Range(0, int(xrc::kProtocolMinor)));
   app.add_flag("--finish-render", o.finishRender,
                "Wait for the GPU to finish each frame's rendering before releasing (benchmarks: the daemon's copy "
                "then finds rendering_done already signalled)");
