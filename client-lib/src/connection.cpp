@@ -201,8 +201,9 @@ Result<FrameTiming> Connection::waitFrame() {
   }
   auto reply = impl_->link->call<FrameTiming>(
       [](IoState& io) {
-        return io.session.waitFrameRequest().send().then(
-            [](capnp::Response<wire::Session::WaitFrameResults>&& r) -> Result<FrameTiming> {
+        return io.session.waitFrameRequest(capnp::MessageSize{4, 0})
+            .send()
+            .then([](capnp::Response<wire::Session::WaitFrameResults>&& r) -> Result<FrameTiming> {
               if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
               auto t = r.getTiming();
               FrameTiming timing;
@@ -307,7 +308,9 @@ Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::
 namespace {
 kj::Promise<Status> sendEndFrame(IoState& io, uint64_t frameId, int64_t displayTimeNs, const std::vector<Layer>& layers,
                                  EnvironmentBlendMode blendMode, bool alsoBegin) {
-  auto request = io.session.endFrameRequest();
+  // Sized for a projection layer and a quad; more layers add a segment (Cap'n Proto's default
+  // first segment is 8 KiB, allocated and zeroed per message).
+  auto request = io.session.endFrameRequest(capnp::MessageSize{256, 0});
   request.setFrameId(frameId);
   request.setAlsoBegin(alsoBegin);
   request.setEnvironmentBlendMode(xrc::toWire(blendMode));

@@ -418,7 +418,7 @@ Status Swapchain::release() {
   // The I/O thread builds and sends it, with whatever else is queued, in one socket write.
   conn.link->post([link = conn.link.get(), answers = sc.answers, id = sc.id, index,
                    alsoAcquireAndWait = conn.combinedFrameCalls](IoState& io) {
-    auto call = io.swapchains.at(id).releaseRequest();
+    auto call = io.swapchains.at(id).releaseRequest(capnp::MessageSize{8, 0});
     call.setIndex(index);
     call.setAlsoAcquireAndWait(alsoAcquireAndWait);
     io.tasks.add(call.send().then(

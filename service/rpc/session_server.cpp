@@ -88,9 +88,14 @@ Status copyRelease(DaemonContext& ctx, SwapchainCore& core, ClientRecord& client
   return {};
 }
 
+// First-segment sizes for the frame path's answers: without a hint every answer allocates (and
+// zeroes) Cap'n Proto's default 8 KiB segment. Larger answers (error texts) just add a segment.
+constexpr capnp::MessageSize kErrorOnlyResults{16, 0};
+constexpr capnp::MessageSize kWaitFrameResults{96, 0};
+
 template <typename Context>
 kj::Promise<void> answer(Context& context, const Status& status) {
-  auto error = context.getResults().initError();
+  auto error = context.getResults(kErrorOnlyResults).initError();
   if (status)
     setOk(error);
   else
@@ -196,7 +201,7 @@ kj::Promise<void> SessionServer::waitFrame(WaitFrameContext context) {
         state->waitedTargetNs = plan.predictedNs;
         // Visibility as of now: a primary switch shows in the next answer.
         const Visibility visibility = state->ctx.scheduler.visibility(state->client->id);
-        auto results = context.getResults();
+        auto results = context.getResults(kWaitFrameResults);
         setOk(results.initError());
         auto timing = results.initTiming();
         timing.setFrameId(frameId);
@@ -357,7 +362,7 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
       });
   return paf.promise.then([state = state_, context]() mutable {
     state->workerJobs--;
-    setOk(context.getResults().initError());
+    setOk(context.getResults(kErrorOnlyResults).initError());
   });
 }
 
@@ -373,21 +378,21 @@ SwapchainState* SwapchainServer::state(wire::Error::Builder error) {
 }
 
 kj::Promise<void> SwapchainServer::acquire(AcquireContext context) {
-  auto error = context.getResults().initError();
+  auto error = context.getResults(kErrorOnlyResults).initError();
   SwapchainState* sc = state(error);
   if (sc == nullptr) return kj::READY_NOW;
   return answer(context, sc->cycle.acquire(context.getParams().getIndex()));
 }
 
 kj::Promise<void> SwapchainServer::wait(WaitContext context) {
-  auto error = context.getResults().initError();
+  auto error = context.getResults(kErrorOnlyResults).initError();
   SwapchainState* sc = state(error);
   if (sc == nullptr) return kj::READY_NOW;
   return answer(context, sc->cycle.wait(context.getParams().getIndex()));
 }
 
 kj::Promise<void> SwapchainServer::release(ReleaseContext context) {
-  auto error = context.getResults().initError();
+  auto error = context.getResults(kErrorOnlyResults).initError();
   SwapchainState* sc = state(error);
   if (sc == nullptr) return kj::READY_NOW;
   const uint32_t index = context.getParams().getIndex();
@@ -404,7 +409,7 @@ kj::Promise<void> SwapchainServer::release(ReleaseContext context) {
     session->client->releaseUs.add(double(monotonicNowNs() - receivedNs) / 1e3);
     auto it = session->swapchains.find(id);
     if (it != session->swapchains.end()) (void)it->second->cycle.copyDone(index);
-    auto error = context.getResults().initError();
+    auto error = context.getResults(kErrorOnlyResults).initError();
     if (status)
       setOk(error);
     else
@@ -460,7 +465,7 @@ kj::Promise<void> SwapchainServer::release(ReleaseContext context) {
 }
 
 kj::Promise<void> SwapchainServer::destroy(DestroyContext context) {
-  auto error = context.getResults().initError();
+  auto error = context.getResults(kErrorOnlyResults).initError();
   SwapchainState* sc = state(error);
   if (sc == nullptr) return kj::READY_NOW;
   auto core = std::move(sc->core);
