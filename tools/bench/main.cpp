@@ -36,6 +36,7 @@ struct Options {
   std::string syncMode = "auto";
   uint32_t quadPx = 0;        // > 0: each client also submits a quad layer
   uint32_t workMs = 0;        // simulated render time per frame (slower clients)
+  uint32_t renderUs = 0;      // clients sleep this long between an image\'s wait and its release
   bool pattern = false;       // clients write the CPU test pattern (milliseconds per full-size frame)
   bool finishRender = false;  // clients wait for their rendering before release
   uint32_t protocolMinor = xrc::kProtocolMinor;  // clients speak this minor (3: separate frame calls)
@@ -148,6 +149,7 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
     if (o.quadPx > 0) argv.insert(argv.end(), {"--quad-px", std::to_string(o.quadPx)});
     if (o.workMs > 0) argv.insert(argv.end(), {"--work-ms", std::to_string(o.workMs)});
     if (o.finishRender) argv.push_back("--finish-render");
+    if (o.renderUs > 0) argv.insert(argv.end(), {"--render-us", std::to_string(o.renderUs)});
     if (o.protocolMinor != xrc::kProtocolMinor)
       argv.insert(argv.end(), {"--protocol-minor", std::to_string(o.protocolMinor)});
     demos.push_back(std::make_unique<Process>(argv, std::map<std::string, std::string>{},
@@ -277,6 +279,9 @@ int main(int argc, char** argv) {
   app.add_option("--overlay-alpha", o.overlayAlpha,
                  "Overlay clients render with this alpha (below 255 they are blended, so no layer is culled)")
       ->check(CLI::Range(0u, 255u));
+  app.add_option("--render-us", o.renderUs,
+                 "Clients sleep this long between an image's wait and its release (an application's frame "
+                 "recording; without it the release follows the acquire within microseconds)");
   app.add_flag("--finish-render", o.finishRender,
                "Clients wait for their rendering to finish before releasing (rendering_done already signalled)");
   app.add_option("--view-size", o.viewSize, "Per-view size; each client submits a 2-layer swapchain of it")

@@ -310,6 +310,7 @@ int runDemo(const DemoOptions& o) {
       callsUs += since(callStart);
       if (!index) return fail("acquire", index.error());
       if (auto s = t.swapchain->wait(std::chrono::seconds(2)); !s) return fail("wait", s.error());
+      if (o.renderUs > 0) std::this_thread::sleep_for(std::chrono::microseconds(o.renderUs));
       const uint32_t alpha = vk::isDepthFormat(t.format) ? 255 : o.alpha;
       if (auto s = render(*app.value(), t, index.value(), o.seed, alpha, o.clearOnly); !s) {
         return fail("render", s.error());

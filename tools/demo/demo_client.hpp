@@ -30,6 +30,7 @@ struct DemoOptions {
   uint32_t alpha = 255;                     // < 255: rendered with this alpha, layers flagged for blending
   std::string blendMode = "opaque";         // environment blend mode asked for in endFrame
   uint32_t workMs = 0;                      // simulated render time per frame (slower clients)
+  uint32_t renderUs = 0;                    // CPU time between an image\'s wait and its release (benchmarks)
   uint32_t lateEvery = 0;                   // > 0: every n-th frame misses its display time on purpose
   uint64_t stallAfter = 0;                  // > 0: stop submitting after this many frames (until stdin closes)
   bool clearOnly = false;                   // render by a GPU clear (benchmarks), not the checkable pattern

@@ -37,6 +37,9 @@ int main(int argc, char** argv) {
   app.add_option("--protocol-minor", o.protocolMinor,
                  "Speak this protocol minor (e.g. 3: acquire, wait and beginFrame as separate calls)")
       ->check(CLI::Range(0, int(xrc::kProtocolMinor)));
+  app.add_option("--render-us", o.renderUs,
+                 "Sleep this long between an image's wait and its release, as an application recording its "
+                 "frame would take (benchmarks)");
   app.add_flag("--finish-render", o.finishRender,
                "Wait for the GPU to finish each frame's rendering before releasing (benchmarks: the daemon's copy "
                "then finds rendering_done already signalled)");
