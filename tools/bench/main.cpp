@@ -361,22 +361,16 @@ int main(int argc, char** argv) {
                  s.value("display_work_us", nlohmann::json{}).value("p50", 0.0), s.value("missed_display_frames", 0),
                  s["frames_late"].get<uint64_t>());
     }
-    for (auto& s : report["scenarios"]) {
-      if (!s.contains("daemon_cpu_us_per_client_frame_by_thread")) continue;
-      fmt::print("daemon CPU us/client frame by thread ({} clients):", s["clients"].get<int>());
-      for (auto& [name, us] : s["daemon_cpu_us_per_client_frame_by_thread"].items()) {
-        fmt::print(" {}={:.1f}", name, us.get<double>());
+    auto printByThread = [&](const char* key, const char* what, int decimals) {
+      for (auto& s : report["scenarios"]) {
+        if (!s.contains(key)) continue;
+        fmt::print("daemon {}/client frame by thread ({} clients):", what, s["clients"].get<int>());
+        for (auto& [name, value] : s[key].items()) fmt::print(" {}={:.{}f}", name, value.get<double>(), decimals);
+        fmt::print("\n");
       }
-      fmt::print("\n");
-    }
-    for (auto& s : report["scenarios"]) {
-      if (!s.contains("daemon_wakeups_per_client_frame_by_thread")) continue;
-      fmt::print("daemon wake-ups/client frame by thread ({} clients):", s["clients"].get<int>());
-      for (auto& [name, n] : s["daemon_wakeups_per_client_frame_by_thread"].items()) {
-        fmt::print(" {}={:.2f}", name, n.get<double>());
-      }
-      fmt::print("\n");
-    }
+    };
+    printByThread("daemon_cpu_us_per_client_frame_by_thread", "CPU us", 1);
+    printByThread("daemon_wakeups_per_client_frame_by_thread", "wake-ups", 2);
   }
   return ok ? 0 : 1;
 }
