@@ -198,6 +198,7 @@ Result<FrameTiming> Connection::waitFrame() {
   {
     Lock lock(impl_->frameMutex);
     if (impl_->beginUnsent) impl_->sendBeginFrame(*std::exchange(impl_->beginUnsent, std::nullopt));
+    impl_->waitInFlight = true;
   }
   auto reply = impl_->link->call<FrameTiming>(
       [](IoState& io) {
@@ -222,8 +223,9 @@ Result<FrameTiming> Connection::waitFrame() {
       },
       "waitFrame");
   impl_->roundTrips++;
-  if (!reply) return reply.error();
   Lock lock(impl_->frameMutex);
+  impl_->waitInFlight = false;
+  if (!reply) return reply.error();
   impl_->waitedFrame = reply.value().frameId;
   return std::move(reply).value();
 }
@@ -262,7 +264,7 @@ Status Connection::beginFrame(uint64_t frameId) {
     }
     impl_->waitedFrame.reset();
     impl_->begunFrame = frameId;
-    if (impl_->combinedFrameCalls) {
+    if (impl_->combinedFrameCalls && !impl_->waitInFlight) {
       impl_->beginUnsent = frameId;  // endFrame (or the next waitFrame) sends it
       return {};
     }

@@ -102,6 +102,10 @@ struct Connection::Impl {
   // waitFrame sends it first (an app that waits for frame N+1 before ending frame N must not
   // have the daemon see that wait before N's begin).
   std::optional<uint64_t> beginUnsent XRC_GUARDED_BY(frameMutex);
+  // A waitFrame is on its way: a beginFrame made meanwhile (another thread beginning the frame
+  // the previous wait returned) goes out at once, so that the daemon sees it before it answers
+  // that wait, as with separate calls.
+  bool waitInFlight XRC_GUARDED_BY(frameMutex) = false;
 
   // Posts beginFrame(frameId) to the I/O thread.
   void sendBeginFrame(uint64_t frameId);

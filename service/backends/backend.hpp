@@ -163,8 +163,10 @@ class Backend {
   // Any thread: the client is gone; its frames leave the display.
   virtual void removeClient(uint32_t clientId) = 0;
 
-  // Readbacks for tests and snapshots; `done` runs on a backend thread.
-  virtual void readRuntimeImage(std::shared_ptr<RuntimeSwapchain> swapchain, uint32_t index, uint64_t copyValue,
+  // Readbacks for tests and snapshots; `done` runs on a backend thread. readRuntimeImage returns
+  // false (and never calls `done`) when image `index` no longer holds the newest content, the
+  // copy that signalled `copyValue`: a later release replaced it; look the newest up again.
+  virtual bool readRuntimeImage(std::shared_ptr<RuntimeSwapchain> swapchain, uint32_t index, uint64_t copyValue,
                                 std::function<void(Result<Pixels>)> done) = 0;
   virtual void readDisplay(std::function<void(Result<DisplaySnapshot>)> done) = 0;
 

@@ -1,5 +1,7 @@
 #include "control_server.hpp"
 
+#include <thread>
+
 #include <unistd.h>
 
 #include "../log.hpp"
@@ -127,18 +129,26 @@ kj::Promise<void> ControlServer::readSwapchain(ReadSwapchainContext context) {
   // The frame worker knows which runtime image holds the newest content.
   DaemonContext& ctx = ctx_;
   ctx.worker.post([&ctx, core, fulfiller = kj::mv(paf.fulfiller)]() mutable {
-    const SwapchainCore::Latest latest = core->latest();
-    if (!latest.hasContent) {
-      fulfiller->fulfill(
-          kj::heap<Reply>(makeError(ErrorCode::callOrder, "swapchain {} has no content yet", core->id), 0));
-      return;
+    auto f = std::make_shared<decltype(fulfiller)>(kj::mv(fulfiller));
+    // The client's releases may be copied on the RPC thread meanwhile: when the newest content
+    // moves on between the lookup and the backend's pin, look again.
+    for (int attempt = 0; attempt < 16; ++attempt) {
+      const SwapchainCore::Latest latest = core->latest();
+      if (!latest.hasContent) {
+        (*f)->fulfill(kj::heap<Reply>(makeError(ErrorCode::callOrder, "swapchain {} has no content yet", core->id), 0));
+        return;
+      }
+      const uint64_t ordinal = latest.ordinal;
+      if (ctx.backend.readRuntimeImage(core->runtime, latest.runtimeIndex, latest.copyValue,
+                                       [ordinal, f](Result<Pixels> pixels) mutable {
+                                         (*f)->fulfill(kj::heap<Reply>(std::move(pixels), ordinal));
+                                       })) {
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
-    const uint64_t ordinal = latest.ordinal;
-    ctx.backend.readRuntimeImage(
-        core->runtime, latest.runtimeIndex, latest.copyValue,
-        [ordinal, f = std::make_shared<decltype(fulfiller)>(kj::mv(fulfiller))](Result<Pixels> pixels) mutable {
-          (*f)->fulfill(kj::heap<Reply>(std::move(pixels), ordinal));
-        });
+    (*f)->fulfill(kj::heap<Reply>(
+        makeError(ErrorCode::timeout, "swapchain {}'s content kept changing while it was being read", core->id), 0));
   });
   return paf.promise.then([context](kj::Own<Reply> reply) mutable {
     auto results = context.getResults();

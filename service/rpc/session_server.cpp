@@ -74,18 +74,28 @@ void commitLayers(DaemonContext& ctx, CommittedFrame frame, const std::vector<Pe
 // Copies shared image `index` into the leased runtime image and publishes it as the swapchain's
 // newest content. A failed copy gives the lease back and, in binary mode, still passes the
 // client's semaphores through so that its next acquire does not wait forever.
-Status copyRelease(DaemonContext& ctx, SwapchainCore& core, ClientRecord& client, uint32_t index,
-                   const RuntimeImageLease& lease, bool waitInHostMode) {
+// With `publish` false (host mode, copy not yet waited for) the caller publishes once the copy
+// is known to be complete, or abandons the lease.
+Result<gpu::CopyResult> copyRelease(DaemonContext& ctx, SwapchainCore& core, ClientRecord& client, uint32_t index,
+                                    const RuntimeImageLease& lease, bool waitInHostMode, bool publish = true) {
   auto copy = core.shared->copyToRuntime(index, lease, ctx.copyTimeline, ctx.gpuTimeout, waitInHostMode);
   if (!copy) {
     ctx.backend.abandonImage(*core.runtime, lease.index);
     if (auto s = core.shared->passThrough(index, ctx.gpuTimeout); !s) log::error("{}", s.error().describe());
     return copy.error();
   }
-  ctx.backend.releaseImage(*core.runtime, lease.index, copy.value().copyValue);
-  core.copied(lease.index, copy.value().copyValue);
   if (copy.value().gpuCopyUs) client.gpuCopyUs.add(*copy.value().gpuCopyUs);
-  return {};
+  if (publish) {
+    ctx.backend.releaseImage(*core.runtime, lease.index, copy.value().copyValue);
+    core.copied(lease.index, copy.value().copyValue);
+  }
+  return copy;
+}
+
+// Rejections of a worker job's promise (the worker dropped the job while shutting down) still
+// settle the session's count of queued jobs: the job will never run.
+Status droppedJob(const kj::Exception& e) {
+  return makeError(ErrorCode::internal, "the frame worker dropped the job: {}", e.getDescription().cStr());
 }
 
 // First-segment sizes for the frame path's answers: without a hint every answer allocates (and
@@ -360,10 +370,15 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
         commitLayers(ctx, std::move(frame), pending);
         fulfiller->fulfill();
       });
-  return paf.promise.then([state = state_, context]() mutable {
-    state->workerJobs--;
-    setOk(context.getResults(kErrorOnlyResults).initError());
-  });
+  return paf.promise.then(
+      [state = state_, context]() mutable {
+        state->workerJobs--;
+        setOk(context.getResults(kErrorOnlyResults).initError());
+      },
+      [state = state_, context](kj::Exception&& e) mutable {
+        state->workerJobs--;
+        toWire(droppedJob(e).error(), context.getResults(kErrorOnlyResults).initError());
+      });
 }
 
 // --- Swapchain ---------------------------------------------------------------------------------
@@ -427,23 +442,39 @@ kj::Promise<void> SwapchainServer::release(ReleaseContext context) {
     lease.reset();
   }
   if (lease) {
-    const Status copied = copyRelease(ctx, *core, *session->client, index, *lease, /*waitInHostMode=*/false);
-    if (!copied || session->client->syncMode != SyncMode::host) {
-      finish(context, copied);
+    const bool host = session->client->syncMode == SyncMode::host;
+    auto copied = copyRelease(ctx, *core, *session->client, index, *lease, /*waitInHostMode=*/false,
+                              /*publish=*/!host);
+    if (!copied || !host) {
+      finish(context, copied ? Status{} : Status(copied.error()));
       return kj::READY_NOW;
     }
-    // Host mode: the answer must wait until the copy is complete; the frame worker waits.
+    // Host mode: the copy becomes the swapchain's content, and the release is answered, once it
+    // is complete; the frame worker waits for it.
     session->workerJobs++;
     auto paf = kj::newPromiseAndCrossThreadFulfiller<Status>();
-    ctx.worker.post([&ctx, core, client = session->client, index, fulfiller = kj::mv(paf.fulfiller)]() mutable {
+    ctx.worker.post([&ctx, core, client = session->client, index, runtimeIndex = lease->index,
+                     copyValue = copied.value().copyValue, fulfiller = kj::mv(paf.fulfiller)]() mutable {
       auto done = core->shared->finishCopy(index, ctx.gpuTimeout);
-      if (done && done.value()) client->gpuCopyUs.add(*done.value());
-      fulfiller->fulfill(done ? Status{} : Status(done.error()));
+      if (!done) {
+        ctx.backend.abandonImage(*core->runtime, runtimeIndex);
+        fulfiller->fulfill(Status(done.error()));
+        return;
+      }
+      if (done.value()) client->gpuCopyUs.add(*done.value());
+      ctx.backend.releaseImage(*core->runtime, runtimeIndex, copyValue);
+      core->copied(runtimeIndex, copyValue);
+      fulfiller->fulfill(Status{});
     });
-    return paf.promise.then([session, context, finish](Status status) mutable {
-      session->workerJobs--;
-      finish(context, status);
-    });
+    return paf.promise.then(
+        [session, context, finish](Status status) mutable {
+          session->workerJobs--;
+          finish(context, status);
+        },
+        [session, context, finish](kj::Exception&& e) mutable {
+          session->workerJobs--;
+          finish(context, droppedJob(e));
+        });
   }
 
   // Otherwise the frame worker leases (possibly waiting) and copies, in this session's order.
@@ -456,12 +487,18 @@ kj::Promise<void> SwapchainServer::release(ReleaseContext context) {
       fulfiller->fulfill(Status(leased.error()));
       return;
     }
-    fulfiller->fulfill(copyRelease(ctx, *core, *client, index, leased.value(), /*waitInHostMode=*/true));
+    auto copied = copyRelease(ctx, *core, *client, index, leased.value(), /*waitInHostMode=*/true);
+    fulfiller->fulfill(copied ? Status{} : Status(copied.error()));
   });
-  return paf.promise.then([session, context, finish](Status status) mutable {
-    session->workerJobs--;
-    finish(context, status);
-  });
+  return paf.promise.then(
+      [session, context, finish](Status status) mutable {
+        session->workerJobs--;
+        finish(context, status);
+      },
+      [session, context, finish](kj::Exception&& e) mutable {
+        session->workerJobs--;
+        finish(context, droppedJob(e));
+      });
 }
 
 kj::Promise<void> SwapchainServer::destroy(DestroyContext context) {

@@ -508,7 +508,6 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
       }
     }
   }
-  layerViewsCulled_ += culled;
 
   if (auto s = blend_->beginFrame(); !s) return s;
   Status recordStatus;
@@ -628,6 +627,7 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
 
   uint64_t composeValue = 0;
   if (auto s = submit(copyValue, record, composeValue); !s) return s;
+  layerViewsCulled_ += culled;
   if (!recordStatus) log::error("display composition: {}", recordStatus.error().describe());
   outputLayout_ = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
   shown_ = std::move(shown);
@@ -704,12 +704,16 @@ Result<Pixels> HeadlessBackend::readImage(VkImage image, VkFormat format, uint32
   return pixels;
 }
 
-void HeadlessBackend::readRuntimeImage(std::shared_ptr<RuntimeSwapchain> base, uint32_t index, uint64_t copyValue,
+bool HeadlessBackend::readRuntimeImage(std::shared_ptr<RuntimeSwapchain> base, uint32_t index, uint64_t copyValue,
                                        std::function<void(Result<Pixels>)> done) {
   auto swapchain = std::static_pointer_cast<HeadlessSwapchain>(base);
   {
+    // Checked with the pin, under one lock: an image that is the newest cannot be leased for
+    // another copy, and once pinned it stays unleasable until read.
     Lock lock(stateMutex_);
-    swapchain->images[index].pins++;
+    auto& per = swapchain->images[index];
+    if (!per.latest || per.copyValue != copyValue) return false;
+    per.pins++;
   }
   boost::asio::post(io_, [this, swapchain, index, copyValue, done = std::move(done)] {
     const auto& info = swapchain->info;
@@ -725,6 +729,7 @@ void HeadlessBackend::readRuntimeImage(std::shared_ptr<RuntimeSwapchain> base, u
     }
     done(std::move(result));
   });
+  return true;
 }
 
 void HeadlessBackend::readDisplay(std::function<void(Result<DisplaySnapshot>)> done) {

@@ -62,7 +62,7 @@ class HeadlessBackend final : public Backend {
   void releaseImage(RuntimeSwapchain& swapchain, uint32_t index, uint64_t copyValue) override;
   void commitFrame(CommittedFrame frame) override;
   void removeClient(uint32_t clientId) override;
-  void readRuntimeImage(std::shared_ptr<RuntimeSwapchain> swapchain, uint32_t index, uint64_t copyValue,
+  bool readRuntimeImage(std::shared_ptr<RuntimeSwapchain> swapchain, uint32_t index, uint64_t copyValue,
                         std::function<void(Result<Pixels>)> done) override;
   void readDisplay(std::function<void(Result<DisplaySnapshot>)> done) override;
   void start() override;

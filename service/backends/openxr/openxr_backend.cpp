@@ -658,10 +658,11 @@ void OpenXrBackend::commitFrame(CommittedFrame frame) {
 
 void OpenXrBackend::removeClient(uint32_t clientId) { (void)scheduler_.removeClient(clientId); }
 
-void OpenXrBackend::readRuntimeImage(std::shared_ptr<RuntimeSwapchain>, uint32_t, uint64_t,
+bool OpenXrBackend::readRuntimeImage(std::shared_ptr<RuntimeSwapchain>, uint32_t, uint64_t,
                                      std::function<void(Result<Pixels>)> done) {
   done(makeError(ErrorCode::unsupported,
                  "the openxr backend cannot read runtime images back: they belong to the OpenXR runtime"));
+  return true;
 }
 
 void OpenXrBackend::readDisplay(std::function<void(Result<DisplaySnapshot>)> done) {

@@ -59,7 +59,7 @@ class OpenXrBackend final : public Backend {
   void abandonImage(RuntimeSwapchain& swapchain, uint32_t index) override;
   void commitFrame(CommittedFrame frame) override;
   void removeClient(uint32_t clientId) override;
-  void readRuntimeImage(std::shared_ptr<RuntimeSwapchain> swapchain, uint32_t index, uint64_t copyValue,
+  bool readRuntimeImage(std::shared_ptr<RuntimeSwapchain> swapchain, uint32_t index, uint64_t copyValue,
                         std::function<void(Result<Pixels>)> done) override;
   void readDisplay(std::function<void(Result<DisplaySnapshot>)> done) override;
   void start() override;
