@@ -60,11 +60,7 @@ IoState::IoState(kj::AsyncIoContext& io, kj::Own<kj::AsyncCapabilityStream> sock
       network(*stream, kMaxFdsPerMessage, capnp::rpc::twoparty::Side::CLIENT, readerOptions()),
       rpc(capnp::makeRpcClient(network)),
       bootstrap(serverBootstrap(rpc)),
-      tasks(logFailures_) {
-  // The Finish for each answer travels with the next call instead of waking the daemon on its
-  // own (a frame's answers come between the application's calls, ~11 ms apart at 90 Hz).
-  batching->deferFinishes(io.provider->getTimer(), 20 * kj::MILLISECONDS);
-}
+      tasks(logFailures_) {}
 
 IoState::~IoState() noexcept(false) = default;
 
@@ -79,8 +75,9 @@ Result<std::unique_ptr<RpcLink>> RpcLink::open(const std::string& socketPathOrEm
   if (!link->wakeFd_.valid()) return makeError(ErrorCode::internal, "eventfd(): {}", std::strerror(errno));
   link->path_ = path.value();
   auto started = std::make_shared<AnswerSlot<bool>>();
-  link->thread_ = std::thread(
-      [raw = link.get(), started, socket = std::move(fd).value()]() mutable { raw->run(std::move(socket), started); });
+  link->thread_ = std::thread([raw = link.get(), started, socket = std::move(fd).value()]() mutable {
+    raw->run(std::move(socket), started);
+  });
   auto up = started->waitFor(std::chrono::milliseconds(10000));
   if (!up || !up->ok()) {
     // The thread reports failure only before it enters its loop; it is ending by itself.

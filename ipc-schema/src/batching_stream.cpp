@@ -1,7 +1,5 @@
 #include "xrc/batching_stream.hpp"
 
-#include <capnp/rpc.capnp.h>
-#include <capnp/serialize.h>
 #include <kj/debug.h>
 
 #include <algorithm>
@@ -12,23 +10,6 @@ namespace xrc {
 namespace {
 // Large enough for a burst of a frame's calls; a bigger message is read straight into its buffer.
 constexpr size_t kReadAheadBytes = 16 * 1024;
-// Whether the pieces of one message (Cap'n Proto's segment table, then the segments, as
-// capnp::writeMessage hands them over) are an RPC Finish. Anything it cannot read is not.
-bool isRpcFinish(kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces) {
-  if (pieces.size() < 2 || pieces.size() > 17) return false;
-  kj::ArrayPtr<const capnp::word> segments[16];
-  for (size_t i = 1; i < pieces.size(); ++i) {
-    if (reinterpret_cast<uintptr_t>(pieces[i].begin()) % sizeof(capnp::word) != 0) return false;
-    segments[i - 1] =
-        kj::arrayPtr(reinterpret_cast<const capnp::word*>(pieces[i].begin()), pieces[i].size() / sizeof(capnp::word));
-  }
-  bool finish = false;
-  kj::runCatchingExceptions([&] {
-    capnp::SegmentArrayMessageReader reader(kj::arrayPtr(segments, pieces.size() - 1));
-    finish = reader.getRoot<capnp::rpc::Message>().isFinish();
-  });
-  return finish;
-}
 }  // namespace
 
 BatchingStream::BatchingStream(kj::Own<kj::AsyncCapabilityStream> inner, Reads reads)
@@ -52,26 +33,11 @@ kj::Promise<void> BatchingStream::write(const void* buffer, size_t size) {
   return kj::READY_NOW;
 }
 
-void BatchingStream::deferFinishes(kj::Timer& timer, kj::Duration maxDelay) {
-  finishTimer_ = &timer;
-  finishMaxDelay_ = maxDelay;
-}
-
 kj::Promise<void> BatchingStream::write(kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces) {
   KJ_IF_MAYBE (failure, failure_) {
     return kj::cp(*failure);
   }
   for (auto piece : pieces) append(piece);
-  if (finishTimer_ != nullptr && isRpcFinish(pieces)) {
-    if (!finishFlushArmed_) {
-      finishFlushArmed_ = true;
-      tasks_.add(finishTimer_->afterDelay(finishMaxDelay_).then([this] {
-        finishFlushArmed_ = false;
-        if (!queued_.empty()) scheduleFlush();
-      }));
-    }
-    return kj::READY_NOW;
-  }
   scheduleFlush();
   // The bytes are copied, so the caller may reuse its buffers at once; ordering with later writes
   // is kept by the queue.
@@ -82,12 +48,13 @@ kj::Promise<void> BatchingStream::writeWithFds(kj::ArrayPtr<const kj::byte> data
                                                kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> moreData,
                                                kj::ArrayPtr<const int> fds) {
   if (fds.size() == 0) {
-    // capnp::writeMessage on a capability stream: `data` is the segment table, `moreData` the
-    // segments. Queued like any other write.
-    kj::Vector<kj::ArrayPtr<const kj::byte>> pieces(moreData.size() + 1);
-    pieces.add(data);
-    pieces.addAll(moreData);
-    return write(pieces.asPtr());
+    KJ_IF_MAYBE (failure, failure_) {
+      return kj::cp(*failure);
+    }
+    append(data);
+    for (auto piece : moreData) append(piece);
+    scheduleFlush();
+    return kj::READY_NOW;
   }
   // Everything queued before goes first. The caller keeps `data` and `fds` alive, and sends
   // nothing else, until the returned promise resolves (capnp chains its writes).

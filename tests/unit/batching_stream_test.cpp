@@ -7,10 +7,6 @@
 #include <cstring>
 #include <string>
 
-#include <capnp/message.h>
-#include <capnp/rpc.capnp.h>
-#include <capnp/serialize-async.h>
-#include <capnp/serialize.h>
 #include <kj/io.h>
 
 #include "xrc/batching_stream.hpp"
@@ -44,52 +40,6 @@ TEST(BatchingStream, WritesOfOneLoopPassShareOneSocketWriteInOrder) {
   writer.write(kj::arrayPtr(pieces, 2)).wait(p.io.waitScope);
   EXPECT_EQ(writer.socketWrites(), 0u);
   EXPECT_EQ(readExactly(*p.pipe.ends[1], 7, p.io.waitScope), "abcdefg");
-  EXPECT_EQ(writer.socketWrites(), 1u);
-}
-
-// An RPC message of the given kind, as the RPC system writes it (segment table, then segments).
-kj::Promise<void> writeRpc(kj::AsyncCapabilityStream& out, bool finish, uint32_t id) {
-  auto message = kj::heap<capnp::MallocMessageBuilder>();
-  auto root = message->initRoot<capnp::rpc::Message>();
-  if (finish)
-    root.initFinish().setQuestionId(id);
-  else
-    root.initCall().setQuestionId(id);
-  auto written = capnp::writeMessage(out, nullptr, *message);
-  return written.attach(kj::mv(message));
-}
-
-uint32_t readRpcQuestion(kj::AsyncInputStream& in, kj::WaitScope& ws, bool& finish) {
-  auto reader = capnp::readMessage(in).wait(ws);
-  auto root = reader->getRoot<capnp::rpc::Message>();
-  finish = root.isFinish();
-  return finish ? root.getFinish().getQuestionId() : root.getCall().getQuestionId();
-}
-
-TEST(BatchingStream, DeferredFinishesTravelWithTheNextMessage) {
-  Pipe p;
-  BatchingStream writer(kj::mv(p.pipe.ends[0]), BatchingStream::Reads::passThrough);
-  writer.deferFinishes(p.io.provider->getTimer(), 10 * kj::SECONDS);
-  writeRpc(writer, true, 1).wait(p.io.waitScope);
-  kj::evalLast([] {}).wait(p.io.waitScope);  // a whole loop pass: nothing is written for it
-  EXPECT_EQ(writer.socketWrites(), 0u);
-  writeRpc(writer, false, 2).wait(p.io.waitScope);
-  bool finish = false;
-  EXPECT_EQ(readRpcQuestion(*p.pipe.ends[1], p.io.waitScope, finish), 1u);
-  EXPECT_TRUE(finish);
-  EXPECT_EQ(readRpcQuestion(*p.pipe.ends[1], p.io.waitScope, finish), 2u);
-  EXPECT_FALSE(finish);
-  EXPECT_EQ(writer.socketWrites(), 1u) << "the finish and the call share one write";
-}
-
-TEST(BatchingStream, ADeferredFinishLeavesAfterTheMaximumDelay) {
-  Pipe p;
-  BatchingStream writer(kj::mv(p.pipe.ends[0]), BatchingStream::Reads::passThrough);
-  writer.deferFinishes(p.io.provider->getTimer(), 20 * kj::MILLISECONDS);
-  writeRpc(writer, true, 7).wait(p.io.waitScope);
-  bool finish = false;
-  EXPECT_EQ(readRpcQuestion(*p.pipe.ends[1], p.io.waitScope, finish), 7u);  // waits for the timer
-  EXPECT_TRUE(finish);
   EXPECT_EQ(writer.socketWrites(), 1u);
 }
 

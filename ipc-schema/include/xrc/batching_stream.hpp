@@ -51,12 +51,6 @@ class BatchingStream final : public kj::AsyncCapabilityStream, private kj::TaskS
                                              kj::Own<kj::AsyncCapabilityStream>* streamBuffer,
                                              size_t maxStreams) override;
 
-  // Cap'n Proto's Finish messages (a caller telling the callee it is done with an answer) need not
-  // wake the peer. From now on a write that is a Finish joins the queue without a flush of its
-  // own: it leaves with the next other message, or `maxDelay` later at the latest. For a client,
-  // whose Finish for each answer would otherwise cost the daemon a wake-up of its own.
-  void deferFinishes(kj::Timer& timer, kj::Duration maxDelay);
-
   // Hands everything queued to the socket now (one write), unless a write is still in flight.
   void flushNow() { flushQueued(); }
   // Resolves once no socket write is in flight (rejects if a write failed).
@@ -76,10 +70,7 @@ class BatchingStream final : public kj::AsyncCapabilityStream, private kj::TaskS
   kj::Own<kj::AsyncCapabilityStream> inner_;
   const Reads reads_;
 
-  kj::Vector<kj::byte> queued_;       // written by the caller, not yet handed to the socket
-  kj::Timer* finishTimer_ = nullptr;  // set by deferFinishes()
-  kj::Duration finishMaxDelay_ = 0 * kj::SECONDS;
-  bool finishFlushArmed_ = false;
+  kj::Vector<kj::byte> queued_;  // written by the caller, not yet handed to the socket
   bool flushScheduled_ = false;
   bool writeInFlight_ = false;  // at most one socket write outstanding keeps the order
   kj::Vector<kj::Own<kj::PromiseFulfiller<void>>> idleWaiters_;
