@@ -158,9 +158,9 @@ Result<Memory> bindDeviceLocalMemory(VkDevice device, const VkPhysicalDeviceMemo
   return owned;
 }
 
-Result<HostBuffer> createHostBuffer(VkDevice device, const VkPhysicalDeviceMemoryProperties& props, VkDeviceSize size,
-                                    VkBufferUsageFlags usage) {
-  HostBuffer out;
+Result<DeviceBuffer> createBuffer(VkDevice device, const VkPhysicalDeviceMemoryProperties& props, VkDeviceSize size,
+                                  VkBufferUsageFlags usage, VkMemoryPropertyFlags memoryFlags) {
+  DeviceBuffer out;
   VkBufferCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
   info.size = size;
@@ -173,16 +173,30 @@ Result<HostBuffer> createHostBuffer(VkDevice device, const VkPhysicalDeviceMemor
   VkMemoryAllocateInfo alloc{};
   alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
   alloc.allocationSize = req.size;
-  alloc.memoryTypeIndex = findMemoryType(props, req.memoryTypeBits,
-                                         VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
-  if (alloc.memoryTypeIndex == UINT32_MAX) return makeError(ErrorCode::internal, "no host-visible memory type");
+  alloc.memoryTypeIndex = findMemoryType(props, req.memoryTypeBits, memoryFlags);
+  if (alloc.memoryTypeIndex == UINT32_MAX) {
+    return makeError(ErrorCode::internal, "no memory type with flags {:#x} for a buffer", memoryFlags);
+  }
   VkDeviceMemory memory;
-  if (auto s = check(vkAllocateMemory(device, &alloc, nullptr, &memory), "vkAllocateMemory(host)"); !s) {
+  if (auto s = check(vkAllocateMemory(device, &alloc, nullptr, &memory), "vkAllocateMemory(buffer)"); !s) {
     return s.error();
   }
   out.memory = Memory(device, memory);
   if (auto s = check(vkBindBufferMemory(device, buffer, memory, 0), "vkBindBufferMemory"); !s) return s.error();
-  if (auto s = check(vkMapMemory(device, memory, 0, size, 0, &out.mapped), "vkMapMemory"); !s) return s.error();
+  return out;
+}
+
+Result<HostBuffer> createHostBuffer(VkDevice device, const VkPhysicalDeviceMemoryProperties& props, VkDeviceSize size,
+                                    VkBufferUsageFlags usage) {
+  auto created = createBuffer(device, props, size, usage,
+                              VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+  if (!created) return created.error();
+  HostBuffer out;
+  out.memory = std::move(created.value().memory);
+  out.buffer = std::move(created.value().buffer);
+  if (auto s = check(vkMapMemory(device, out.memory.get(), 0, size, 0, &out.mapped), "vkMapMemory"); !s) {
+    return s.error();
+  }
   out.size = size;
   return out;
 }

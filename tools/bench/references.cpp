@@ -25,36 +25,6 @@ Percentiles summarize(std::vector<double> v) {
   return {at(50), at(99)};
 }
 
-// A device-local buffer the GPU writes to push everything else out of its caches.
-struct DeviceBuffer {
-  vk::Memory memory;  // declared first: freed after the buffer is destroyed
-  vk::Buffer buffer;
-};
-Result<DeviceBuffer> createDeviceBuffer(VkDevice device, const VkPhysicalDeviceMemoryProperties& props,
-                                        VkDeviceSize size) {
-  VkBufferCreateInfo info{};
-  info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
-  info.size = size;
-  info.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-  VkBuffer buffer;
-  if (auto s = vk::check(vkCreateBuffer(device, &info, nullptr, &buffer), "vkCreateBuffer"); !s) return s.error();
-  DeviceBuffer out;
-  out.buffer = vk::Buffer(device, buffer);
-  VkMemoryRequirements req;
-  vkGetBufferMemoryRequirements(device, buffer, &req);
-  VkMemoryAllocateInfo alloc{};
-  alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
-  alloc.allocationSize = req.size;
-  alloc.memoryTypeIndex = vk::findMemoryType(props, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-  if (alloc.memoryTypeIndex == UINT32_MAX) return makeError(ErrorCode::internal, "no device-local memory type");
-  VkDeviceMemory memory;
-  if (auto s = vk::check(vkAllocateMemory(device, &alloc, nullptr, &memory), "vkAllocateMemory(evict)"); !s) {
-    return s.error();
-  }
-  out.memory = vk::Memory(device, memory);
-  if (auto s = vk::check(vkBindBufferMemory(device, buffer, memory, 0), "vkBindBufferMemory"); !s) return s.error();
-  return out;
-}
 }  // namespace
 
 Percentiles socketPingPong(int iterations) {
@@ -264,10 +234,11 @@ Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t laye
     vkEndCommandBuffer(cb);
     if (auto s = submitAndWait(); !s) return s.error();
   }
-  std::optional<DeviceBuffer> evict;
+  std::optional<vk::DeviceBuffer> evict;  // written to push everything else out of the caches
   constexpr VkDeviceSize kEvictBytes = VkDeviceSize(256) << 20;
   if (options.coldCache) {
-    auto buffer = createDeviceBuffer(rawDevice, memoryProps, kEvictBytes);
+    auto buffer = vk::createBuffer(rawDevice, memoryProps, kEvictBytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                   VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
     if (!buffer) return buffer.error();
     evict = std::move(buffer).value();
   }

@@ -133,6 +133,14 @@ Result<Memory> bindDeviceLocalMemory(VkDevice device, const VkPhysicalDeviceMemo
                                      const char* what, bool exportOpaqueFd = false,
                                      MemoryPlacement* placement = nullptr);
 
+// A buffer bound to its own allocation of a memory type with `memoryFlags`.
+struct DeviceBuffer {
+  Memory memory;  // declared first: freed after the buffer is destroyed
+  Buffer buffer;
+};
+Result<DeviceBuffer> createBuffer(VkDevice device, const VkPhysicalDeviceMemoryProperties& props, VkDeviceSize size,
+                                  VkBufferUsageFlags usage, VkMemoryPropertyFlags memoryFlags);
+
 // A host-visible, coherent buffer, mapped for its whole life (staging and readback).
 struct HostBuffer {
   Memory memory;  // declared first: freed after the buffer is destroyed
