@@ -92,10 +92,25 @@ Result<gpu::CopyResult> copyRelease(DaemonContext& ctx, SwapchainCore& core, Cli
   return copy;
 }
 
-// Rejections of a worker job's promise (the worker dropped the job while shutting down) still
-// settle the session's count of queued jobs: the job will never run.
-Status droppedJob(const kj::Exception& e) {
-  return makeError(ErrorCode::internal, "the frame worker dropped the job: {}", e.getDescription().cStr());
+// Runs `job` on the frame worker as the session's next queued frame-path job (counted in
+// `workerJobs`, which keeps the session's later releases and endFrames behind it). The count is
+// settled when the answer comes back, also when the worker dropped the job while shutting down
+// (then the job never ran, and the answer is an error).
+kj::Promise<Status> runOnWorker(const std::shared_ptr<SessionState>& session, kj::Function<Status()> job) {
+  session->workerJobs++;
+  auto paf = kj::newPromiseAndCrossThreadFulfiller<Status>();
+  session->ctx.worker.post(
+      [job = kj::mv(job), fulfiller = kj::mv(paf.fulfiller)]() mutable { fulfiller->fulfill(job()); });
+  return paf.promise.then(
+      [session](Status status) {
+        session->workerJobs--;
+        return status;
+      },
+      [session](kj::Exception&& e) {
+        session->workerJobs--;
+        return Status(
+            makeError(ErrorCode::internal, "the frame worker dropped the job: {}", e.getDescription().cStr()));
+      });
 }
 
 // First-segment sizes for the frame path's answers: without a hint every answer allocates (and
@@ -363,22 +378,12 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
     commitLayers(ctx, std::move(frame), pending);
     return answer(context, Status{});
   }
-  s.workerJobs++;
-  auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
-  ctx.worker.post(
-      [&ctx, frame = std::move(frame), pending = std::move(pending), fulfiller = kj::mv(paf.fulfiller)]() mutable {
-        commitLayers(ctx, std::move(frame), pending);
-        fulfiller->fulfill();
-      });
-  return paf.promise.then(
-      [state = state_, context]() mutable {
-        state->workerJobs--;
-        setOk(context.getResults(kErrorOnlyResults).initError());
-      },
-      [state = state_, context](kj::Exception&& e) mutable {
-        state->workerJobs--;
-        toWire(droppedJob(e).error(), context.getResults(kErrorOnlyResults).initError());
-      });
+  return runOnWorker(state_,
+                     [&ctx, frame = std::move(frame), pending = std::move(pending)]() mutable -> Status {
+                       commitLayers(ctx, std::move(frame), pending);
+                       return {};
+                     })
+      .then([context](Status status) mutable { answer(context, status); });
 }
 
 // --- Swapchain ---------------------------------------------------------------------------------
@@ -451,54 +456,36 @@ kj::Promise<void> SwapchainServer::release(ReleaseContext context) {
     }
     // Host mode: the copy becomes the swapchain's content, and the release is answered, once it
     // is complete; the frame worker waits for it.
-    session->workerJobs++;
-    auto paf = kj::newPromiseAndCrossThreadFulfiller<Status>();
-    ctx.worker.post([&ctx, core, client = session->client, index, runtimeIndex = lease->index,
-                     copyValue = copied.value().copyValue, fulfiller = kj::mv(paf.fulfiller)]() mutable {
-      auto done = core->shared->finishCopy(index, ctx.gpuTimeout);
-      if (!done) {
-        ctx.backend.abandonImage(*core->runtime, runtimeIndex);
-        fulfiller->fulfill(Status(done.error()));
-        return;
-      }
-      if (done.value()) client->gpuCopyUs.add(*done.value());
-      ctx.backend.releaseImage(*core->runtime, runtimeIndex, copyValue);
-      core->copied(runtimeIndex, copyValue);
-      fulfiller->fulfill(Status{});
-    });
-    return paf.promise.then(
-        [session, context, finish](Status status) mutable {
-          session->workerJobs--;
-          finish(context, status);
-        },
-        [session, context, finish](kj::Exception&& e) mutable {
-          session->workerJobs--;
-          finish(context, droppedJob(e));
-        });
+    return runOnWorker(session,
+                       [&ctx, core, client = session->client, index, runtimeIndex = lease->index,
+                        copyValue = copied.value().copyValue]() -> Status {
+                         auto done = core->shared->finishCopy(index, ctx.gpuTimeout);
+                         if (!done) {
+                           ctx.backend.abandonImage(*core->runtime, runtimeIndex);
+                           return done.error();
+                         }
+                         if (done.value()) client->gpuCopyUs.add(*done.value());
+                         ctx.backend.releaseImage(*core->runtime, runtimeIndex, copyValue);
+                         core->copied(runtimeIndex, copyValue);
+                         return {};
+                       })
+        .then([context, finish](Status status) mutable { finish(context, status); });
   }
 
   // Otherwise the frame worker leases (possibly waiting) and copies, in this session's order.
-  session->workerJobs++;
-  auto paf = kj::newPromiseAndCrossThreadFulfiller<Status>();
-  ctx.worker.post([&ctx, core, client = session->client, index, fulfiller = kj::mv(paf.fulfiller)]() mutable {
-    auto leased = ctx.backend.acquireImage(*core->runtime, ctx.gpuTimeout);
-    if (!leased) {
-      if (auto s = core->shared->passThrough(index, ctx.gpuTimeout); !s) log::error("{}", s.error().describe());
-      fulfiller->fulfill(Status(leased.error()));
-      return;
-    }
-    auto copied = copyRelease(ctx, *core, *client, index, leased.value(), /*waitInHostMode=*/true);
-    fulfiller->fulfill(copied ? Status{} : Status(copied.error()));
-  });
-  return paf.promise.then(
-      [session, context, finish](Status status) mutable {
-        session->workerJobs--;
-        finish(context, status);
-      },
-      [session, context, finish](kj::Exception&& e) mutable {
-        session->workerJobs--;
-        finish(context, droppedJob(e));
-      });
+  return runOnWorker(session,
+                     [&ctx, core, client = session->client, index]() -> Status {
+                       auto leased = ctx.backend.acquireImage(*core->runtime, ctx.gpuTimeout);
+                       if (!leased) {
+                         if (auto s = core->shared->passThrough(index, ctx.gpuTimeout); !s) {
+                           log::error("{}", s.error().describe());
+                         }
+                         return leased.error();
+                       }
+                       auto copied = copyRelease(ctx, *core, *client, index, leased.value(), /*waitInHostMode=*/true);
+                       return copied ? Status{} : Status(copied.error());
+                     })
+      .then([context, finish](Status status) mutable { finish(context, status); });
 }
 
 kj::Promise<void> SwapchainServer::destroy(DestroyContext context) {
