@@ -317,6 +317,9 @@ struct DaemonStatus {
   # 1.4: layer views the display skipped since start because an opaque projection view above
   # them filled their eye (each counted once per display frame).
   layerViewsCulled @13 :UInt64;
+  # 1.4: the global priority the daemon's GPU queues got ("low", "medium", "high", "realtime";
+  # "medium" without VK_KHR/EXT_global_priority; --queue-priority).
+  gpuQueuePriority @14 :Text;
 }
 
 struct Pixels {

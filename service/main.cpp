@@ -63,7 +63,9 @@ xrc::Status createBackend(const xrc::DaemonConfig& config, const xrc::HeadlessOp
     if (!created) return created.error();
     instance = std::move(created).value();
   }
-  auto gpu = gpu::GpuDevice::create(gpu::DeviceOptions{config.deviceUuid, instance.get()});
+  gpu::DeviceOptions deviceOptions{config.deviceUuid, instance.get()};
+  (void)gpu::parseQueuePriority(config.queuePriority, deviceOptions.maxQueuePriority);  // validated
+  auto gpu = gpu::GpuDevice::create(deviceOptions);
   if (!gpu) return gpu.error();
   out.gpu = std::move(gpu).value();
   auto timeline = gpu::Timeline::create(out.gpu->device());
@@ -120,6 +122,7 @@ xrc::Result<xrc::DaemonConfig> effectiveConfig(const Options& options) {
   if (given.count("shutdown_grace_ms")) c.shutdownGraceMs = cli.shutdownGraceMs;
   if (given.count("head_motion")) c.headMotion = cli.headMotion;
   if (given.count("environment_blend_modes")) c.environmentBlendModes = cli.environmentBlendModes;
+  if (given.count("queue_priority")) c.queuePriority = cli.queuePriority;
   if (auto s = validateConfig(c); !s) return s.error();
   return c;
 }
@@ -337,6 +340,11 @@ int main(int argc, char** argv) {
                       "Headless display's environment blend modes, preferred first: opaque, additive, alpha_blend")
            ->capture_default_str(),
        "environment_blend_modes"},
+      {app.add_option("--queue-priority", cli.queuePriority,
+                      "Highest GPU queue priority to ask for (low, medium, high, realtime); lower ones are "
+                      "tried when the driver refuses")
+           ->capture_default_str(),
+       "queue_priority"},
   };
   app.add_option("--config", options.configFile,
                  "Configuration file instead of /etc/xr-compositor/config.toml and the user's "

@@ -91,6 +91,7 @@ Result<DaemonStatus> ControlClient::status() {
               out.refreshHz = in.getRefreshHz();
               out.displayFrames = in.getDisplayFrames();
               out.layerViewsCulled = in.getLayerViewsCulled();
+              out.gpuQueuePriority = in.getGpuQueuePriority().cStr();
               out.missedDisplayFrames = in.getMissedDisplayFrames();
               out.displayWorkUs = fromWire(in.getDisplayWorkUs());
               out.daemonCpuUsPerDisplayFrame = fromWire(in.getDaemonCpuUsPerDisplayFrame());

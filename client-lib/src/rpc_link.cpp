@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <utility>
 
 #include <kj/async-unix.h>
 
@@ -75,9 +76,8 @@ Result<std::unique_ptr<RpcLink>> RpcLink::open(const std::string& socketPathOrEm
   if (!link->wakeFd_.valid()) return makeError(ErrorCode::internal, "eventfd(): {}", std::strerror(errno));
   link->path_ = path.value();
   auto started = std::make_shared<AnswerSlot<bool>>();
-  link->thread_ = std::thread([raw = link.get(), started, socket = std::move(fd).value()]() mutable {
-    raw->run(std::move(socket), started);
-  });
+  link->thread_ = std::thread(
+      [raw = link.get(), started, socket = std::move(fd).value()]() mutable { raw->run(std::move(socket), started); });
   auto up = started->waitFor(std::chrono::milliseconds(10000));
   if (!up || !up->ok()) {
     // The thread reports failure only before it enters its loop; it is ending by itself.
@@ -99,14 +99,27 @@ RpcLink::~RpcLink() {
 }
 
 void RpcLink::post(Work work) {
-  bool wasEmpty = false;
+  bool mustWake = false;
   {
     Lock lock(queueMutex_);
-    wasEmpty = queue_.empty();
     queue_.push_back(kj::mv(work));
+    mustWake = !std::exchange(wakePending_, true);
   }
-  // A non-empty queue has a wake-up pending already (see run()).
-  if (wasEmpty) wake();
+  if (mustWake) wake();
+}
+
+void RpcLink::postDeferred(Work work) {
+  Lock lock(queueMutex_);
+  queue_.push_back(kj::mv(work));
+}
+
+void RpcLink::flush() {
+  bool mustWake = false;
+  {
+    Lock lock(queueMutex_);
+    mustWake = !queue_.empty() && !std::exchange(wakePending_, true);
+  }
+  if (mustWake) wake();
 }
 
 void RpcLink::wake() {
@@ -138,7 +151,7 @@ void RpcLink::run(UniqueFd socket, const std::shared_ptr<AnswerSlot<bool>>& star
 
   for (;;) {
     // Edge-triggered: clear the counter, then take the queue. Work posted after the swap writes
-    // the eventfd again (post() writes when it finds the queue empty), so nothing is missed.
+    // the eventfd again (post() writes when no wake-up is pending), so nothing is missed.
     uint64_t count;
     while (::read(wakeFd_.get(), &count, sizeof count) > 0) {
     }
@@ -147,6 +160,7 @@ void RpcLink::run(UniqueFd socket, const std::shared_ptr<AnswerSlot<bool>>& star
     {
       Lock lock(queueMutex_);
       work.swap(queue_);
+      wakePending_ = false;
       stop = stopping_;
     }
     for (auto& w : work) {

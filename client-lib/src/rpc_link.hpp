@@ -5,8 +5,9 @@
 // queues a function and returns at once (the calls that must not block: acquire, wait, release,
 // beginFrame, endFrame), `call()` queues one and waits, bounded, for the answer it produces.
 // Queued work runs in order, and the messages one pass of the I/O loop produces leave in one
-// socket write. So the library can be used from any thread, and a release costs the caller its
-// Vulkan submit plus a queue push and, when the thread sleeps, one eventfd write.
+// socket write. So the library can be used from any thread. `postDeferred()` queues work without
+// waking the thread at all: it leaves with the next message that does (a release costs the caller
+// its Vulkan submit and a queue push; docs/SYNC.md, "Releases travel with the next call").
 #pragma once
 
 #include <capnp/rpc-twoparty.h>
@@ -92,6 +93,11 @@ class RpcLink {
   RpcLink& operator=(const RpcLink&) = delete;
 
   void post(Work work);
+  // Queues `work` without waking the I/O thread: it runs, in order, when a later post() or call()
+  // wakes the thread, or at flush(). The caller saves an eventfd write and the wake-up it causes.
+  void postDeferred(Work work);
+  // Wakes the I/O thread if deferred work is waiting; for a caller about to wait on its answer.
+  void flush();
 
   // Runs `work` on the I/O thread and waits for the answer it produces, at most `timeout`
   // (then: ErrorCode::timeout; the answer is dropped when it comes). A broken connection
@@ -115,6 +121,8 @@ class RpcLink {
   std::atomic<bool> disconnected_{false};
   Mutex queueMutex_;
   std::vector<Work> queue_ XRC_GUARDED_BY(queueMutex_);
+  // The eventfd was written since the I/O thread last took the queue.
+  bool wakePending_ XRC_GUARDED_BY(queueMutex_) = false;
   bool stopping_ XRC_GUARDED_BY(queueMutex_) = false;
   std::thread thread_;
 };
@@ -136,7 +144,8 @@ Result<T> RpcLink::call(CallWork<T> work, const char* what, std::chrono::millise
                                 [this, slot, what](kj::Exception&& e) { slot->set(connectionError(*this, e, what)); }));
   });
   auto answer = slot->waitFor(timeout);
-  if (!answer) return makeError(ErrorCode::timeout, "{}: no answer from xr-compositord within {} ms", what, timeout.count());
+  if (!answer)
+    return makeError(ErrorCode::timeout, "{}: no answer from xr-compositord within {} ms", what, timeout.count());
   return std::move(*answer);
 }
 

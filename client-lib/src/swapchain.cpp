@@ -263,6 +263,7 @@ Swapchain::~Swapchain() {
   // Our own GPU work on the images must be done before they go; the daemon's copies are its
   // business (it waits for them before freeing its side).
   RpcLink& link = *sc.connection->link;
+  link.flush();  // releases not sent yet
   for (uint32_t i = 0; i < sc.perImage.size() && !link.disconnected(); ++i) {
     bool hadToWait = false;
     (void)sc.answers->waitAnswered(i, kReleaseAnswerTimeout, hadToWait);
@@ -314,6 +315,7 @@ Result<uint32_t> Swapchain::acquire() {
     // The answer proves the copy that signals copying_done was submitted (binary) or finished
     // (host). Usually long there, so this costs no round trip; counted as one when it is not.
     bool hadToWait = false;
+    conn.link->flush();  // the release may still wait for a message to travel with (see release())
     const Status answer = sc.answers->waitAnswered(index, kReleaseAnswerTimeout, hadToWait);
     if (hadToWait) conn.roundTrips++;
     if (!answer && conn.link->disconnected()) {
@@ -415,9 +417,12 @@ Status Swapchain::release() {
   }
 
   sc.answers->sent(index);
-  // The I/O thread builds and sends it, with whatever else is queued, in one socket write.
-  conn.link->post([link = conn.link.get(), answers = sc.answers, id = sc.id, index,
-                   alsoAcquireAndWait = conn.combinedFrameCalls](IoState& io) {
+  // Not sent yet: the I/O thread builds it when the next message wakes it (the frame's endFrame,
+  // normally, or an acquire of this image, which needs its answer) and both leave in one socket
+  // write. The daemon cannot show the copy before that endFrame anyway, and this thread saves
+  // the eventfd write and the wake-up it causes (docs/SYNC.md).
+  conn.link->postDeferred([link = conn.link.get(), answers = sc.answers, id = sc.id, index,
+                           alsoAcquireAndWait = conn.combinedFrameCalls](IoState& io) {
     auto call = io.swapchains.at(id).releaseRequest(capnp::MessageSize{8, 0});
     call.setIndex(index);
     call.setAlsoAcquireAndWait(alsoAcquireAndWait);

@@ -75,6 +75,10 @@ Status validateConfig(const DaemonConfig& c, std::string_view p) {
     return makeError(ErrorCode::invalidArgument, "{} must be still or sway (got '{}')",
                      name("head-motion", "head_motion"), c.headMotion);
   }
+  if (!oneOf(c.queuePriority, {"low", "medium", "high", "realtime"})) {
+    return makeError(ErrorCode::invalidArgument, "{} must be low, medium, high or realtime (got '{}')",
+                     name("queue-priority", "queue_priority"), c.queuePriority);
+  }
   if (c.shutdownGraceMs < 0 || c.shutdownGraceMs > 60000) {
     return makeError(ErrorCode::invalidArgument, "{} must be within 0..60000 (got {})",
                      name("shutdown-grace-ms", "shutdown_grace_ms"), c.shutdownGraceMs);
@@ -117,6 +121,8 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
       s = text(next.environmentBlendModes);
     } else if (k == "head_motion") {
       s = text(next.headMotion);
+    } else if (k == "queue_priority") {
+      s = text(next.queuePriority);
     } else if (k == "refresh_hz") {
       if (!node.is_number()) {
         return makeError(ErrorCode::invalidArgument, "{}: 'refresh_hz' must be a number", where(source, node));
@@ -130,7 +136,7 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
     } else {
       return makeError(ErrorCode::invalidArgument,
                        "{}: unknown key '{}' (known: backend, socket, refresh_hz, log_level, view_size, sync_mode, "
-                       "device_uuid, shutdown_grace_ms, head_motion, environment_blend_modes)",
+                       "device_uuid, shutdown_grace_ms, head_motion, environment_blend_modes, queue_priority)",
                        where(source, node), k);
     }
     if (!s) return s;
@@ -187,6 +193,7 @@ std::vector<std::string> changedKeys(const DaemonConfig& a, const DaemonConfig& 
   if (a.shutdownGraceMs != b.shutdownGraceMs) out.push_back("shutdown_grace_ms");
   if (a.headMotion != b.headMotion) out.push_back("head_motion");
   if (a.environmentBlendModes != b.environmentBlendModes) out.push_back("environment_blend_modes");
+  if (a.queuePriority != b.queuePriority) out.push_back("queue_priority");
   return out;
 }
 

@@ -25,6 +25,7 @@ struct DaemonConfig {
   int64_t shutdownGraceMs = 1000;
   std::string environmentBlendModes = "opaque";  // headless: the display's, preferred first
   std::string headMotion = "still";              // headless: still | sway (the simulated head turns to and fro)
+  std::string queuePriority = "high";            // highest GPU queue priority to ask for: low|medium|high|realtime
 
   bool operator==(const DaemonConfig&) const = default;
 };

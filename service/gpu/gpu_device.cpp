@@ -4,6 +4,60 @@
 
 namespace xrc::gpu {
 
+namespace {
+constexpr QueuePriority kPriorities[] = {QueuePriority::low, QueuePriority::medium, QueuePriority::high,
+                                         QueuePriority::realtime};
+
+VkQueueGlobalPriorityKHR toVulkan(QueuePriority priority) {
+  switch (priority) {
+    case QueuePriority::low:
+      return VK_QUEUE_GLOBAL_PRIORITY_LOW_KHR;
+    case QueuePriority::medium:
+      return VK_QUEUE_GLOBAL_PRIORITY_MEDIUM_KHR;
+    case QueuePriority::high:
+      return VK_QUEUE_GLOBAL_PRIORITY_HIGH_KHR;
+    case QueuePriority::realtime:
+      return VK_QUEUE_GLOBAL_PRIORITY_REALTIME_KHR;
+  }
+  return VK_QUEUE_GLOBAL_PRIORITY_MEDIUM_KHR;
+}
+
+// The extension to name, or null: KHR and EXT define the same structure and values.
+const char* globalPriorityExtension(VkPhysicalDevice physical) {
+  if (vk::deviceHasExtension(physical, VK_KHR_GLOBAL_PRIORITY_EXTENSION_NAME)) {
+    return VK_KHR_GLOBAL_PRIORITY_EXTENSION_NAME;
+  }
+  if (vk::deviceHasExtension(physical, VK_EXT_GLOBAL_PRIORITY_EXTENSION_NAME)) {
+    return VK_EXT_GLOBAL_PRIORITY_EXTENSION_NAME;
+  }
+  return nullptr;
+}
+}  // namespace
+
+const char* toString(QueuePriority priority) {
+  switch (priority) {
+    case QueuePriority::low:
+      return "low";
+    case QueuePriority::medium:
+      return "medium";
+    case QueuePriority::high:
+      return "high";
+    case QueuePriority::realtime:
+      return "realtime";
+  }
+  return "?";
+}
+
+bool parseQueuePriority(const std::string& text, QueuePriority& out) {
+  for (QueuePriority p : kPriorities) {
+    if (text == toString(p)) {
+      out = p;
+      return true;
+    }
+  }
+  return false;
+}
+
 Result<std::unique_ptr<GpuDevice>> GpuDevice::create(const DeviceOptions& options) {
   auto device = std::make_unique<GpuDevice>();
   if (auto s = device->init(options); !s) return s.error();
@@ -103,6 +157,8 @@ Status GpuDevice::init(const DeviceOptions& options) {
 
   std::vector<const char*> extensions = vk::requiredDeviceExtensions();
   if (facts_.externalSemaphoreFd) extensions.push_back(vk::semaphoreFdExtension());
+  const char* priorityExtension = globalPriorityExtension(physical_);
+  if (priorityExtension != nullptr) extensions.push_back(priorityExtension);
 
   VkPhysicalDeviceVulkan12Features features12{};
   features12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
@@ -111,17 +167,38 @@ Status GpuDevice::init(const DeviceOptions& options) {
   VkDeviceCreateInfo dci{};
   dci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
   dci.pNext = &features12;
-  dci.queueCreateInfoCount = uint32_t(queueInfos.size());
-  dci.pQueueCreateInfos = queueInfos.data();
   dci.enabledExtensionCount = uint32_t(extensions.size());
   dci.ppEnabledExtensionNames = extensions.data();
   VkDevice device = VK_NULL_HANDLE;
-  if (options.factory != nullptr) {
-    auto created = options.factory->createDevice(physical_, dci);
-    if (!created) return created.error();
-    device = created.value();
-  } else if (auto s = vk::check(vkCreateDevice(physical_, &dci, nullptr, &device), "vkCreateDevice"); !s) {
-    return s;
+  auto createDevice = [&]() -> Status {
+    dci.queueCreateInfoCount = uint32_t(queueInfos.size());
+    dci.pQueueCreateInfos = queueInfos.data();
+    if (options.factory != nullptr) {
+      auto created = options.factory->createDevice(physical_, dci);
+      if (!created) return created.error();
+      device = created.value();
+      return {};
+    }
+    return vk::check(vkCreateDevice(physical_, &dci, nullptr, &device), "vkCreateDevice");
+  };
+  if (priorityExtension == nullptr) {
+    if (auto s = createDevice(); !s) return s;
+  } else {
+    // Highest first; a refusal (VK_ERROR_NOT_PERMITTED, or INITIALIZATION_FAILED from drivers
+    // that say it so) moves one step down. Medium is Vulkan's default: its failure is real.
+    VkDeviceQueueGlobalPriorityCreateInfoKHR priorityInfo{};
+    priorityInfo.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_GLOBAL_PRIORITY_CREATE_INFO_KHR;
+    for (auto& q : queueInfos) q.pNext = &priorityInfo;
+    for (QueuePriority p = options.maxQueuePriority;; p = QueuePriority(int(p) - 1)) {
+      priorityInfo.globalPriority = toVulkan(p);
+      Status s = createDevice();
+      if (s) {
+        queuePriority_ = p;
+        break;
+      }
+      if (p <= QueuePriority::medium) return s;
+      log::debug("GPU: queue priority {} refused ({}); trying lower", toString(p), s.error().message);
+    }
   }
   device_.reset(device);
 
@@ -145,9 +222,10 @@ Status GpuDevice::init(const DeviceOptions& options) {
   queryFormats();
   log::info(
       "GPU: '{}' device {} driver {}; copy queue family {}{}, graphics family {}; external "
-      "semaphores: {}",
+      "semaphores: {}; queue priority {}",
       facts_.name, uuidToString(facts_.deviceUuid), uuidToString(facts_.driverUuid), copyFamily,
-      separateCopyFamily ? " (compute-only)" : "", graphicsFamily, facts_.externalSemaphoreFd ? "yes" : "no");
+      separateCopyFamily ? " (compute-only)" : "", graphicsFamily, facts_.externalSemaphoreFd ? "yes" : "no",
+      priorityExtension != nullptr ? toString(queuePriority_) : "medium (no global priority extension)");
   return {};
 }
 

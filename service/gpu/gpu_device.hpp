@@ -32,9 +32,21 @@ class VulkanFactory {
   virtual Result<VkDevice> createDevice(VkPhysicalDevice physical, const VkDeviceCreateInfo& info) = 0;
 };
 
+// System-wide scheduling priority of the daemon's queues (VK_EXT/KHR_global_priority).
+enum class QueuePriority { low, medium, high, realtime };
+const char* toString(QueuePriority priority);
+// "low" | "medium" | "high" | "realtime"
+bool parseQueuePriority(const std::string& text, QueuePriority& out);
+
 struct DeviceOptions {
   std::string deviceUuid;            // empty: first device with the needed extensions
   VulkanFactory* factory = nullptr;  // null: plain vkCreateInstance/vkCreateDevice
+  // The highest queue priority to ask for. A GPU time-sliced between many client processes
+  // serves the display late when the compositor's queues rank no higher than the clients'
+  // (docs/BENCHMARKS.md, session 8: high cut missed vsyncs with 64 clients on the H100 by 3-4x;
+  // realtime made every submission slower there). Drivers refuse what the process may not have;
+  // each lower one is tried in turn, down to medium (Vulkan's default).
+  QueuePriority maxQueuePriority = QueuePriority::high;
 };
 
 class GpuDevice {
@@ -50,6 +62,9 @@ class GpuDevice {
   const VkPhysicalDeviceMemoryProperties& memory() const { return memory_; }
   float timestampPeriodNs() const { return timestampPeriod_; }
   bool timestampsOnCopyQueue() const { return copyTimestamps_; }
+  // The global priority the queues were created with (medium where the driver has no
+  // VK_EXT/KHR_global_priority).
+  QueuePriority queuePriority() const { return queuePriority_; }
 
   // Copies of client images run here: a compute-capable queue, preferably compute-only
   // (notes/stack-facts.md: the graphics queue's copy path is 17x slower on the H100).
@@ -77,6 +92,7 @@ class GpuDevice {
   VkPhysicalDeviceMemoryProperties memory_{};
   float timestampPeriod_ = 1.f;
   bool copyTimestamps_ = false;
+  QueuePriority queuePriority_ = QueuePriority::medium;
   std::unique_ptr<Queue> ownedCopyQueue_;
   std::unique_ptr<Queue> ownedGraphicsQueue_;
   Queue* copyQueue_ = nullptr;

@@ -63,5 +63,63 @@ TEST(ClientLib, FrameBegunWhileTheNextWaitIsOnItsWay) {
       5s));
 }
 
+// A release is queued to leave with the next message (normally endFrame) instead of waking the
+// I/O thread. It must never be stranded: an acquire that needs its answer sends it.
+TEST(ClientLib, ReleasesTravelWithTheNextCallButAreNeverStranded) {
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  auto system = client::describe(daemon.socket());
+  ASSERT_TRUE(system) << system.error().describe();
+  auto app = tools::VulkanApp::create(system.value(), "release-batching");
+  ASSERT_TRUE(app) << app.error().describe();
+  client::ConnectOptions options;
+  options.socketPath = daemon.socket();
+  options.applicationName = "release-batching";
+  options.vulkan = app.value()->binding();
+  auto connection = client::Connection::connect(options);
+  ASSERT_TRUE(connection) << connection.error().describe();
+  client::Connection& c = *connection.value();
+  SwapchainRequest request;
+  request.usageFlags = 0x1;  // XR_SWAPCHAIN_USAGE_COLOR_ATTACHMENT_BIT
+  request.format = int64_t(system.value().swapchainFormats.front());
+  request.width = 64;
+  request.height = 64;
+  auto swapchain = c.createSwapchain(request);
+  ASSERT_TRUE(swapchain) << swapchain.error().describe();
+  client::Swapchain& sc = *swapchain.value();
+  const uint32_t imageCount = uint32_t(sc.images().size());
+  ASSERT_GE(imageCount, 2u);
+  auto releasesSeen = [&] {
+    auto status = daemon.control()->status();
+    EXPECT_TRUE(status) << status.error().describe();
+    return status && status.value().clients.size() == 1 ? status.value().clients[0].releases : ~uint64_t(0);
+  };
+
+  auto cycleOnce = [&] {
+    auto index = sc.acquire();
+    ASSERT_TRUE(index) << index.error().describe();
+    ASSERT_TRUE(sc.wait(std::chrono::seconds(2)));
+    ASSERT_TRUE(sc.release());
+  };
+  cycleOnce();
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(releasesSeen(), 0u) << "the release should wait for the next message";
+
+  // Without any frame call, cycle every image twice: each second acquire needs the answer to the
+  // image's first release, so it has to send what is queued (else it would time out).
+  for (uint32_t i = 1; i < 2 * imageCount; ++i) cycleOnce();
+  EXPECT_GE(releasesSeen(), uint64_t(imageCount));
+
+  // The next frame call carries the rest.
+  auto frame = c.waitFrame();
+  ASSERT_TRUE(frame) << frame.error().describe();
+  EXPECT_TRUE(daemon.waitForStatus(
+      [&](const control::DaemonStatus& s) {
+        return s.clients.size() == 1 && s.clients[0].releases == uint64_t(2 * imageCount);
+      },
+      5s));
+}
+
 }  // namespace
 }  // namespace xrc::test

@@ -332,9 +332,12 @@ TEST(Composition, SetPrimaryAndKickThroughCtl) {
     EXPECT_TRUE(c["latency_us"].contains("p50") && c["latency_us"].contains("p99"));
   }
   for (const char* field : {"missed_display_frames", "display_work_us", "daemon_cpu_us_per_display_frame",
-                            "daemon_cpu_us_per_client_frame"}) {
+                            "daemon_cpu_us_per_client_frame", "gpu_queue_priority"}) {
     EXPECT_TRUE(json.contains(field)) << field;
   }
+  // Whatever the driver granted, it is one of Vulkan's four.
+  const std::string priority = json.value("gpu_queue_priority", "");
+  EXPECT_TRUE(priority == "low" || priority == "medium" || priority == "high" || priority == "realtime") << priority;
 
   // Kick removes exactly that client; the others keep going.
   r = ctl(daemon, dir, {"kick", std::to_string(first)});

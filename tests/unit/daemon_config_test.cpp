@@ -88,6 +88,22 @@ TEST(DaemonConfig, BackendsAreHeadlessAndOpenXr) {
       << s.error().message;
 }
 
+TEST(DaemonConfig, QueuePriorityIsOneOfVulkansFour) {
+  DaemonConfig c;
+  EXPECT_EQ(c.queuePriority, "high");
+  ASSERT_TRUE(applyToml("queue_priority = \"medium\"\n", "test.toml", c));
+  EXPECT_EQ(c.queuePriority, "medium");
+  auto s = applyToml("queue_priority = \"urgent\"\n", "test.toml", c);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("test.toml:1: queue_priority must be low, medium, high or realtime (got 'urgent')"),
+            std::string::npos)
+      << s.error().message;
+  EXPECT_EQ(c.queuePriority, "medium");
+  DaemonConfig other = c;
+  other.queuePriority = "high";
+  EXPECT_EQ(changedKeys(c, other), std::vector<std::string>{"queue_priority"});
+}
+
 TEST(DaemonConfig, HeadMotionIsStillOrSway) {
   DaemonConfig c;
   EXPECT_EQ(c.headMotion, "still");

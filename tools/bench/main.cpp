@@ -33,6 +33,7 @@ struct Options {
   uint64_t frames = 600;
   double seconds = 0;  // > 0: frames = seconds x refresh rate
   std::string viewSize = "1440x1600";
+  std::vector<std::string> daemonArgs;  // passed on to the daemon it starts
   std::string syncMode = "auto";
   uint32_t quadPx = 0;        // > 0: each client also submits a quad layer
   uint32_t workMs = 0;        // simulated render time per frame (slower clients)
@@ -118,10 +119,10 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
   std::string socket = o.socket;
   if (socket.empty()) {
     socket = dir.path + "/bench.sock";
-    ownDaemon =
-        std::make_unique<Process>(std::vector<std::string>{o.daemon, "--socket", socket, "--view-size", o.viewSize,
-                                                           "--sync-mode", o.syncMode, "--log-level", "warn"},
-                                  std::map<std::string, std::string>{}, dir.path + "/daemon.log");
+    std::vector<std::string> args{o.daemon,      "--socket", socket,        "--view-size", o.viewSize,
+                                  "--sync-mode", o.syncMode, "--log-level", "warn"};
+    args.insert(args.end(), o.daemonArgs.begin(), o.daemonArgs.end());
+    ownDaemon = std::make_unique<Process>(args, std::map<std::string, std::string>{}, dir.path + "/daemon.log");
     // --log-level warn hides the "serving" line: wait for the socket instead.
     for (int i = 0; i < 200 && ::access(socket.c_str(), F_OK) != 0; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -215,6 +216,7 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
     }
     result["display_frames"] = after->displayFrames - before->displayFrames;
     result["missed_display_frames"] = after->missedDisplayFrames - before->missedDisplayFrames;
+    result["gpu_queue_priority"] = after->gpuQueuePriority;
     result["display_work_us"] = {{"p50", after->displayWorkUs.p50}, {"p99", after->displayWorkUs.p99}};
     result["daemon_cpu_us_per_display_frame"] = {{"p50", after->daemonCpuUsPerDisplayFrame.p50},
                                                  {"p99", after->daemonCpuUsPerDisplayFrame.p99}};
@@ -284,6 +286,10 @@ int main(int argc, char** argv) {
                  "recording; without it the release follows the acquire within microseconds)");
   app.add_flag("--finish-render", o.finishRender,
                "Clients wait for their rendering to finish before releasing (rendering_done already signalled)");
+  app.add_option("--daemon-arg", o.daemonArgs,
+                 "Pass this argument on to the daemon started with --daemon (repeatable; e.g. "
+                 "--daemon-arg=--queue-priority=medium)")
+      ->allow_extra_args(false);
   app.add_option("--view-size", o.viewSize, "Per-view size; each client submits a 2-layer swapchain of it")
       ->capture_default_str();
   app.add_option("--sync-mode", o.syncMode, "auto, host or binary")->capture_default_str();

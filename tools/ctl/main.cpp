@@ -51,6 +51,7 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
           {"display_frames", s.displayFrames},
           {"missed_display_frames", s.missedDisplayFrames},
           {"layer_views_culled", s.layerViewsCulled},
+          {"gpu_queue_priority", s.gpuQueuePriority},
           {"display_work_us", percentiles(s.displayWorkUs)},
           {"daemon_cpu_us_per_display_frame", percentiles(s.daemonCpuUsPerDisplayFrame)},
           {"daemon_cpu_us_per_client_frame", s.daemonCpuUsPerClientFrame},
@@ -64,9 +65,10 @@ std::string formatTable(const xrc::control::DaemonStatus& s) {
                                 s.daemonVersion, s.backend, double(s.uptimeNs) / 1e9, s.refreshHz, s.displayFrames,
                                 s.missedDisplayFrames);
   out += fmt::format(
-      "display work p50 {:.0f} us  daemon CPU {:.0f} us per display frame, {:.1f} us per client frame  blend {}\n",
+      "display work p50 {:.0f} us  daemon CPU {:.0f} us per display frame, {:.1f} us per client frame  blend {}  "
+      "GPU priority {}\n",
       s.displayWorkUs.p50, s.daemonCpuUsPerDisplayFrame.p50, s.daemonCpuUsPerClientFrame,
-      xrc::blendModeName(s.environmentBlendMode));
+      xrc::blendModeName(s.environmentBlendMode), s.gpuQueuePriority);
   out += fmt::format("{} client{}\n", s.clients.size(), s.clients.size() == 1 ? "" : "s");
   if (s.clients.empty()) return out;
   out += fmt::format("{:>4}  {:<20} {:>8}  {:<6} {:<10} {:>9} {:>9} {:>6} {:>7} {:>5}  {:>12} {:>12} {:>12}\n", "ID",

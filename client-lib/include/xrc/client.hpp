@@ -140,7 +140,8 @@ class Swapchain {
   // Waits until the oldest acquired image may be rendered to (its layout is the attachment
   // layout); bounded by `timeout`.
   Status wait(std::chrono::nanoseconds timeout);
-  // Hands the oldest waited image to the daemon. Returns without waiting for the daemon.
+  // Hands the oldest waited image to the daemon. Returns without waiting for the daemon: the
+  // release leaves with the connection's next message (endFrame, normally; docs/SYNC.md).
   Status release();
 
   struct Impl;

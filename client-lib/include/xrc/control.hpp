@@ -45,6 +45,7 @@ struct DaemonStatus {
   float refreshHz = 0;
   uint64_t displayFrames = 0;
   uint64_t layerViewsCulled = 0;  // skipped under an opaque projection view (1.4)
+  std::string gpuQueuePriority;   // the daemon's GPU queues' global priority (1.4)
   std::vector<ClientStatus> clients;
   uint64_t missedDisplayFrames = 0;
   Percentiles displayWorkUs, daemonCpuUsPerDisplayFrame;
