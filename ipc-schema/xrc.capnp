@@ -6,7 +6,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("xrc::wire");
 
 const protocolMajor :UInt16 = 1;
-const protocolMinor :UInt16 = 4;
+const protocolMinor :UInt16 = 5;
 # Minor 1: view poses/fovs, head pose with waitFrame, locateHead.
 # Minor 2: overlay sessions, session roles, per-frame stats, Control.setPrimary/kick.
 # Minor 3: environment blend modes (system description, endFrame, status); LOCAL space changes
@@ -14,6 +14,8 @@ const protocolMinor :UInt16 = 4;
 # Minor 4: fewer calls per frame: release may stand for the image's acquire and wait too, endFrame
 #          for the frame's beginFrame; the system description names the daemon's minor; occlusion
 #          culling is reported (DisplayedLayer.drawn, DaemonStatus.layerViewsCulled).
+# Minor 5: one call per frame: endFrame may carry the frame's releases and stand for the next
+#          waitFrame (its answer then comes when that wait's would have).
 
 # --- errors -------------------------------------------------------------------------------------
 # Every call answers with an Error; code `none` means success. Errors are data, not exceptions, so
@@ -242,6 +244,11 @@ struct FrameTiming {
   localSpaceChanges @9 :UInt32;
 }
 
+struct ImageRelease {
+  swapchainId @0 :UInt32;
+  index @1 :UInt32;
+}
+
 interface Session {
   createSwapchain @0 (info :SwapchainCreateInfo)
       -> (error :Error, swapchain :Swapchain, id :UInt32, image :ImageCreateInfo,
@@ -250,8 +257,20 @@ interface Session {
   beginFrame @2 (frameId :UInt64) -> (error :Error);
   # `alsoBegin` (1.4): the client sent no beginFrame for `frameId`; the daemon checks and applies
   # it first, as beginFrame would have (a frame begun and never ended is simply never sent).
+  #
+  # `releases` (1.5): image releases the client did not send as calls. The daemon applies each
+  # first, in list order, exactly as `Swapchain.release(index, alsoAcquireAndWait = true)` calls
+  # sent before this one would be (at most 64: kMaxReleasesPerEndFrame); `releaseErrors` answers them,
+  # one per entry. They are applied even when the frame itself is refused.
+  # `alsoWaitNext` (1.5): the client sent no waitFrame for its next frame; the daemon starts one
+  # as this call arrives (also when the frame is refused) and answers this call with it, when a
+  # waitFrame would have been answered: `next` and `nextError`. A client that asks for its next
+  # frame much later than that should not use `next`; a waitFrame then replaces it, and the pacing
+  # treats it as if `next` had never been handed out (docs/PROTOCOL.md).
   endFrame @3 (frameId :UInt64, displayTime :Int64, layers :List(Layer),
-               environmentBlendMode :EnvironmentBlendMode, alsoBegin :Bool) -> (error :Error);
+               environmentBlendMode :EnvironmentBlendMode, alsoBegin :Bool,
+               releases :List(ImageRelease), alsoWaitNext :Bool)
+      -> (error :Error, releaseErrors :List(Error), next :FrameTiming, nextError :Error);
   # The head's pose in STAGE space at `time` (ns, CLOCK_MONOTONIC), for times that no waitFrame
   # answer covered. `time` must be positive.
   locateHead @4 (time :Int64) -> (error :Error, headInStage :Pose);

@@ -1,3 +1,4 @@
+#include <time.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -112,6 +113,20 @@ void Connection::Impl::sendTracked(kj::Function<kj::Promise<Status>(IoState&)> s
   });
 }
 
+void Connection::Impl::sendUnsentReleases() {
+  for (UnsentRelease& r : unsentReleases)
+    link->post(releaseCall(*link, std::move(r.answers), r.swapchainId, r.index, true));
+  unsentReleases.clear();
+}
+
+void Connection::Impl::flushReleases() {
+  {
+    Lock lock(frameMutex);
+    sendUnsentReleases();
+  }
+  link->flush();
+}
+
 Status Connection::Impl::takeAsyncError() {
   if (link->disconnected()) return makeError(ErrorCode::internal, "the connection to xr-compositord was lost");
   if (auto error = errors->take()) return std::move(*error);
@@ -188,17 +203,70 @@ Result<std::unique_ptr<Connection>> Connection::connect(const ConnectOptions& op
   impl->system = std::move(reply.value().system);
   impl->syncMode = reply.value().syncMode;
   impl->clientId = reply.value().clientId;
-  impl->combinedFrameCalls = std::min(options.protocolMinor, impl->system.protocolMinor) >= 4;
+  const uint16_t minor = std::min(options.protocolMinor, impl->system.protocolMinor);
+  impl->combinedFrameCalls = minor >= 4;
+  impl->oneCallFrames = minor >= 5;
   impl->roundTrips++;
   return std::make_unique<Connection>(std::move(impl));
 }
 
+namespace {
+FrameTiming fromWire(wire::FrameTiming::Reader t) {
+  FrameTiming timing;
+  timing.frameId = t.getFrameId();
+  timing.predictedDisplayTimeNs = t.getPredictedDisplayTime();
+  timing.predictedDisplayPeriodNs = t.getPredictedDisplayPeriod();
+  timing.shouldRender = t.getShouldRender();
+  timing.headInStage = xrc::fromWire(t.getHeadInStage());
+  timing.visible = t.getVisible();
+  timing.focused = t.getFocused();
+  timing.stopping = t.getStopping();
+  timing.localInStage = xrc::fromWire(t.getLocalInStage());
+  timing.localSpaceChanges = t.getLocalSpaceChanges();
+  return timing;
+}
+
+// An implied wait's answer is used only while the frame it hands out still has most of its time:
+// later, a waitFrame of its own gives the application a frame it can make.
+constexpr uint32_t kImpliedWaitBackoffFrames = 64;
+bool stillTimely(const FrameTiming& t) {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  const int64_t nowNs = int64_t(now.tv_sec) * 1000000000 + now.tv_nsec;
+  const int64_t startNs = t.predictedDisplayTimeNs - t.predictedDisplayPeriodNs;  // when the daemon answered
+  return nowNs - startNs <= t.predictedDisplayPeriodNs / 4;
+}
+}  // namespace
+
 Result<FrameTiming> Connection::waitFrame() {
   if (auto s = impl_->takeAsyncError(); !s) return s.error();
+  std::shared_ptr<AnswerSlot<FrameTiming>> implied;
   {
     Lock lock(impl_->frameMutex);
     if (impl_->beginUnsent) impl_->sendBeginFrame(*std::exchange(impl_->beginUnsent, std::nullopt));
+    impl_->sendUnsentReleases();  // a frame released into but never ended
+    implied = std::exchange(impl_->impliedWait, nullptr);
     impl_->waitInFlight = true;
+  }
+  if (implied) {
+    // 1.5: the last endFrame stood for this wait; its answer comes when this one's would have.
+    auto answer = implied->waitFor(RpcLink::kDefaultCallTimeout);
+    impl_->roundTrips++;
+    if (answer && *answer && stillTimely(answer->value())) {
+      Lock lock(impl_->frameMutex);
+      impl_->waitInFlight = false;
+      impl_->waitedFrame = answer->value().frameId;
+      return std::move(*answer).value();
+    }
+    if (impl_->link->disconnected()) {
+      Lock lock(impl_->frameMutex);
+      impl_->waitInFlight = false;
+      return makeError(ErrorCode::internal, "waitFrame: the connection to xr-compositord was lost");
+    }
+    // Too old to use, refused or lost: a waitFrame of its own (the daemon paces as if the implied
+    // one had never been answered), and no implied waits for a while.
+    Lock lock(impl_->frameMutex);
+    impl_->impliedWaitBackoff = kImpliedWaitBackoffFrames;
   }
   auto reply = impl_->link->call<FrameTiming>(
       [](IoState& io) {
@@ -206,19 +274,7 @@ Result<FrameTiming> Connection::waitFrame() {
             .send()
             .then([](capnp::Response<wire::Session::WaitFrameResults>&& r) -> Result<FrameTiming> {
               if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
-              auto t = r.getTiming();
-              FrameTiming timing;
-              timing.frameId = t.getFrameId();
-              timing.predictedDisplayTimeNs = t.getPredictedDisplayTime();
-              timing.predictedDisplayPeriodNs = t.getPredictedDisplayPeriod();
-              timing.shouldRender = t.getShouldRender();
-              timing.headInStage = xrc::fromWire(t.getHeadInStage());
-              timing.visible = t.getVisible();
-              timing.focused = t.getFocused();
-              timing.stopping = t.getStopping();
-              timing.localInStage = xrc::fromWire(t.getLocalInStage());
-              timing.localSpaceChanges = t.getLocalSpaceChanges();
-              return timing;
+              return fromWire(r.getTiming());
             });
       },
       "waitFrame");
@@ -284,9 +340,10 @@ void Connection::Impl::sendBeginFrame(uint64_t frameId) {
 }
 
 namespace {
-kj::Promise<Status> sendEndFrame(IoState& io, uint64_t frameId, int64_t displayTimeNs, const std::vector<Layer>& layers,
-                                 EnvironmentBlendMode blendMode, bool alsoBegin);
-}
+using EndFrameRequest = capnp::Request<wire::Session::EndFrameParams, wire::Session::EndFrameResults>;
+EndFrameRequest endFrameRequest(IoState& io, uint64_t frameId, int64_t displayTimeNs, const std::vector<Layer>& layers,
+                                EnvironmentBlendMode blendMode, bool alsoBegin);
+}  // namespace
 
 Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::vector<Layer>& layers,
                             EnvironmentBlendMode blendMode) {
@@ -298,18 +355,73 @@ Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::
   impl_->begunFrame.reset();
   const bool alsoBegin = impl_->beginUnsent == frameId;
   impl_->beginUnsent.reset();
-  // The message is built on the I/O thread from a copy of the layers.
-  impl_->sendTracked(
-      [frameId, displayTimeNs, layers, blendMode, alsoBegin](IoState& io) {
-        return sendEndFrame(io, frameId, displayTimeNs, layers, blendMode, alsoBegin);
-      },
-      "endFrame");
+  if (!impl_->oneCallFrames) {
+    // The message is built on the I/O thread from a copy of the layers.
+    impl_->sendTracked(
+        [frameId, displayTimeNs, layers, blendMode, alsoBegin](IoState& io) {
+          return endFrameRequest(io, frameId, displayTimeNs, layers, blendMode, alsoBegin).send().then([](auto&& r) {
+            return xrc::fromWire(r.getError());
+          });
+        },
+        "endFrame");
+    return {};
+  }
+  // 1.5: the frame's releases travel with it, and it stands for the next waitFrame unless one is
+  // on its way or done already (a split frame loop), or implied waits came too early lately.
+  std::vector<UnsentRelease> releases = std::exchange(impl_->unsentReleases, {});
+  std::shared_ptr<AnswerSlot<FrameTiming>> implied;
+  if (impl_->impliedWaitBackoff > 0) {
+    impl_->impliedWaitBackoff--;
+  } else if (!impl_->waitInFlight && !impl_->waitedFrame && !impl_->impliedWait) {
+    implied = std::make_shared<AnswerSlot<FrameTiming>>();
+    impl_->impliedWait = implied;
+  }
+  impl_->link->post([link = impl_->link.get(), errors = impl_->errors, frameId, displayTimeNs, layers, blendMode,
+                     alsoBegin, releases = std::move(releases), implied](IoState& io) mutable {
+    auto request = endFrameRequest(io, frameId, displayTimeNs, layers, blendMode, alsoBegin);
+    auto wireReleases = request.initReleases(uint32_t(releases.size()));
+    for (uint32_t i = 0; i < releases.size(); ++i) {
+      wireReleases[i].setSwapchainId(releases[i].swapchainId);
+      wireReleases[i].setIndex(releases[i].index);
+    }
+    request.setAlsoWaitNext(implied != nullptr);
+    auto shared = std::make_shared<std::vector<UnsentRelease>>(std::move(releases));
+    io.tasks.add(request.send().then(
+        [errors, shared, implied](capnp::Response<wire::Session::EndFrameResults>&& r) {
+          if (auto s = xrc::fromWire(r.getError()); !s) {
+            errors->record(makeError(s.error().code, "endFrame: {}", s.error().message));
+          }
+          auto releaseErrors = r.getReleaseErrors();
+          for (uint32_t i = 0; i < shared->size(); ++i) {
+            const UnsentRelease& rel = (*shared)[i];
+            rel.answers->answered(rel.index, i < releaseErrors.size()
+                                                 ? xrc::fromWire(releaseErrors[i])
+                                                 : Status(makeError(ErrorCode::internal,
+                                                                    "endFrame: the daemon did not answer a release")));
+          }
+          if (implied) {
+            if (auto s = xrc::fromWire(r.getNextError()); !s) {
+              implied->set(s.error());
+            } else if (!r.hasNext()) {
+              implied->set(makeError(ErrorCode::internal, "endFrame: the daemon did not answer the implied waitFrame"));
+            } else {
+              implied->set(fromWire(r.getNext()));
+            }
+          }
+        },
+        [link, errors, shared, implied](kj::Exception&& e) {
+          const Error lost = connectionError(*link, e, "endFrame");
+          errors->record(lost);
+          for (const UnsentRelease& rel : *shared) rel.answers->answered(rel.index, lost);
+          if (implied) implied->set(lost);
+        }));
+  });
   return {};
 }
 
 namespace {
-kj::Promise<Status> sendEndFrame(IoState& io, uint64_t frameId, int64_t displayTimeNs, const std::vector<Layer>& layers,
-                                 EnvironmentBlendMode blendMode, bool alsoBegin) {
+EndFrameRequest endFrameRequest(IoState& io, uint64_t frameId, int64_t displayTimeNs, const std::vector<Layer>& layers,
+                                EnvironmentBlendMode blendMode, bool alsoBegin) {
   // Sized for a projection layer and a quad; more layers add a segment (Cap'n Proto's default
   // first segment is 8 KiB, allocated and zeroed per message).
   auto request = io.session.endFrameRequest(capnp::MessageSize{256, 0});
@@ -347,7 +459,7 @@ kj::Promise<Status> sendEndFrame(IoState& io, uint64_t frameId, int64_t displayT
       quad.setHeight(layer.quadHeight);
     }
   }
-  return request.send().then([](auto&& r) { return xrc::fromWire(r.getError()); });
+  return request;
 }
 }  // namespace
 

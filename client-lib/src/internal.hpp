@@ -49,6 +49,10 @@ class ReleaseAnswers {
     }
     changed_.notify_all();
   }
+  bool isAnswered(uint32_t index) {
+    Lock lock(mutex_);
+    return answered_[index] >= sent_[index];
+  }
   // Local mode: no answer will come.
   void forget(uint32_t index) {
     Lock lock(mutex_);
@@ -79,6 +83,18 @@ class ReleaseAnswers {
   std::vector<std::optional<Error>> errors_ XRC_GUARDED_BY(mutex_);
 };
 
+// What the I/O thread runs to send release(index, alsoAcquireAndWait) on swapchain `id` and
+// record its answer.
+RpcLink::Work releaseCall(RpcLink& link, std::shared_ptr<ReleaseAnswers> answers, uint32_t id, uint32_t index,
+                          bool alsoAcquireAndWait);
+
+// 1.5: a release not sent yet; the frame's endFrame carries it.
+struct UnsentRelease {
+  uint32_t swapchainId = 0;
+  uint32_t index = 0;
+  std::shared_ptr<ReleaseAnswers> answers;
+};
+
 struct Connection::Impl {
   std::unique_ptr<RpcLink> link;
   SystemDescription system;
@@ -90,6 +106,9 @@ struct Connection::Impl {
   // The daemon speaks protocol 1.4: acquire and wait travel with release, beginFrame with
   // endFrame (three calls per frame and swapchain fewer; docs/PROTOCOL.md).
   bool combinedFrameCalls = false;
+  // The daemon speaks 1.5: endFrame carries the frame's releases and stands for the next
+  // waitFrame (one call per frame; docs/PROTOCOL.md).
+  bool oneCallFrames = false;
   std::shared_ptr<AsyncErrors> errors = std::make_shared<AsyncErrors>();
   // Our own submissions to the application's queue may come from several threads (one per
   // swapchain); Vulkan wants queue access serialized.
@@ -106,9 +125,20 @@ struct Connection::Impl {
   // the previous wait returned) goes out at once, so that the daemon sees it before it answers
   // that wait, as with separate calls.
   bool waitInFlight XRC_GUARDED_BY(frameMutex) = false;
+  // 1.5: releases made since the last endFrame, oldest first.
+  std::vector<UnsentRelease> unsentReleases XRC_GUARDED_BY(frameMutex);
+  // 1.5: where the answer to the waitFrame the last endFrame stood for arrives.
+  std::shared_ptr<AnswerSlot<FrameTiming>> impliedWait XRC_GUARDED_BY(frameMutex);
+  // Frames still to end without asking for the next wait: an implied wait's answer came too long
+  // before the application asked for it (it renders, or sleeps, between endFrame and waitFrame).
+  uint32_t impliedWaitBackoff XRC_GUARDED_BY(frameMutex) = 0;
 
   // Posts beginFrame(frameId) to the I/O thread.
   void sendBeginFrame(uint64_t frameId);
+  // 1.5: posts the unsent releases as release calls, for when something must not wait for the
+  // next endFrame (an acquire that needs their answers, a waitFrame, a swapchain's destruction).
+  void sendUnsentReleases() XRC_REQUIRES(frameMutex);
+  void flushReleases();
 
   // Sends what `send` builds on the I/O thread without waiting; an error in its answer (or a
   // broken connection) is returned by a later call.

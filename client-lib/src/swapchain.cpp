@@ -263,7 +263,7 @@ Swapchain::~Swapchain() {
   // Our own GPU work on the images must be done before they go; the daemon's copies are its
   // business (it waits for them before freeing its side).
   RpcLink& link = *sc.connection->link;
-  link.flush();  // releases not sent yet
+  sc.connection->flushReleases();  // releases not sent yet
   for (uint32_t i = 0; i < sc.perImage.size() && !link.disconnected(); ++i) {
     bool hadToWait = false;
     (void)sc.answers->waitAnswered(i, kReleaseAnswerTimeout, hadToWait);
@@ -315,7 +315,8 @@ Result<uint32_t> Swapchain::acquire() {
     // The answer proves the copy that signals copying_done was submitted (binary) or finished
     // (host). Usually long there, so this costs no round trip; counted as one when it is not.
     bool hadToWait = false;
-    conn.link->flush();  // the release may still wait for a message to travel with (see release())
+    // The release may still wait for a message to travel with (see release()).
+    if (!sc.answers->isAnswered(index)) conn.flushReleases();
     const Status answer = sc.answers->waitAnswered(index, kReleaseAnswerTimeout, hadToWait);
     if (hadToWait) conn.roundTrips++;
     if (!answer && conn.link->disconnected()) {
@@ -417,20 +418,31 @@ Status Swapchain::release() {
   }
 
   sc.answers->sent(index);
+  if (conn.oneCallFrames) {
+    // 1.5: the frame's endFrame carries it (docs/SYNC.md).
+    Lock lock(conn.frameMutex);
+    if (conn.unsentReleases.size() >= kMaxReleasesPerEndFrame) conn.sendUnsentReleases();
+    conn.unsentReleases.push_back(UnsentRelease{sc.id, index, sc.answers});
+    return {};
+  }
   // Not sent yet: the I/O thread builds it when the next message wakes it (the frame's endFrame,
   // normally, or an acquire of this image, which needs its answer) and both leave in one socket
   // write. The daemon cannot show the copy before that endFrame anyway, and this thread saves
   // the eventfd write and the wake-up it causes (docs/SYNC.md).
-  conn.link->postDeferred([link = conn.link.get(), answers = sc.answers, id = sc.id, index,
-                           alsoAcquireAndWait = conn.combinedFrameCalls](IoState& io) {
+  conn.link->postDeferred(releaseCall(*conn.link, sc.answers, sc.id, index, conn.combinedFrameCalls));
+  return {};
+}
+
+RpcLink::Work releaseCall(RpcLink& link, std::shared_ptr<ReleaseAnswers> answers, uint32_t id, uint32_t index,
+                          bool alsoAcquireAndWait) {
+  return [link = &link, answers = std::move(answers), id, index, alsoAcquireAndWait](IoState& io) {
     auto call = io.swapchains.at(id).releaseRequest(capnp::MessageSize{8, 0});
     call.setIndex(index);
     call.setAlsoAcquireAndWait(alsoAcquireAndWait);
     io.tasks.add(call.send().then(
         [answers, index](auto&& r) { answers->answered(index, fromWire(r.getError())); },
         [link, answers, index](kj::Exception&& e) { answers->answered(index, connectionError(*link, e, "release")); }));
-  });
-  return {};
+  };
 }
 
 }  // namespace xrc::client

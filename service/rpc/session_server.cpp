@@ -128,6 +128,94 @@ kj::Promise<void> answer(Context& context, const Status& status) {
   return kj::READY_NOW;
 }
 
+template <typename Context>
+kj::Promise<void> answerLater(kj::Promise<Status> status, Context context) {
+  return status.then([context](Status s) mutable { answer(context, s); });
+}
+
+// One release of image `index` of swapchain `id` (with its acquire and wait when
+// `alsoAcquireAndWait`), from a release call or an endFrame that carries it. The copy is
+// submitted here when nothing of the session is queued on the frame worker, the backend has a
+// free runtime image and the image's previous copy is done; otherwise the frame worker leases
+// (possibly waiting) and copies, in the session's order. Resolves when the release may be
+// answered.
+kj::Promise<Status> startRelease(const std::shared_ptr<SessionState>& session, uint32_t id, uint32_t index,
+                                 bool alsoAcquireAndWait) {
+  auto it = session->swapchains.find(id);
+  if (it == session->swapchains.end()) {
+    return Status(makeError(ErrorCode::notFound, "release: swapchain {} does not exist (or was destroyed)", id));
+  }
+  SwapchainState& sc = *it->second;
+  const Status applied = alsoAcquireAndWait ? sc.cycle.acquireWaitRelease(index) : sc.cycle.release(index);
+  if (!applied) return applied;
+  sc.releasesRequested++;
+  session->client->releases++;
+  const int64_t receivedNs = monotonicNowNs();
+  DaemonContext& ctx = session->ctx;
+  auto finish = [session, id, index, receivedNs](Status status) {
+    session->client->releaseUs.add(double(monotonicNowNs() - receivedNs) / 1e3);
+    auto found = session->swapchains.find(id);
+    if (found != session->swapchains.end()) (void)found->second->cycle.copyDone(index);
+    return status;
+  };
+
+  std::shared_ptr<SwapchainCore> core = sc.core;
+  std::optional<RuntimeImageLease> lease;
+  if (session->workerJobs == 0) lease = ctx.backend.tryAcquireImage(*core->runtime);
+  if (lease && !core->shared->readyForCopy(index)) {
+    ctx.backend.abandonImage(*core->runtime, lease->index);
+    lease.reset();
+  }
+  if (lease) {
+    const bool host = session->client->syncMode == SyncMode::host;
+    auto copied = copyRelease(ctx, *core, *session->client, index, *lease, /*waitInHostMode=*/false,
+                              /*publish=*/!host);
+    if (!copied || !host) return finish(copied ? Status{} : Status(copied.error()));
+    // Host mode: the copy becomes the swapchain's content, and the release is answered, once it
+    // is complete; the frame worker waits for it.
+    return runOnWorker(session,
+                       [&ctx, core, client = session->client, index, runtimeIndex = lease->index,
+                        copyValue = copied.value().copyValue]() -> Status {
+                         auto done = core->shared->finishCopy(index, ctx.gpuTimeout);
+                         if (!done) {
+                           ctx.backend.abandonImage(*core->runtime, runtimeIndex);
+                           return done.error();
+                         }
+                         if (done.value()) client->gpuCopyUs.add(*done.value());
+                         ctx.backend.releaseImage(*core->runtime, runtimeIndex, copyValue);
+                         core->copied(runtimeIndex, copyValue);
+                         return {};
+                       })
+        .then(kj::mv(finish));
+  }
+  return runOnWorker(session,
+                     [&ctx, core, client = session->client, index]() -> Status {
+                       auto leased = ctx.backend.acquireImage(*core->runtime, ctx.gpuTimeout);
+                       if (!leased) {
+                         if (auto s = core->shared->passThrough(index, ctx.gpuTimeout); !s) {
+                           log::error("{}", s.error().describe());
+                         }
+                         return leased.error();
+                       }
+                       auto copied = copyRelease(ctx, *core, *client, index, leased.value(), /*waitInHostMode=*/true);
+                       return copied ? Status{} : Status(copied.error());
+                     })
+      .then(kj::mv(finish));
+}
+
+void toWire(const WaitAnswer& in, wire::FrameTiming::Builder timing) {
+  timing.setFrameId(in.frameId);
+  timing.setPredictedDisplayTime(in.plan.predictedNs);
+  timing.setPredictedDisplayPeriod(in.clock.periodNs * in.plan.periods);
+  timing.setShouldRender(in.visibility.visible);
+  toWire(in.head, timing.initHeadInStage());
+  timing.setVisible(in.visibility.visible);
+  timing.setFocused(in.visibility.focused);
+  timing.setStopping(in.stopping);
+  toWire(in.local.localInStage, timing.initLocalInStage());
+  timing.setLocalSpaceChanges(in.local.changes);
+}
+
 }  // namespace
 
 SessionState::SessionState(DaemonContext& ctx, kj::Timer& timer, std::shared_ptr<ClientRecord> client)
@@ -205,42 +293,53 @@ kj::Promise<void> SessionServer::createSwapchain(CreateSwapchainContext context)
   return kj::READY_NOW;
 }
 
-kj::Promise<void> SessionServer::waitFrame(WaitFrameContext context) {
+kj::Promise<Result<WaitAnswer>> SessionServer::startWait(bool implicit) {
   SessionState& s = *state_;
-  if (s.waitPending) {
-    return answer(context, makeError(ErrorCode::callOrder, "waitFrame: a previous waitFrame is still pending"));
+  if (s.waitPending)
+    return Result<WaitAnswer>(makeError(ErrorCode::callOrder, "waitFrame: a previous waitFrame is still pending"));
+  // A waitFrame replacing an endFrame's implied one (answered, its frame never begun): pace as if
+  // that one had never been handed out.
+  if (s.pacerBeforeImplicitWait && s.waitedFrame && *s.waitedFrame == s.implicitlyWaitedFrame) {
+    s.pacer = *s.pacerBeforeImplicitWait;
   }
+  s.pacerBeforeImplicitWait.reset();
+  if (implicit) s.pacerBeforeImplicitWait = s.pacer;
   // Pace the client to the display (FramePacer, seed 003's CPU pacing).
   const DisplayClock clock = s.ctx.backend.clock();
   const int64_t now = monotonicNowNs();
   const FramePacer::Plan plan = s.pacer.next(now, clock);
   s.client->displayPeriods.store(plan.periods);
   const uint64_t frameId = s.nextFrameId++;
+  if (implicit) s.implicitlyWaitedFrame = frameId;
   s.waitPending = true;
   auto state = state_;
   return s.timer.afterDelay(std::max<int64_t>(0, plan.wakeNs - now) * kj::NANOSECONDS)
       .then([state, plan]() { return headAt(state->ctx.backend, plan.predictedNs); })
-      .then([state, context, frameId, plan, clock](Pose head) mutable {
+      .then([state, frameId, plan, clock](Pose head) -> Result<WaitAnswer> {
         state->waitPending = false;
         state->waitedFrame = frameId;
         state->waitedTargetNs = plan.predictedNs;
         // Visibility as of now: a primary switch shows in the next answer.
-        const Visibility visibility = state->ctx.scheduler.visibility(state->client->id);
-        auto results = context.getResults(kWaitFrameResults);
-        setOk(results.initError());
-        auto timing = results.initTiming();
-        timing.setFrameId(frameId);
-        timing.setPredictedDisplayTime(plan.predictedNs);
-        timing.setPredictedDisplayPeriod(clock.periodNs * plan.periods);
-        timing.setShouldRender(visibility.visible);
-        toWire(head, timing.initHeadInStage());
-        timing.setVisible(visibility.visible);
-        timing.setFocused(visibility.focused);
-        timing.setStopping(state->ctx.stopping);
-        const LocalSpace local = state->ctx.backend.localSpace();
-        toWire(local.localInStage, timing.initLocalInStage());
-        timing.setLocalSpaceChanges(local.changes);
+        return WaitAnswer{frameId,
+                          plan,
+                          clock,
+                          head,
+                          state->ctx.scheduler.visibility(state->client->id),
+                          state->ctx.stopping,
+                          state->ctx.backend.localSpace()};
       });
+}
+
+kj::Promise<void> SessionServer::waitFrame(WaitFrameContext context) {
+  return startWait(/*implicit=*/false).then([context](Result<WaitAnswer> waited) mutable {
+    auto results = context.getResults(kWaitFrameResults);
+    if (!waited) {
+      toWire(waited.error(), results.initError());
+      return;
+    }
+    setOk(results.initError());
+    toWire(waited.value(), results.initTiming());
+  });
 }
 
 kj::Promise<void> SessionServer::locateHead(LocateHeadContext context) {
@@ -260,6 +359,7 @@ Status SessionServer::begin(uint64_t frameId) {
     return makeError(ErrorCode::callOrder, "beginFrame: frame {} was not returned by the last waitFrame", frameId);
   }
   s.waitedFrame.reset();
+  s.pacerBeforeImplicitWait.reset();
   s.begunFrame = frameId;  // a frame begun and never ended is discarded here
   s.begunTargetNs = s.waitedTargetNs;
   return {};
@@ -269,34 +369,33 @@ kj::Promise<void> SessionServer::beginFrame(BeginFrameContext context) {
   return answer(context, begin(context.getParams().getFrameId()));
 }
 
-kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
+kj::Promise<Status> SessionServer::end(wire::Session::EndFrameParams::Reader params) {
   SessionState& s = *state_;
-  auto params = context.getParams();
   const uint64_t frameId = params.getFrameId();
   // A failed check below leaves the frame begun, as a separate beginFrame would have.
   if (params.getAlsoBegin()) {
-    if (auto b = begin(frameId); !b) return answer(context, b);
+    if (auto b = begin(frameId); !b) return b;
   }
   if (!s.begunFrame || *s.begunFrame != frameId) {
-    return answer(context, makeError(ErrorCode::callOrder, "endFrame: frame {} was not begun", frameId));
+    return Status(makeError(ErrorCode::callOrder, "endFrame: frame {} was not begun", frameId));
   }
   if (params.getDisplayTime() <= 0) {
-    return answer(context, makeError(ErrorCode::invalidArgument, "endFrame: display time {} is not positive",
-                                     params.getDisplayTime()));
+    return Status(
+        makeError(ErrorCode::invalidArgument, "endFrame: display time {} is not positive", params.getDisplayTime()));
   }
   auto layers = params.getLayers();
   if (layers.size() > kMaxLayersPerFrame) {
-    return answer(context, makeError(ErrorCode::invalidArgument, "endFrame: {} layers exceed the maximum of {}",
-                                     layers.size(), kMaxLayersPerFrame));
+    return Status(makeError(ErrorCode::invalidArgument, "endFrame: {} layers exceed the maximum of {}", layers.size(),
+                            kMaxLayersPerFrame));
   }
   const EnvironmentBlendMode blendMode = fromWire(params.getEnvironmentBlendMode());
   if (const auto& supported = s.ctx.backend.systemInfo().environmentBlendModes;
       !blendModeSupported(supported, blendMode)) {
     std::string names;
     for (auto m : supported) names += fmt::format("{}{}", names.empty() ? "" : ", ", blendModeName(m));
-    return answer(context, makeError(ErrorCode::unsupported,
-                                     "endFrame: environment blend mode {} is not one of the display's ({})",
-                                     blendModeName(blendMode), names));
+    return Status(makeError(ErrorCode::unsupported,
+                            "endFrame: environment blend mode {} is not one of the display's ({})",
+                            blendModeName(blendMode), names));
   }
 
   // Validate everything before touching any state.
@@ -321,39 +420,39 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
       p.kind = CommittedLayer::Kind::projection;
       auto views = layer.getProjection();
       if (views.size() != viewCount) {
-        return answer(context, makeError(ErrorCode::invalidArgument, "projection layer has {} views, the system has {}",
-                                         views.size(), viewCount));
+        return Status(makeError(ErrorCode::invalidArgument, "projection layer has {} views, the system has {}",
+                                views.size(), viewCount));
       }
       std::vector<PendingView> depthViews;
       for (auto view : views) {
         auto pose = view.getPose();
         if (auto v = validatePose(floats(pose.getOrientation()), floats(pose.getPosition())); !v) {
-          return answer(context, v);
+          return v;
         }
         auto fov = floats(view.getFov());
         if (fov.size() != 4 || !std::all_of(fov.begin(), fov.end(), [](float f) { return std::isfinite(f); })) {
-          return answer(context, makeError(ErrorCode::invalidArgument, "projection view fov needs 4 finite angles"));
+          return Status(makeError(ErrorCode::invalidArgument, "projection view fov needs 4 finite angles"));
         }
         if (auto v = lookup(readSubImage(view.getSubImage()), false, "projection view", p.views); !v) {
-          return answer(context, v);
+          return v;
         }
         p.views.back().pose = fromWire(pose);
         std::copy(fov.begin(), fov.end(), p.views.back().fov.begin());
         if (view.getHasDepth()) {
           if (auto v = lookup(readSubImage(view.getDepth().getSubImage()), true, "depth info", depthViews); !v) {
-            return answer(context, v);
+            return v;
           }
         }
       }
     } else {
       p.kind = CommittedLayer::Kind::quad;
       auto quad = layer.getQuad();
-      if (auto v = validateQuadExtent(quad.getWidth(), quad.getHeight()); !v) return answer(context, v);
+      if (auto v = validateQuadExtent(quad.getWidth(), quad.getHeight()); !v) return v;
       p.orientation = floats(quad.getPose().getOrientation());
       p.position = floats(quad.getPose().getPosition());
-      if (auto v = validatePose(p.orientation, p.position); !v) return answer(context, v);
+      if (auto v = validatePose(p.orientation, p.position); !v) return v;
       if (auto v = lookup(readSubImage(quad.getSubImage()), false, "quad layer", p.views); !v) {
-        return answer(context, v);
+        return v;
       }
       p.quadWidth = quad.getWidth();
       p.quadHeight = quad.getHeight();
@@ -376,14 +475,72 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
   DaemonContext& ctx = s.ctx;
   if (s.workerJobs == 0) {
     commitLayers(ctx, std::move(frame), pending);
-    return answer(context, Status{});
+    return Status{};
   }
-  return runOnWorker(state_,
-                     [&ctx, frame = std::move(frame), pending = std::move(pending)]() mutable -> Status {
-                       commitLayers(ctx, std::move(frame), pending);
-                       return {};
-                     })
-      .then([context](Status status) mutable { answer(context, status); });
+  return runOnWorker(state_, [&ctx, frame = std::move(frame), pending = std::move(pending)]() mutable -> Status {
+    commitLayers(ctx, std::move(frame), pending);
+    return {};
+  });
+}
+
+kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
+  auto params = context.getParams();
+  auto releases = params.getReleases();
+  if (releases.size() > kMaxReleasesPerEndFrame) {
+    // Refused whole, before anything is applied; the client's next waitFrame is its own call.
+    const Error error = makeError(ErrorCode::invalidArgument, "endFrame: {} releases exceed the maximum of {}",
+                                  releases.size(), kMaxReleasesPerEndFrame);
+    auto results = context.getResults(kErrorOnlyResults);
+    toWire(error, results.initError());
+    toWire(error, results.initNextError());
+    return kj::READY_NOW;
+  }
+  // 1.5: the frame's releases first, as release calls sent before it would be; then the frame;
+  // then the next waitFrame it stands for. Each part answers as its own call would.
+  kj::Vector<kj::Promise<Status>> released(releases.size());
+  for (auto r : releases) released.add(startRelease(state_, r.getSwapchainId(), r.getIndex(), true));
+  auto ended = end(params).eagerlyEvaluate(nullptr);
+  kj::Promise<std::optional<Result<WaitAnswer>>> next = std::optional<Result<WaitAnswer>>();
+  if (params.getAlsoWaitNext()) {
+    next = startWait(/*implicit=*/true)
+               .then([](Result<WaitAnswer> w) { return std::optional<Result<WaitAnswer>>(std::move(w)); })
+               .eagerlyEvaluate(nullptr);
+  }
+  struct Parts {
+    kj::Array<Status> releases;
+    Status ended;
+  };
+  return kj::joinPromises(released.releaseAsArray())
+      .then([ended = kj::mv(ended)](kj::Array<Status> r) mutable {
+        return ended.then([r = kj::mv(r)](Status e) mutable { return Parts{kj::mv(r), std::move(e)}; });
+      })
+      .then([next = kj::mv(next), context](Parts parts) mutable {
+        return next.then([parts = kj::mv(parts), context](std::optional<Result<WaitAnswer>> waited) mutable {
+          auto results =
+              context.getResults(parts.releases.size() > 0 || waited ? kWaitFrameResults : kErrorOnlyResults);
+          if (parts.ended)
+            setOk(results.initError());
+          else
+            toWire(parts.ended.error(), results.initError());
+          if (parts.releases.size() > 0) {
+            auto errors = results.initReleaseErrors(uint32_t(parts.releases.size()));
+            for (uint32_t i = 0; i < parts.releases.size(); ++i) {
+              if (parts.releases[i])
+                setOk(errors[i]);
+              else
+                toWire(parts.releases[i].error(), errors[i]);
+            }
+          }
+          if (waited) {
+            if (*waited) {
+              setOk(results.initNextError());
+              toWire(waited->value(), results.initNext());
+            } else {
+              toWire(waited->error(), results.initNextError());
+            }
+          }
+        });
+      });
 }
 
 // --- Swapchain ---------------------------------------------------------------------------------
@@ -412,80 +569,8 @@ kj::Promise<void> SwapchainServer::wait(WaitContext context) {
 }
 
 kj::Promise<void> SwapchainServer::release(ReleaseContext context) {
-  auto error = context.getResults(kErrorOnlyResults).initError();
-  SwapchainState* sc = state(error);
-  if (sc == nullptr) return kj::READY_NOW;
-  const uint32_t index = context.getParams().getIndex();
-  const Status applied =
-      context.getParams().getAlsoAcquireAndWait() ? sc->cycle.acquireWaitRelease(index) : sc->cycle.release(index);
-  if (!applied) return answer(context, applied);
-  sc->releasesRequested++;
-  session_->client->releases++;
-  const int64_t receivedNs = monotonicNowNs();
-  DaemonContext& ctx = session_->ctx;
-  std::shared_ptr<SessionState> session = session_;
-  const uint32_t id = id_;
-  auto finish = [session, id, index, receivedNs](ReleaseContext& context, const Status& status) {
-    session->client->releaseUs.add(double(monotonicNowNs() - receivedNs) / 1e3);
-    auto it = session->swapchains.find(id);
-    if (it != session->swapchains.end()) (void)it->second->cycle.copyDone(index);
-    auto error = context.getResults(kErrorOnlyResults).initError();
-    if (status)
-      setOk(error);
-    else
-      toWire(status.error(), error);
-  };
-
-  // The common case: nothing of this session is queued on the frame worker, the backend has a
-  // free runtime image and the image's previous copy is done, so the copy is submitted here and
-  // (binary mode) answered at once, without two thread hops.
-  std::shared_ptr<SwapchainCore> core = sc->core;
-  std::optional<RuntimeImageLease> lease;
-  if (session->workerJobs == 0) lease = ctx.backend.tryAcquireImage(*core->runtime);
-  if (lease && !core->shared->readyForCopy(index)) {
-    ctx.backend.abandonImage(*core->runtime, lease->index);
-    lease.reset();
-  }
-  if (lease) {
-    const bool host = session->client->syncMode == SyncMode::host;
-    auto copied = copyRelease(ctx, *core, *session->client, index, *lease, /*waitInHostMode=*/false,
-                              /*publish=*/!host);
-    if (!copied || !host) {
-      finish(context, copied ? Status{} : Status(copied.error()));
-      return kj::READY_NOW;
-    }
-    // Host mode: the copy becomes the swapchain's content, and the release is answered, once it
-    // is complete; the frame worker waits for it.
-    return runOnWorker(session,
-                       [&ctx, core, client = session->client, index, runtimeIndex = lease->index,
-                        copyValue = copied.value().copyValue]() -> Status {
-                         auto done = core->shared->finishCopy(index, ctx.gpuTimeout);
-                         if (!done) {
-                           ctx.backend.abandonImage(*core->runtime, runtimeIndex);
-                           return done.error();
-                         }
-                         if (done.value()) client->gpuCopyUs.add(*done.value());
-                         ctx.backend.releaseImage(*core->runtime, runtimeIndex, copyValue);
-                         core->copied(runtimeIndex, copyValue);
-                         return {};
-                       })
-        .then([context, finish](Status status) mutable { finish(context, status); });
-  }
-
-  // Otherwise the frame worker leases (possibly waiting) and copies, in this session's order.
-  return runOnWorker(session,
-                     [&ctx, core, client = session->client, index]() -> Status {
-                       auto leased = ctx.backend.acquireImage(*core->runtime, ctx.gpuTimeout);
-                       if (!leased) {
-                         if (auto s = core->shared->passThrough(index, ctx.gpuTimeout); !s) {
-                           log::error("{}", s.error().describe());
-                         }
-                         return leased.error();
-                       }
-                       auto copied = copyRelease(ctx, *core, *client, index, leased.value(), /*waitInHostMode=*/true);
-                       return copied ? Status{} : Status(copied.error());
-                     })
-      .then([context, finish](Status status) mutable { finish(context, status); });
+  auto params = context.getParams();
+  return answerLater(startRelease(session_, id_, params.getIndex(), params.getAlsoAcquireAndWait()), context);
 }
 
 kj::Promise<void> SwapchainServer::destroy(DestroyContext context) {

@@ -16,6 +16,17 @@
 
 namespace xrc {
 
+// What a waitFrame answers (also an endFrame standing for one, 1.5).
+struct WaitAnswer {
+  uint64_t frameId = 0;
+  FramePacer::Plan plan;
+  DisplayClock clock;
+  Pose head;
+  Visibility visibility;
+  bool stopping = false;
+  LocalSpace local;
+};
+
 struct SwapchainState {
   std::shared_ptr<SwapchainCore> core;
   ImageCycle cycle;
@@ -41,6 +52,10 @@ class SessionState {
   int64_t begunTargetNs = 0;
   bool waitPending = false;
   FramePacer pacer;
+  // 1.5: the pacer as it was before an endFrame's implied waitFrame, and the frame that wait
+  // handed out; a waitFrame that replaces it (the frame never begun) restores the pacer.
+  std::optional<FramePacer> pacerBeforeImplicitWait;
+  uint64_t implicitlyWaitedFrame = 0;
   // This session's releases and endFrames queued on the frame worker and not yet answered.
   // While there are any, later ones queue behind them there: the frame path stays in call order.
   uint32_t workerJobs = 0;
@@ -59,6 +74,10 @@ class SessionServer final : public wire::Session::Server {
  private:
   // beginFrame's check and state change (also applied by an endFrame with `alsoBegin`).
   Status begin(uint64_t frameId);
+  // endFrame's frame part: checks, then commits here or behind the session's worker jobs.
+  kj::Promise<Status> end(wire::Session::EndFrameParams::Reader params);
+  // A waitFrame (or, `implicit`, the one an endFrame stands for), answered when the pacing says.
+  kj::Promise<Result<WaitAnswer>> startWait(bool implicit);
 
   std::shared_ptr<SessionState> state_;
 };

@@ -315,6 +315,87 @@ TEST_F(BadInput, FrameCallsOutOfOrder) {
   EXPECT_EQ(endAndBegin(next), wire::ErrorCode::CALL_ORDER) << "that frame is over";
 }
 
+// 1.5: an endFrame carrying releases answers each one as its own call would, applies them even
+// when the frame is refused, and stands for the next waitFrame; a waitFrame may replace that
+// implied one while its frame is not begun. Too many releases: refused whole, nothing applied.
+TEST_F(BadInput, EndFrameCarryingReleasesAndTheNextWait) {
+  Raw raw;
+  ASSERT_EQ(connect(raw), wire::ErrorCode::NONE);
+  auto sc = create(raw, color());
+  ASSERT_EQ(sc.code, wire::ErrorCode::NONE);
+  struct Answer {
+    wire::ErrorCode frame;
+    std::vector<wire::ErrorCode> releases;
+    wire::ErrorCode next;
+    uint64_t nextFrame = 0;
+    int64_t nextDisplayTime = 0;
+  };
+  auto endFrame = [&](uint64_t frameId, bool alsoBegin, std::vector<std::pair<uint32_t, uint32_t>> releases,
+                      bool alsoWaitNext) {
+    auto request = raw.session.endFrameRequest();
+    request.setFrameId(frameId);
+    request.setDisplayTime(1);
+    request.setAlsoBegin(alsoBegin);
+    auto list = request.initReleases(uint32_t(releases.size()));
+    for (uint32_t i = 0; i < releases.size(); ++i) {
+      list[i].setSwapchainId(releases[i].first);
+      list[i].setIndex(releases[i].second);
+    }
+    request.setAlsoWaitNext(alsoWaitNext);
+    auto response = request.send().wait(raw.link->waitScope());
+    Answer a{response.getError().getCode(), {}, response.getNextError().getCode()};
+    lastMessage_ = response.getError().getMessage().cStr();
+    for (auto e : response.getReleaseErrors()) a.releases.push_back(e.getCode());
+    if (response.hasNext()) {
+      a.nextFrame = response.getNext().getFrameId();
+      a.nextDisplayTime = response.getNext().getPredictedDisplayTime();
+    }
+    return a;
+  };
+
+  // Frame refused (never waited for), its releases still applied one by one: image 0 of our
+  // swapchain goes through, an unknown swapchain and an out-of-order image do not.
+  Answer a = endFrame(99, false, {{sc.id, 0}, {sc.id + 100, 0}, {sc.id, 2}}, true);
+  EXPECT_EQ(a.frame, wire::ErrorCode::CALL_ORDER) << lastMessage_;
+  ASSERT_EQ(a.releases.size(), 3u);
+  EXPECT_EQ(a.releases[0], wire::ErrorCode::NONE);
+  EXPECT_EQ(a.releases[1], wire::ErrorCode::NOT_FOUND);
+  EXPECT_EQ(a.releases[2], wire::ErrorCode::CALL_ORDER);
+  // ...and the implied wait was answered as a waitFrame would be.
+  EXPECT_EQ(a.next, wire::ErrorCode::NONE);
+  ASSERT_NE(a.nextFrame, 0u);
+  EXPECT_GT(a.nextDisplayTime, 0);
+
+  // A waitFrame replaces the implied one: its frame can be begun, the implied one cannot.
+  const uint64_t implied = a.nextFrame;
+  const uint64_t waited = waitFrame(raw);
+  EXPECT_NE(waited, implied);
+  EXPECT_EQ(begin(raw, implied), wire::ErrorCode::CALL_ORDER);
+
+  // One call per frame: begin, release image 1 (acquire and wait implied), end, wait next.
+  a = endFrame(waited, true, {{sc.id, 1}}, true);
+  EXPECT_EQ(a.frame, wire::ErrorCode::NONE) << lastMessage_;
+  ASSERT_EQ(a.releases.size(), 1u);
+  EXPECT_EQ(a.releases[0], wire::ErrorCode::NONE);
+  EXPECT_EQ(a.next, wire::ErrorCode::NONE);
+  EXPECT_GT(a.nextFrame, waited);
+  a = endFrame(a.nextFrame, true, {{sc.id, 2}}, false);
+  EXPECT_EQ(a.frame, wire::ErrorCode::NONE) << lastMessage_;
+  EXPECT_EQ(a.next, wire::ErrorCode::NONE) << "no wait asked for, none answered";
+  EXPECT_EQ(a.nextFrame, 0u);
+
+  // More releases than one endFrame may carry: refused whole; image 0's cycle is untouched.
+  std::vector<std::pair<uint32_t, uint32_t>> many(kMaxReleasesPerEndFrame + 1, {sc.id, 0});
+  a = endFrame(1, false, many, true);
+  EXPECT_EQ(a.frame, wire::ErrorCode::INVALID_ARGUMENT);
+  EXPECT_NE(lastMessage_.find("releases exceed the maximum"), std::string::npos) << lastMessage_;
+  EXPECT_TRUE(a.releases.empty());
+  EXPECT_EQ(a.next, wire::ErrorCode::INVALID_ARGUMENT);
+  a = endFrame(1, false, {{sc.id, 0}}, false);
+  ASSERT_EQ(a.releases.size(), 1u);
+  EXPECT_EQ(a.releases[0], wire::ErrorCode::NONE) << "image 0 is next and was never applied";
+}
+
 TEST_F(BadInput, ControlFromAnotherUidIsRefused) {
   if (::getuid() != 0) GTEST_SKIP() << "needs root to connect as another uid";
   // A child that drops to uid 65534 asks for the control interface (it may connect: the

@@ -1,6 +1,8 @@
 // client-lib used in-process, the way an engine links it: calls the OpenXR face never makes.
 #include <gtest/gtest.h>
 
+#include <time.h>
+
 #include <chrono>
 #include <thread>
 
@@ -117,6 +119,57 @@ TEST(ClientLib, ReleasesTravelWithTheNextCallButAreNeverStranded) {
   EXPECT_TRUE(daemon.waitForStatus(
       [&](const control::DaemonStatus& s) {
         return s.clients.size() == 1 && s.clients[0].releases == uint64_t(2 * imageCount);
+      },
+      5s));
+}
+
+// 1.5: endFrame stands for the next waitFrame, whose answer comes at the next frame's start. An
+// application that asks for that frame much later must not be handed a frame it can no longer
+// make: client-lib notices, waits anew and stops asking for implied waits for a while.
+TEST(ClientLib, LateWaitFrameGetsAFrameItCanStillMake) {
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  auto system = client::describe(daemon.socket());
+  ASSERT_TRUE(system) << system.error().describe();
+  ASSERT_GE(system.value().protocolMinor, 5u);
+  auto app = tools::VulkanApp::create(system.value(), "late-waiter");
+  ASSERT_TRUE(app) << app.error().describe();
+  client::ConnectOptions options;
+  options.socketPath = daemon.socket();
+  options.applicationName = "late-waiter";
+  options.vulkan = app.value()->binding();
+  auto connection = client::Connection::connect(options);
+  ASSERT_TRUE(connection) << connection.error().describe();
+  client::Connection& c = *connection.value();
+  auto nowNs = [] {
+    timespec t{};
+    ::clock_gettime(CLOCK_MONOTONIC, &t);
+    return int64_t(t.tv_sec) * 1000000000 + t.tv_nsec;
+  };
+
+  auto frame = c.waitFrame();
+  ASSERT_TRUE(frame) << frame.error().describe();
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_TRUE(c.beginFrame(frame.value().frameId));
+    ASSERT_TRUE(c.endFrame(frame.value().frameId, frame.value().predictedDisplayTimeNs, {}));
+    // Three display periods of other work between endFrame and waitFrame.
+    std::this_thread::sleep_for(std::chrono::nanoseconds(3 * frame.value().predictedDisplayPeriodNs));
+    const uint64_t roundTripsBefore = c.blockingRoundTrips();
+    frame = c.waitFrame();
+    ASSERT_TRUE(frame) << frame.error().describe();
+    const int64_t left = frame.value().predictedDisplayTimeNs - nowNs();
+    EXPECT_GT(left, frame.value().predictedDisplayPeriodNs / 2)
+        << "frame " << i << " handed out with " << left / 1000 << " us to go";
+    // The first late frame finds the implied answer too old and waits anew (two round trips);
+    // after that no implied waits are asked for.
+    EXPECT_EQ(c.blockingRoundTrips() - roundTripsBefore, i == 0 ? 2u : 1u) << "frame " << i;
+  }
+  ASSERT_TRUE(c.beginFrame(frame.value().frameId));
+  ASSERT_TRUE(c.endFrame(frame.value().frameId, frame.value().predictedDisplayTimeNs, {}));
+  EXPECT_TRUE(daemon.waitForStatus(
+      [](const control::DaemonStatus& s) {
+        return s.clients.size() == 1 && s.clients[0].framesSubmitted == 7 && s.clients[0].framesLate == 0;
       },
       5s));
 }

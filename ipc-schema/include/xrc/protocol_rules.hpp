@@ -14,10 +14,12 @@
 namespace xrc {
 
 inline constexpr uint16_t kProtocolMajor = 1;
-inline constexpr uint16_t kProtocolMinor = 4;  // = protocolMinor in xrc.capnp (checked)
+inline constexpr uint16_t kProtocolMinor = 5;  // = protocolMinor in xrc.capnp (checked)
 
 // Documented limits (docs/PROTOCOL.md).
 inline constexpr uint32_t kMaxLayersPerFrame = 16;
+// Releases one endFrame may carry (1.5); a client with more sends the rest as release calls.
+inline constexpr uint32_t kMaxReleasesPerEndFrame = 64;
 inline constexpr uint32_t kMaxSwapchainsPerSession = 64;
 inline constexpr uint32_t kMaxArrayLayers = 16;
 inline constexpr uint32_t kMaxExtent = 8192;
