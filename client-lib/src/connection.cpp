@@ -136,7 +136,9 @@ Status Connection::Impl::takeAsyncError() {
 // --- Connection --------------------------------------------------------------------------------
 
 Connection::Connection(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Connection::~Connection() = default;
+Connection::~Connection() {
+  impl_->flushReleases();  // 1.5: releases no endFrame took; the daemon still copies them
+}
 
 const SystemDescription& Connection::system() const { return impl_->system; }
 SyncMode Connection::syncMode() const { return impl_->syncMode; }
@@ -244,7 +246,9 @@ Result<FrameTiming> Connection::waitFrame() {
   {
     Lock lock(impl_->frameMutex);
     if (impl_->beginUnsent) impl_->sendBeginFrame(*std::exchange(impl_->beginUnsent, std::nullopt));
-    impl_->sendUnsentReleases();  // a frame released into but never ended
+    // Releases into a frame that was never ended (none is begun now); those of a frame that
+    // another thread renders (a split loop) stay for its endFrame.
+    if (!impl_->begunFrame) impl_->sendUnsentReleases();
     implied = std::exchange(impl_->impliedWait, nullptr);
     impl_->waitInFlight = true;
   }

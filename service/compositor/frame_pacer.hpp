@@ -2,6 +2,7 @@
 // frame targets. Pure logic on the KJ thread; one pacer per session.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "../backends/backend.hpp"
@@ -22,6 +23,10 @@ class FramePacer {
   // moves to the next whole multiple of the display period; one that speeds up comes back once
   // its work fits a shorter cadence with margin.
   Plan next(int64_t nowNs, const DisplayClock& clock);
+  // The plan's answer left only at `nowNs`, after its wake (1.5: an endFrame standing for the
+  // wait is answered once its releases and frame are done too). The client's work is measured
+  // from then: the daemon's own delay must not count against the client's budget.
+  void answeredAt(int64_t nowNs) { lastWakeNs_ = std::max(lastWakeNs_, nowNs); }
   uint32_t periods() const { return periods_; }
 
  private:

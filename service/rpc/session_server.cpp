@@ -94,23 +94,22 @@ Result<gpu::CopyResult> copyRelease(DaemonContext& ctx, SwapchainCore& core, Cli
 
 // Runs `job` on the frame worker as the session's next queued frame-path job (counted in
 // `workerJobs`, which keeps the session's later releases and endFrames behind it). The count is
-// settled when the answer comes back, also when the worker dropped the job while shutting down
-// (then the job never ran, and the answer is an error).
+// settled when the answer has been taken, also when the worker dropped the job while shutting
+// down (then the job never ran, and the answer is an error) and when the caller's promise was
+// dropped unanswered (a call that failed part-way).
 kj::Promise<Status> runOnWorker(const std::shared_ptr<SessionState>& session, kj::Function<Status()> job) {
   session->workerJobs++;
   auto paf = kj::newPromiseAndCrossThreadFulfiller<Status>();
   session->ctx.worker.post(
       [job = kj::mv(job), fulfiller = kj::mv(paf.fulfiller)]() mutable { fulfiller->fulfill(job()); });
-  return paf.promise.then(
-      [session](Status status) {
-        session->workerJobs--;
-        return status;
-      },
-      [session](kj::Exception&& e) {
-        session->workerJobs--;
-        return Status(
-            makeError(ErrorCode::internal, "the frame worker dropped the job: {}", e.getDescription().cStr()));
-      });
+  // Settled when the answer has been taken, or when whoever waited for it dropped it.
+  return paf.promise
+      .then([](Status status) { return status; },
+            [](kj::Exception&& e) {
+              return Status(
+                  makeError(ErrorCode::internal, "the frame worker dropped the job: {}", e.getDescription().cStr()));
+            })
+      .attach(kj::defer([session] { session->workerJobs--; }));
 }
 
 // First-segment sizes for the frame path's answers: without a hint every answer allocates (and
@@ -497,9 +496,19 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
   }
   // 1.5: the frame's releases first, as release calls sent before it would be; then the frame;
   // then the next waitFrame it stands for. Each part answers as its own call would.
-  kj::Vector<kj::Promise<Status>> released(releases.size());
-  for (auto r : releases) released.add(startRelease(state_, r.getSwapchainId(), r.getIndex(), true));
-  auto ended = end(params).eagerlyEvaluate(nullptr);
+  // Read in full first: a malformed message fails here, before any state changes.
+  std::vector<std::pair<uint32_t, uint32_t>> toRelease;
+  toRelease.reserve(releases.size());
+  for (auto r : releases) toRelease.emplace_back(r.getSwapchainId(), r.getIndex());
+  kj::Vector<kj::Promise<Status>> released(toRelease.size());
+  for (auto [id, index] : toRelease) released.add(startRelease(state_, id, index, true));
+  // The releases are under way now: a frame that fails to decode is answered as an error.
+  auto ended = kj::evalNow([&] { return end(params); })
+                   .catch_([](kj::Exception&& e) {
+                     return Status(makeError(ErrorCode::invalidArgument, "endFrame: malformed frame: {}",
+                                             e.getDescription().cStr()));
+                   })
+                   .eagerlyEvaluate(nullptr);
   kj::Promise<std::optional<Result<WaitAnswer>>> next = std::optional<Result<WaitAnswer>>();
   if (params.getAlsoWaitNext()) {
     next = startWait(/*implicit=*/true)
@@ -514,8 +523,9 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
       .then([ended = kj::mv(ended)](kj::Array<Status> r) mutable {
         return ended.then([r = kj::mv(r)](Status e) mutable { return Parts{kj::mv(r), std::move(e)}; });
       })
-      .then([next = kj::mv(next), context](Parts parts) mutable {
-        return next.then([parts = kj::mv(parts), context](std::optional<Result<WaitAnswer>> waited) mutable {
+      .then([next = kj::mv(next), context, state = state_](Parts parts) mutable {
+        return next.then([parts = kj::mv(parts), context, state](std::optional<Result<WaitAnswer>> waited) mutable {
+          if (waited && *waited) state->pacer.answeredAt(monotonicNowNs());
           auto results =
               context.getResults(parts.releases.size() > 0 || waited ? kWaitFrameResults : kErrorOnlyResults);
           if (parts.ended)

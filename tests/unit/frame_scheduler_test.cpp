@@ -42,6 +42,24 @@ TEST(FramePacer, SlowClientMovesToAWholeMultipleAndBack) {
   EXPECT_EQ(plan.periods, 1u);
 }
 
+// An answer held back by the daemon (1.5: behind the frame's copies) does not count as client
+// work: a client that renders 2 ms after each answer stays at every vsync however late it comes.
+TEST(FramePacer, DelayedAnswersAreNotTheClientsWork) {
+  FramePacer pacer;
+  auto plan = pacer.next(vsync(10), kClock);
+  for (int i = 0; i < 30; ++i) {
+    const int64_t answered = plan.wakeNs + kPeriod * 3 / 4;  // the daemon took 8 ms more
+    pacer.answeredAt(answered);
+    plan = pacer.next(answered + 2'000'000, kClock);
+    EXPECT_EQ(plan.periods, 1u) << "frame " << i;
+  }
+  // Without answeredAt the same timeline reads as 10 ms of work per 11 ms frame: slower cadence.
+  FramePacer blamed;
+  plan = blamed.next(vsync(10), kClock);
+  for (int i = 0; i < 30; ++i) plan = blamed.next(plan.wakeNs + kPeriod * 3 / 4 + 2'000'000, kClock);
+  EXPECT_EQ(plan.periods, 2u);
+}
+
 std::shared_ptr<ClientRecord> client(uint32_t id, bool overlay = false, uint32_t placement = 0) {
   auto c = std::make_shared<ClientRecord>();
   c->id = id;
