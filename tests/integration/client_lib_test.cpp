@@ -15,26 +15,46 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// A daemon and one in-process client of it, connected with client-lib's C++ API.
+class ClientLib : public ::testing::Test {
+ protected:
+  // Starts the daemon and connects as `name`; tests ASSERT on what it sets up.
+  void connect(const char* name) {
+    daemon_ = std::make_unique<Daemon>(dir_);
+    ASSERT_TRUE(daemon_->ready()) << daemon_->process().output();
+    auto system = client::describe(daemon_->socket());
+    ASSERT_TRUE(system) << system.error().describe();
+    system_ = system.value();
+    auto app = tools::VulkanApp::create(system_, name);
+    ASSERT_TRUE(app) << app.error().describe();
+    app_ = std::move(app).value();
+    client::ConnectOptions options;
+    options.socketPath = daemon_->socket();
+    options.applicationName = name;
+    options.vulkan = app_->binding();
+    auto connection = client::Connection::connect(options);
+    ASSERT_TRUE(connection) << connection.error().describe();
+    connection_ = std::move(connection).value();
+  }
+  Daemon& daemon() { return *daemon_; }
+  client::Connection& connection() { return *connection_; }
+
+  TempDir dir_;
+  std::unique_ptr<Daemon> daemon_;
+  client::SystemDescription system_;
+  std::unique_ptr<tools::VulkanApp> app_;
+  std::unique_ptr<client::Connection> connection_;  // declared last: closed first
+};
+
 // A split frame loop: the simulation thread already waits for frame N+1 when the render thread
 // begins frame N, and ends it after that wait has returned. With protocol 1.4 the begin could
 // travel with the end and reach the daemon after it answered the next wait (a callOrder error);
 // a begin made while a wait is on its way must go out at once.
-TEST(ClientLib, FrameBegunWhileTheNextWaitIsOnItsWay) {
-  TempDir dir;
-  Daemon daemon(dir);
-  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
-  auto system = client::describe(daemon.socket());
-  ASSERT_TRUE(system) << system.error().describe();
-  ASSERT_GE(system.value().protocolMinor, 4u);
-  auto app = tools::VulkanApp::create(system.value(), "split-loop");
-  ASSERT_TRUE(app) << app.error().describe();
-  client::ConnectOptions options;
-  options.socketPath = daemon.socket();
-  options.applicationName = "split-loop";
-  options.vulkan = app.value()->binding();
-  auto connection = client::Connection::connect(options);
-  ASSERT_TRUE(connection) << connection.error().describe();
-  client::Connection& c = *connection.value();
+TEST_F(ClientLib, FrameBegunWhileTheNextWaitIsOnItsWay) {
+  connect("split-loop");
+  if (HasFatalFailure()) return;
+  ASSERT_GE(system_.protocolMinor, 4u);
+  client::Connection& c = connection();
 
   auto frame = c.waitFrame();
   ASSERT_TRUE(frame) << frame.error().describe();
@@ -56,9 +76,9 @@ TEST(ClientLib, FrameBegunWhileTheNextWaitIsOnItsWay) {
   ASSERT_TRUE(c.endFrame(frame.value().frameId, frame.value().predictedDisplayTimeNs, {}));
   auto last = c.waitFrame();
   ASSERT_TRUE(last) << last.error().describe();
-  auto control = daemon.control();
+  auto control = daemon().control();
   ASSERT_TRUE(control);
-  EXPECT_TRUE(daemon.waitForStatus(
+  EXPECT_TRUE(daemon().waitForStatus(
       [](const control::DaemonStatus& s) {
         return s.clients.size() == 1 && s.clients[0].framesSubmitted == uint64_t(kFrames + 1);
       },
@@ -67,24 +87,13 @@ TEST(ClientLib, FrameBegunWhileTheNextWaitIsOnItsWay) {
 
 // A release is queued to leave with the next message (normally endFrame) instead of waking the
 // I/O thread. It must never be stranded: an acquire that needs its answer sends it.
-TEST(ClientLib, ReleasesTravelWithTheNextCallButAreNeverStranded) {
-  TempDir dir;
-  Daemon daemon(dir);
-  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
-  auto system = client::describe(daemon.socket());
-  ASSERT_TRUE(system) << system.error().describe();
-  auto app = tools::VulkanApp::create(system.value(), "release-batching");
-  ASSERT_TRUE(app) << app.error().describe();
-  client::ConnectOptions options;
-  options.socketPath = daemon.socket();
-  options.applicationName = "release-batching";
-  options.vulkan = app.value()->binding();
-  auto connection = client::Connection::connect(options);
-  ASSERT_TRUE(connection) << connection.error().describe();
-  client::Connection& c = *connection.value();
+TEST_F(ClientLib, ReleasesTravelWithTheNextCallButAreNeverStranded) {
+  connect("release-batching");
+  if (HasFatalFailure()) return;
+  client::Connection& c = connection();
   SwapchainRequest request;
   request.usageFlags = 0x1;  // XR_SWAPCHAIN_USAGE_COLOR_ATTACHMENT_BIT
-  request.format = int64_t(system.value().swapchainFormats.front());
+  request.format = int64_t(system_.swapchainFormats.front());
   request.width = 64;
   request.height = 64;
   auto swapchain = c.createSwapchain(request);
@@ -93,7 +102,7 @@ TEST(ClientLib, ReleasesTravelWithTheNextCallButAreNeverStranded) {
   const uint32_t imageCount = uint32_t(sc.images().size());
   ASSERT_GE(imageCount, 2u);
   auto releasesSeen = [&] {
-    auto status = daemon.control()->status();
+    auto status = daemon().control()->status();
     EXPECT_TRUE(status) << status.error().describe();
     return status && status.value().clients.size() == 1 ? status.value().clients[0].releases : ~uint64_t(0);
   };
@@ -116,7 +125,7 @@ TEST(ClientLib, ReleasesTravelWithTheNextCallButAreNeverStranded) {
   // The next frame call carries the rest.
   auto frame = c.waitFrame();
   ASSERT_TRUE(frame) << frame.error().describe();
-  EXPECT_TRUE(daemon.waitForStatus(
+  EXPECT_TRUE(daemon().waitForStatus(
       [&](const control::DaemonStatus& s) {
         return s.clients.size() == 1 && s.clients[0].releases == uint64_t(2 * imageCount);
       },
@@ -126,22 +135,11 @@ TEST(ClientLib, ReleasesTravelWithTheNextCallButAreNeverStranded) {
 // 1.5: endFrame stands for the next waitFrame, whose answer comes at the next frame's start. An
 // application that asks for that frame much later must not be handed a frame it can no longer
 // make: client-lib notices, waits anew and stops asking for implied waits for a while.
-TEST(ClientLib, LateWaitFrameGetsAFrameItCanStillMake) {
-  TempDir dir;
-  Daemon daemon(dir);
-  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
-  auto system = client::describe(daemon.socket());
-  ASSERT_TRUE(system) << system.error().describe();
-  ASSERT_GE(system.value().protocolMinor, 5u);
-  auto app = tools::VulkanApp::create(system.value(), "late-waiter");
-  ASSERT_TRUE(app) << app.error().describe();
-  client::ConnectOptions options;
-  options.socketPath = daemon.socket();
-  options.applicationName = "late-waiter";
-  options.vulkan = app.value()->binding();
-  auto connection = client::Connection::connect(options);
-  ASSERT_TRUE(connection) << connection.error().describe();
-  client::Connection& c = *connection.value();
+TEST_F(ClientLib, LateWaitFrameGetsAFrameItCanStillMake) {
+  connect("late-waiter");
+  if (HasFatalFailure()) return;
+  ASSERT_GE(system_.protocolMinor, 5u);
+  client::Connection& c = connection();
   auto nowNs = [] {
     timespec t{};
     ::clock_gettime(CLOCK_MONOTONIC, &t);
@@ -167,7 +165,7 @@ TEST(ClientLib, LateWaitFrameGetsAFrameItCanStillMake) {
   }
   ASSERT_TRUE(c.beginFrame(frame.value().frameId));
   ASSERT_TRUE(c.endFrame(frame.value().frameId, frame.value().predictedDisplayTimeNs, {}));
-  EXPECT_TRUE(daemon.waitForStatus(
+  EXPECT_TRUE(daemon().waitForStatus(
       [](const control::DaemonStatus& s) {
         return s.clients.size() == 1 && s.clients[0].framesSubmitted == 7 && s.clients[0].framesLate == 0;
       },
