@@ -28,6 +28,7 @@
 #include "path_table.hpp"
 #include "session_state.hpp"
 #include "xrc/client.hpp"
+#include "xrc/monotonic_clock.hpp"
 
 namespace xrc::openxr {
 
@@ -126,12 +127,7 @@ XrResult lookupSystem(XrInstance handle, XrSystemId systemId, std::shared_ptr<In
 
 // --- helpers --------------------------------------------------------------------------------------
 
-// XrTime is CLOCK_MONOTONIC in nanoseconds, the daemon's clock.
-inline int64_t monotonicNowNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
+// XrTime is CLOCK_MONOTONIC in nanoseconds, the daemon's clock: xrc::monotonicNowNs().
 
 XrResult toXrResult(const Error& error);
 void logError(const char* function, const std::string& message);

@@ -1,10 +1,10 @@
-#include <time.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <utility>
 
 #include "internal.hpp"
+#include "xrc/monotonic_clock.hpp"
 #include "xrc/wire_convert.hpp"
 
 namespace xrc::client {
@@ -232,11 +232,8 @@ FrameTiming fromWire(wire::FrameTiming::Reader t) {
 // later, a waitFrame of its own gives the application a frame it can make.
 constexpr uint32_t kImpliedWaitBackoffFrames = 64;
 bool stillTimely(const FrameTiming& t) {
-  timespec now{};
-  ::clock_gettime(CLOCK_MONOTONIC, &now);
-  const int64_t nowNs = int64_t(now.tv_sec) * 1000000000 + now.tv_nsec;
   const int64_t startNs = t.predictedDisplayTimeNs - t.predictedDisplayPeriodNs;  // when the daemon answered
-  return nowNs - startNs <= t.predictedDisplayPeriodNs / 4;
+  return monotonicNowNs() - startNs <= t.predictedDisplayPeriodNs / 4;
 }
 }  // namespace
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "xrc/monotonic_clock.hpp"
 #include "xrc/pose.hpp"
 #include "xrc/protocol_rules.hpp"
 #include "xrc/readback.hpp"
@@ -60,8 +61,6 @@ struct DisplayClock {
     return originNs + ((t - originNs) / periodNs + 1) * periodNs;
   }
 };
-
-int64_t monotonicNowNs();
 
 class RuntimeSwapchain {
  public:

@@ -1,14 +1,13 @@
 // client-lib used in-process, the way an engine links it: calls the OpenXR face never makes.
 #include <gtest/gtest.h>
 
-#include <time.h>
-
 #include <chrono>
 #include <thread>
 
 #include "harness.hpp"
 #include "vulkan_app.hpp"
 #include "xrc/client.hpp"
+#include "xrc/monotonic_clock.hpp"
 
 namespace xrc::test {
 namespace {
@@ -140,11 +139,6 @@ TEST_F(ClientLib, LateWaitFrameGetsAFrameItCanStillMake) {
   if (HasFatalFailure()) return;
   ASSERT_GE(system_.protocolMinor, 5u);
   client::Connection& c = connection();
-  auto nowNs = [] {
-    timespec t{};
-    ::clock_gettime(CLOCK_MONOTONIC, &t);
-    return int64_t(t.tv_sec) * 1000000000 + t.tv_nsec;
-  };
 
   auto frame = c.waitFrame();
   ASSERT_TRUE(frame) << frame.error().describe();
@@ -156,7 +150,7 @@ TEST_F(ClientLib, LateWaitFrameGetsAFrameItCanStillMake) {
     const uint64_t roundTripsBefore = c.blockingRoundTrips();
     frame = c.waitFrame();
     ASSERT_TRUE(frame) << frame.error().describe();
-    const int64_t left = frame.value().predictedDisplayTimeNs - nowNs();
+    const int64_t left = frame.value().predictedDisplayTimeNs - monotonicNowNs();
     EXPECT_GT(left, frame.value().predictedDisplayPeriodNs / 2)
         << "frame " << i << " handed out with " << left / 1000 << " us to go";
     // The first late frame finds the implied answer too old and waits anew (two round trips);

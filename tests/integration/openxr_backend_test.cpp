@@ -14,6 +14,7 @@
 #include "pattern.hpp"
 #include "raw_rpc.hpp"
 #include "xrc/client.hpp"
+#include "xrc/monotonic_clock.hpp"
 #include "xrc/wire_convert.hpp"
 
 namespace xrc::test {
@@ -87,12 +88,6 @@ struct SwayingPair {
     ASSERT_TRUE(onA.link && onB.link);
   }
 };
-
-int64_t monotonicNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 void expectSamePose(const Pose& a, const Pose& b, const std::string& what) {
   for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(a.orientation[i], b.orientation[i], 1e-5f) << what << " orientation " << i;
@@ -375,7 +370,7 @@ TEST(OpenXrBackend, HeadIsLocatedAtTheRequestedTimeThroughBothHops) {
   RawSession& onA = pair.onA;
   RawSession& onB = pair.onB;
 
-  const int64_t now = monotonicNs();
+  const int64_t now = monotonicNowNs();
   std::vector<Pose> poses;
   for (int64_t offsetMs : {-400, 0, 3, 11, 250, 1100}) {
     const int64_t t = now + offsetMs * 1'000'000;

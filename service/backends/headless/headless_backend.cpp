@@ -11,12 +11,6 @@
 
 namespace xrc {
 
-int64_t monotonicNowNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 namespace {
 constexpr uint64_t kGpuTimeoutNs = 2000000000ull;  // 2 s: a GPU that takes longer is broken
 constexpr VkFormat kOutputFormat = VK_FORMAT_R8G8B8A8_UNORM;
