@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "../gpu/queue_priority.hpp"
 #include "../log.hpp"
 
 namespace xrc {
@@ -75,7 +76,7 @@ Status validateConfig(const DaemonConfig& c, std::string_view p) {
     return makeError(ErrorCode::invalidArgument, "{} must be still or sway (got '{}')",
                      name("head-motion", "head_motion"), c.headMotion);
   }
-  if (!oneOf(c.queuePriority, {"low", "medium", "high", "realtime"})) {
+  if (gpu::QueuePriority parsed; !gpu::parseQueuePriority(c.queuePriority, parsed)) {
     return makeError(ErrorCode::invalidArgument, "{} must be low, medium, high or realtime (got '{}')",
                      name("queue-priority", "queue_priority"), c.queuePriority);
   }

@@ -5,9 +5,6 @@
 namespace xrc::gpu {
 
 namespace {
-constexpr QueuePriority kPriorities[] = {QueuePriority::low, QueuePriority::medium, QueuePriority::high,
-                                         QueuePriority::realtime};
-
 VkQueueGlobalPriorityKHR toVulkan(QueuePriority priority) {
   switch (priority) {
     case QueuePriority::low:
@@ -33,30 +30,6 @@ const char* globalPriorityExtension(VkPhysicalDevice physical) {
   return nullptr;
 }
 }  // namespace
-
-const char* toString(QueuePriority priority) {
-  switch (priority) {
-    case QueuePriority::low:
-      return "low";
-    case QueuePriority::medium:
-      return "medium";
-    case QueuePriority::high:
-      return "high";
-    case QueuePriority::realtime:
-      return "realtime";
-  }
-  return "?";
-}
-
-bool parseQueuePriority(const std::string& text, QueuePriority& out) {
-  for (QueuePriority p : kPriorities) {
-    if (text == toString(p)) {
-      out = p;
-      return true;
-    }
-  }
-  return false;
-}
 
 Result<std::unique_ptr<GpuDevice>> GpuDevice::create(const DeviceOptions& options) {
   auto device = std::make_unique<GpuDevice>();

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "queue_priority.hpp"
 #include "xrc/protocol_rules.hpp"
 #include "xrc/thread_annotations.hpp"
 #include "xrc/vk_util.hpp"
@@ -31,12 +32,6 @@ class VulkanFactory {
   virtual Result<VkPhysicalDevice> physicalDevice(VkInstance instance) = 0;
   virtual Result<VkDevice> createDevice(VkPhysicalDevice physical, const VkDeviceCreateInfo& info) = 0;
 };
-
-// System-wide scheduling priority of the daemon's queues (VK_EXT/KHR_global_priority).
-enum class QueuePriority { low, medium, high, realtime };
-const char* toString(QueuePriority priority);
-// "low" | "medium" | "high" | "realtime"
-bool parseQueuePriority(const std::string& text, QueuePriority& out);
 
 struct DeviceOptions {
   std::string deviceUuid;            // empty: first device with the needed extensions

@@ -119,11 +119,7 @@ constexpr capnp::MessageSize kWaitFrameResults{96, 0};
 
 template <typename Context>
 kj::Promise<void> answer(Context& context, const Status& status) {
-  auto error = context.getResults(kErrorOnlyResults).initError();
-  if (status)
-    setOk(error);
-  else
-    toWire(status.error(), error);
+  toWire(status, context.getResults(kErrorOnlyResults).initError());
   return kj::READY_NOW;
 }
 
@@ -528,18 +524,10 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
           if (waited && *waited) state->pacer.answeredAt(monotonicNowNs());
           auto results =
               context.getResults(parts.releases.size() > 0 || waited ? kWaitFrameResults : kErrorOnlyResults);
-          if (parts.ended)
-            setOk(results.initError());
-          else
-            toWire(parts.ended.error(), results.initError());
+          toWire(parts.ended, results.initError());
           if (parts.releases.size() > 0) {
             auto errors = results.initReleaseErrors(uint32_t(parts.releases.size()));
-            for (uint32_t i = 0; i < parts.releases.size(); ++i) {
-              if (parts.releases[i])
-                setOk(errors[i]);
-              else
-                toWire(parts.releases[i].error(), errors[i]);
-            }
+            for (uint32_t i = 0; i < parts.releases.size(); ++i) toWire(parts.releases[i], errors[i]);
           }
           if (waited) {
             if (*waited) {

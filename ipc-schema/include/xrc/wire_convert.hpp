@@ -17,6 +17,13 @@ namespace xrc {
 
 void toWire(const Error& error, wire::Error::Builder out);
 inline void setOk(wire::Error::Builder out) { out.setCode(wire::ErrorCode::NONE); }
+// `none`, or the status's error: the inverse of fromWire below.
+inline void toWire(const Status& status, wire::Error::Builder out) {
+  if (status)
+    setOk(out);
+  else
+    toWire(status.error(), out);
+}
 Status fromWire(wire::Error::Reader error);
 
 wire::SyncMode toWire(SyncMode mode);
