@@ -104,14 +104,7 @@ Status SharedSwapchain::createImage(uint32_t index, ExportedImage& out) {
     }
   }
 
-  VkCommandBufferAllocateInfo cbInfo{};
-  cbInfo.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-  cbInfo.commandPool = pool_.get();
-  cbInfo.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  cbInfo.commandBufferCount = 1;
-  if (auto s = vk::check(vkAllocateCommandBuffers(device, &cbInfo, &per.commands), "vkAllocateCommandBuffers"); !s) {
-    return s;
-  }
+  per.copies.resize(images_.size());  // as many runtime images as shared ones
   VkFenceCreateInfo fenceInfo{};
   fenceInfo.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
   VkFence fence = VK_NULL_HANDLE;
@@ -120,16 +113,37 @@ Status SharedSwapchain::createImage(uint32_t index, ExportedImage& out) {
   return {};
 }
 
-void SharedSwapchain::recordCopy(PerImage& per, uint32_t index, const RuntimeImageLease& lease) {
+Result<VkCommandBuffer> SharedSwapchain::copyCommands(PerImage& per, uint32_t index, const RuntimeImageLease& lease) {
+  if (lease.index >= per.copies.size()) per.copies.resize(lease.index + 1);
+  RecordedCopy& copy = per.copies[lease.index];
+  if (copy.commands == VK_NULL_HANDLE) {
+    VkCommandBufferAllocateInfo cbInfo{};
+    cbInfo.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+    cbInfo.commandPool = pool_.get();
+    cbInfo.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cbInfo.commandBufferCount = 1;
+    if (auto s =
+            vk::check(vkAllocateCommandBuffers(gpu_.device(), &cbInfo, &copy.commands), "vkAllocateCommandBuffers");
+        !s) {
+      return s.error();
+    }
+  }
+  if (copy.destination != lease.image || copy.ownerFamily != lease.ownerFamily) {
+    recordCopy(copy.commands, per, index, lease);
+    copy.destination = lease.image;
+    copy.ownerFamily = lease.ownerFamily;
+  }
+  return copy.commands;
+}
+
+void SharedSwapchain::recordCopy(VkCommandBuffer cb, PerImage& per, uint32_t index, const RuntimeImageLease& lease) {
   const VkImage destination = lease.image;
-  VkCommandBuffer cb = per.commands;
   const VkImageAspectFlags aspect = vk::aspectMask(info_.format);
   const VkImageSubresourceRange all{aspect, 0, info_.mipLevels, 0, info_.arrayLayers};
   const uint32_t copyFamily = gpu_.copyQueue().family;
 
   VkCommandBufferBeginInfo begin{};
-  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;  // submitted again and again
   vkBeginCommandBuffer(cb, &begin);
   if (timestamps_) vkCmdResetQueryPool(cb, timestamps_.get(), 2 * index, 2);
 
@@ -232,12 +246,13 @@ Result<CopyResult> SharedSwapchain::copyToRuntime(uint32_t index, const RuntimeI
   CopyResult result;
   result.runtimeIndex = lease.index;
 
-  // The command buffer of this image's previous copy must be done before re-recording it. In
+  // The command buffer of this image's previous copy must be done before submitting another. In
   // binary mode that copy signalled copying_done which the client waited for before rendering
   // again, so this is (almost always) already signalled.
   if (auto s = waitPrevious(per, index, timeout, &result.gpuCopyUs); !s) return s.error();
 
-  recordCopy(per, index, lease);
+  auto commands = copyCommands(per, index, lease);
+  if (!commands) return commands.error();
 
   std::array<VkSemaphore, 2> waits{};
   std::array<uint64_t, 2> waitValues{};
@@ -272,7 +287,7 @@ Result<CopyResult> SharedSwapchain::copyToRuntime(uint32_t index, const RuntimeI
   submit.pWaitSemaphores = waits.data();
   submit.pWaitDstStageMask = waitStages.data();
   submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &per.commands;
+  submit.pCommandBuffers = &commands.value();
   submit.signalSemaphoreCount = signalCount;
   submit.pSignalSemaphores = signals.data();
   {

@@ -61,12 +61,21 @@ class SharedSwapchain {
   Status waitIdle(std::chrono::milliseconds timeout);
 
  private:
+  // The copy of one shared image into one runtime image, recorded once and submitted again for
+  // every release that leases that runtime image: recording it cost the RPC thread more than the
+  // submit does (docs/BENCHMARKS.md, session 9). Never pending when reused: the shared image's
+  // previous copy, whichever runtime image it went to, is complete before the next is submitted.
+  struct RecordedCopy {
+    VkCommandBuffer commands = VK_NULL_HANDLE;       // from pool_
+    VkImage destination = VK_NULL_HANDLE;            // what it was recorded for (re-recorded if the
+    uint32_t ownerFamily = VK_QUEUE_FAMILY_IGNORED;  // backend ever leases it differently)
+  };
   struct PerImage {
     vk::Memory memory;  // declared first: destroyed after the image bound to it
     vk::Image image;
     vk::Semaphore renderingDone;
     vk::Semaphore copyingDone;
-    VkCommandBuffer commands = VK_NULL_HANDLE;  // from pool_, re-recorded every copy
+    std::vector<RecordedCopy> copies;  // by runtime image index
     vk::Fence copyFence;
     bool submitted = false;  // copyFence will signal / has signalled for the last copy
   };
@@ -76,7 +85,9 @@ class SharedSwapchain {
   // Waits for the image's previous submission (its command buffer and fence are reused).
   Status waitPrevious(PerImage& image, uint32_t index, std::chrono::milliseconds timeout,
                       std::optional<double>* gpuCopyUs);
-  void recordCopy(PerImage& image, uint32_t index, const RuntimeImageLease& lease);
+  // The command buffer that copies shared image `index` into the leased runtime image.
+  Result<VkCommandBuffer> copyCommands(PerImage& image, uint32_t index, const RuntimeImageLease& lease);
+  void recordCopy(VkCommandBuffer cb, PerImage& image, uint32_t index, const RuntimeImageLease& lease);
 
   GpuDevice& gpu_;
   SyncMode mode_;
