@@ -339,6 +339,11 @@ struct DaemonStatus {
   # 1.4: the global priority the daemon's GPU queues got ("low", "medium", "high", "realtime";
   # "medium" without VK_KHR/EXT_global_priority; --queue-priority).
   gpuQueuePriority @14 :Text;
+  # Display frames whose composition the GPU had not finished by the next vsync: the display
+  # loop composed in time, but the composition waited on the GPU (for client copies that wait
+  # for the clients' rendering, or a busy GPU), so the frame was shown late. Headless only (0
+  # under openxr, whose runtime reports its own timing).
+  displayFramesGpuLate @15 :UInt64;
 }
 
 struct Pixels {

@@ -91,6 +91,7 @@ Result<DaemonStatus> ControlClient::status() {
               out.refreshHz = in.getRefreshHz();
               out.displayFrames = in.getDisplayFrames();
               out.layerViewsCulled = in.getLayerViewsCulled();
+              out.displayFramesGpuLate = in.getDisplayFramesGpuLate();
               out.gpuQueuePriority = in.getGpuQueuePriority().cStr();
               out.missedDisplayFrames = in.getMissedDisplayFrames();
               out.displayWorkUs = fromWire(in.getDisplayWorkUs());

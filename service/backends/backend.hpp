@@ -127,6 +127,10 @@ class Backend {
   virtual uint64_t displayFrames() const = 0;
   // Layer views skipped because an opaque projection view above filled their eye.
   virtual uint64_t layerViewsCulled() const { return 0; }
+  // Display frames whose composition the GPU had not finished by the next vsync (it waited for
+  // copies of late client rendering, or the GPU was busy): shown late, though the display loop
+  // itself ran in time. 0 where the backend cannot tell.
+  virtual uint64_t displayFramesGpuLate() const { return 0; }
   // Advances while the display loop is alive, also when it has nothing to display (a backend
   // waiting for its runtime); what the watchdog checks.
   virtual uint64_t loopIterations() const { return displayFrames(); }

@@ -67,6 +67,7 @@ kj::Promise<void> ControlServer::status(StatusContext context) {
   status.setRefreshHz(float(ctx_.backend.systemInfo().refreshHz));
   status.setDisplayFrames(ctx_.backend.displayFrames());
   status.setLayerViewsCulled(ctx_.backend.layerViewsCulled());
+  status.setDisplayFramesGpuLate(ctx_.backend.displayFramesGpuLate());
   status.setGpuQueuePriority(gpu::toString(ctx_.gpu.queuePriority()));
   const DisplayStats display = ctx_.scheduler.displayStats();
   status.setMissedDisplayFrames(display.missedFrames);

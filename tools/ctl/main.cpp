@@ -50,6 +50,7 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
           {"refresh_hz", s.refreshHz},
           {"display_frames", s.displayFrames},
           {"missed_display_frames", s.missedDisplayFrames},
+          {"display_frames_gpu_late", s.displayFramesGpuLate},
           {"layer_views_culled", s.layerViewsCulled},
           {"gpu_queue_priority", s.gpuQueuePriority},
           {"display_work_us", percentiles(s.displayWorkUs)},
@@ -61,9 +62,10 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
 }
 
 std::string formatTable(const xrc::control::DaemonStatus& s) {
-  std::string out = fmt::format("xr-compositord {}  backend {}  up {:.1f} s  {:.0f} Hz  {} display frames, {} missed\n",
-                                s.daemonVersion, s.backend, double(s.uptimeNs) / 1e9, s.refreshHz, s.displayFrames,
-                                s.missedDisplayFrames);
+  std::string out = fmt::format(
+      "xr-compositord {}  backend {}  up {:.1f} s  {:.0f} Hz  {} display frames, {} missed, {} late on the GPU\n",
+      s.daemonVersion, s.backend, double(s.uptimeNs) / 1e9, s.refreshHz, s.displayFrames, s.missedDisplayFrames,
+      s.displayFramesGpuLate);
   out += fmt::format(
       "display work p50 {:.0f} us  daemon CPU {:.0f} us per display frame, {:.1f} us per client frame  blend {}  "
       "GPU priority {}\n",

@@ -360,6 +360,10 @@ void HeadlessBackend::scheduleTick() {
 
 void HeadlessBackend::tick(int64_t vsyncNs) {
   const int64_t start = monotonicNowNs();
+  // The previous display frame's submission still running on the GPU a vsync later: it waited
+  // for copies that wait for clients' rendering, or the GPU was busy. The display loop was in
+  // time, but that frame could not have been shown at its vsync.
+  if (submitted_ && vkGetFenceStatus(gpu_.device(), fence_.get()) == VK_NOT_READY) displayFramesGpuLate_++;
   std::vector<CommittedFrame> frames;
   {
     Lock lock(stateMutex_);

@@ -49,6 +49,7 @@ class HeadlessBackend final : public Backend {
   DisplayClock clock() const override { return clock_; }
   uint64_t displayFrames() const override { return displayFrames_.load(); }
   uint64_t layerViewsCulled() const override { return layerViewsCulled_.load(); }
+  uint64_t displayFramesGpuLate() const override { return displayFramesGpuLate_.load(); }
   // The simulated head rests at LOCAL's origin; with `headSway` it turns to and fro about y.
   std::optional<Pose> knownHeadPose(int64_t timeNs) const override { return headPoseAt(timeNs); }
   void locateHead(int64_t timeNs, std::function<void(const Pose&)> done) override { done(headPoseAt(timeNs)); }
@@ -96,6 +97,7 @@ class HeadlessBackend final : public Backend {
   DisplayClock clock_;
   std::atomic<uint64_t> displayFrames_{0};
   std::atomic<uint64_t> layerViewsCulled_{0};
+  std::atomic<uint64_t> displayFramesGpuLate_{0};
 
   // Graphics-queue work of the display thread: composition and readbacks.
   std::unique_ptr<gpu::Timeline> composeTimeline_;
