@@ -104,7 +104,6 @@ Status SharedSwapchain::createImage(uint32_t index, ExportedImage& out) {
     }
   }
 
-  per.copies.resize(images_.size());  // as many runtime images as shared ones
   VkFenceCreateInfo fenceInfo{};
   fenceInfo.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
   VkFence fence = VK_NULL_HANDLE;

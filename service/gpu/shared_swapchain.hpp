@@ -75,7 +75,7 @@ class SharedSwapchain {
     vk::Image image;
     vk::Semaphore renderingDone;
     vk::Semaphore copyingDone;
-    std::vector<RecordedCopy> copies;  // by runtime image index
+    std::vector<RecordedCopy> copies;  // by runtime image index, grown as each is first leased
     vk::Fence copyFence;
     bool submitted = false;  // copyFence will signal / has signalled for the last copy
   };
