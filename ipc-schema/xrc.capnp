@@ -344,6 +344,11 @@ struct DaemonStatus {
   # for the clients' rendering, or a busy GPU), so the frame was shown late. Headless only (0
   # under openxr, whose runtime reports its own timing).
   displayFramesGpuLate @15 :UInt64;
+  # How long after its vsync the display loop began each display frame: its timer's wake-up and
+  # the thread's scheduling delay. A loop that begins a whole period late has missed that vsync
+  # (missedDisplayFrames), however short its work. Headless only (zero under openxr, whose
+  # runtime paces the loop).
+  displayWakeDelayUs @16 :Percentiles;
 }
 
 struct Pixels {

@@ -95,6 +95,7 @@ Result<DaemonStatus> ControlClient::status() {
               out.gpuQueuePriority = in.getGpuQueuePriority().cStr();
               out.missedDisplayFrames = in.getMissedDisplayFrames();
               out.displayWorkUs = fromWire(in.getDisplayWorkUs());
+              out.displayWakeDelayUs = fromWire(in.getDisplayWakeDelayUs());
               out.daemonCpuUsPerDisplayFrame = fromWire(in.getDaemonCpuUsPerDisplayFrame());
               out.daemonCpuUsPerClientFrame = in.getDaemonCpuUsPerClientFrame();
               out.primaryClientId = in.getPrimaryClientId();

@@ -165,12 +165,17 @@ DisplaySelection FrameScheduler::select(int64_t vsyncNs, int64_t periodNs) {
   return out;
 }
 
-void FrameScheduler::displayed(int64_t workNs) { workUs_.add(double(workNs) / 1e3); }
+void FrameScheduler::displayed(int64_t workNs, std::optional<int64_t> wakeDelayNs) {
+  workUs_.add(double(workNs) / 1e3);
+  if (wakeDelayNs) wakeDelayUs_.add(double(*wakeDelayNs) / 1e3);
+}
 
 DisplayStats FrameScheduler::displayStats() const {
   DisplayStats s;
   s.workUsP50 = workUs_.percentile(50);
   s.workUsP99 = workUs_.percentile(99);
+  s.wakeDelayUsP50 = wakeDelayUs_.percentile(50);
+  s.wakeDelayUsP99 = wakeDelayUs_.percentile(99);
   s.cpuUsP50 = cpuUs_.percentile(50);
   s.cpuUsP99 = cpuUs_.percentile(99);
   Lock lock(mutex_);

@@ -37,6 +37,7 @@ struct DisplaySelection {
 struct DisplayStats {
   uint64_t missedFrames = 0;
   double workUsP50 = 0, workUsP99 = 0;
+  double wakeDelayUsP50 = 0, wakeDelayUsP99 = 0;  // headless: vsync -> loop at work
   double cpuUsP50 = 0, cpuUsP99 = 0;
   double cpuUsPerClientFrame = 0;
   uint32_t primaryClientId = 0;
@@ -63,8 +64,9 @@ class FrameScheduler {
   // newest frame whose target time is due (frames are never shown before their time).
   DisplaySelection select(int64_t vsyncNs, int64_t periodNs) XRC_EXCLUDES(mutex_);
   // The display loop finished that frame in `workNs` of wall time (select, waiting for the
-  // previous composition, record, submit).
-  void displayed(int64_t workNs) XRC_EXCLUDES(mutex_);
+  // previous composition, record, submit), having begun it `wakeDelayNs` after its vsync (a loop
+  // paced by its own timer, as the headless one; none where a runtime paces it).
+  void displayed(int64_t workNs, std::optional<int64_t> wakeDelayNs = std::nullopt) XRC_EXCLUDES(mutex_);
 
   DisplayStats displayStats() const XRC_EXCLUDES(mutex_);
 
@@ -95,6 +97,7 @@ class FrameScheduler {
   };
   std::deque<CpuSample> cpuWindow_ XRC_GUARDED_BY(mutex_);  // the last second or so
   SampleRing workUs_;
+  SampleRing wakeDelayUs_;
   SampleRing cpuUs_;
 };
 

@@ -73,6 +73,8 @@ kj::Promise<void> ControlServer::status(StatusContext context) {
   status.setMissedDisplayFrames(display.missedFrames);
   status.initDisplayWorkUs().setP50(float(display.workUsP50));
   status.getDisplayWorkUs().setP99(float(display.workUsP99));
+  status.initDisplayWakeDelayUs().setP50(float(display.wakeDelayUsP50));
+  status.getDisplayWakeDelayUs().setP99(float(display.wakeDelayUsP99));
   status.initDaemonCpuUsPerDisplayFrame().setP50(float(display.cpuUsP50));
   status.getDaemonCpuUsPerDisplayFrame().setP99(float(display.cpuUsP99));
   status.setDaemonCpuUsPerClientFrame(float(display.cpuUsPerClientFrame));

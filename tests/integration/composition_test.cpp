@@ -332,12 +332,16 @@ TEST(Composition, SetPrimaryAndKickThroughCtl) {
     EXPECT_TRUE(c["latency_us"].contains("p50") && c["latency_us"].contains("p99"));
   }
   for (const char* field :
-       {"missed_display_frames", "display_frames_gpu_late", "display_work_us", "daemon_cpu_us_per_display_frame",
-        "daemon_cpu_us_per_client_frame", "gpu_queue_priority"}) {
+       {"missed_display_frames", "display_frames_gpu_late", "display_work_us", "display_wake_delay_us",
+        "daemon_cpu_us_per_display_frame", "daemon_cpu_us_per_client_frame", "gpu_queue_priority"}) {
     EXPECT_TRUE(json.contains(field)) << field;
   }
   // Counted among the display frames, never more.
   EXPECT_LE(json.value("display_frames_gpu_late", uint64_t(0)), json.value("display_frames", uint64_t(0)));
+  // The headless loop begins each display frame at or after its vsync, never before.
+  const auto& wake = json["display_wake_delay_us"];
+  EXPECT_GE(wake.value("p50", -1.0), 0.0) << wake.dump();
+  EXPECT_GE(wake.value("p99", -1.0), wake.value("p50", 0.0)) << wake.dump();
   // Whatever the driver granted, it is one of Vulkan's four.
   const std::string priority = json.value("gpu_queue_priority", "");
   EXPECT_TRUE(priority == "low" || priority == "medium" || priority == "high" || priority == "realtime") << priority;

@@ -138,6 +138,18 @@ TEST(FrameScheduler, FramesShowAtTheirTimeNewestWinsAndAreCounted) {
   EXPECT_EQ(c->framesDisplayed, 3u);
 }
 
+TEST(FrameScheduler, DisplayWakeDelayIsKeptOnlyWhereTheLoopPacesItself) {
+  FrameScheduler scheduler;
+  scheduler.displayed(50'000);  // a runtime-paced loop: work only
+  EXPECT_EQ(scheduler.displayStats().wakeDelayUsP99, 0.0);
+  for (int i = 0; i < 98; ++i) scheduler.displayed(50'000, 20'000);    // 20 us after the vsync
+  for (int i = 0; i < 2; ++i) scheduler.displayed(50'000, 6'000'000);  // twice 6 ms late
+  const DisplayStats stats = scheduler.displayStats();
+  EXPECT_DOUBLE_EQ(stats.wakeDelayUsP50, 20.0);
+  EXPECT_DOUBLE_EQ(stats.wakeDelayUsP99, 6000.0);
+  EXPECT_DOUBLE_EQ(stats.workUsP50, 50.0);
+}
+
 TEST(FrameScheduler, HiddenClientsShowNothingAndOverlaysStackByPlacement) {
   FrameScheduler scheduler;
   auto primary = client(1), hidden = client(2), top = client(3, true, 9), low = client(4, true, 2);

@@ -54,6 +54,7 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
           {"layer_views_culled", s.layerViewsCulled},
           {"gpu_queue_priority", s.gpuQueuePriority},
           {"display_work_us", percentiles(s.displayWorkUs)},
+          {"display_wake_delay_us", percentiles(s.displayWakeDelayUs)},
           {"daemon_cpu_us_per_display_frame", percentiles(s.daemonCpuUsPerDisplayFrame)},
           {"daemon_cpu_us_per_client_frame", s.daemonCpuUsPerClientFrame},
           {"primary_client_id", s.primaryClientId},
@@ -67,9 +68,9 @@ std::string formatTable(const xrc::control::DaemonStatus& s) {
       s.daemonVersion, s.backend, double(s.uptimeNs) / 1e9, s.refreshHz, s.displayFrames, s.missedDisplayFrames,
       s.displayFramesGpuLate);
   out += fmt::format(
-      "display work p50 {:.0f} us  daemon CPU {:.0f} us per display frame, {:.1f} us per client frame  blend {}  "
-      "GPU priority {}\n",
-      s.displayWorkUs.p50, s.daemonCpuUsPerDisplayFrame.p50, s.daemonCpuUsPerClientFrame,
+      "display work p50 {:.0f} us  wake delay p99 {:.0f} us  daemon CPU {:.0f} us per display frame, {:.1f} us per "
+      "client frame  blend {}  GPU priority {}\n",
+      s.displayWorkUs.p50, s.displayWakeDelayUs.p99, s.daemonCpuUsPerDisplayFrame.p50, s.daemonCpuUsPerClientFrame,
       xrc::blendModeName(s.environmentBlendMode), s.gpuQueuePriority);
   out += fmt::format("{} client{}\n", s.clients.size(), s.clients.size() == 1 ? "" : "s");
   if (s.clients.empty()) return out;

@@ -50,6 +50,7 @@ struct DaemonStatus {
   std::vector<ClientStatus> clients;
   uint64_t missedDisplayFrames = 0;
   Percentiles displayWorkUs, daemonCpuUsPerDisplayFrame;
+  Percentiles displayWakeDelayUs;  // vsync -> display loop at work (headless)
   float daemonCpuUsPerClientFrame = 0;
   uint32_t primaryClientId = 0;  // 0: none
   uint32_t daemonPid = 0;

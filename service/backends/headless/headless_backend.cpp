@@ -382,7 +382,7 @@ void HeadlessBackend::tick(int64_t vsyncNs) {
   }
   inFlight_ = std::move(frames);  // keeps their swapchains alive until the GPU is done with them
   displayFrames_++;
-  scheduler_.displayed(monotonicNowNs() - start);
+  scheduler_.displayed(monotonicNowNs() - start, start - vsyncNs);
 }
 
 Status HeadlessBackend::waitSubmitted() {
