@@ -164,6 +164,8 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
     double cpu = 0;
     std::map<std::string, ThreadUse> threads;
     uint64_t submitted = 0;
+    std::chrono::steady_clock::time_point at;
+    uint64_t missed = 0, gpuLate = 0;  // the display's counters then
   };
   auto sampleWhen = [&](auto predicate) -> std::optional<Sample> {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
@@ -176,7 +178,10 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
           most = std::max(most, c.framesSubmitted);
           sum += c.framesSubmitted;
         }
-        if (predicate(least, most)) return Sample{cpuSeconds(daemonPid), useByThread(daemonPid), sum};
+        if (predicate(least, most)) {
+          return Sample{cpuSeconds(daemonPid),       useByThread(daemonPid),      sum, std::chrono::steady_clock::now(),
+                        status->missedDisplayFrames, status->displayFramesGpuLate};
+        }
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(250));
     }
@@ -249,6 +254,13 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
   if (steadyFrom && steadyTo && steadyTo->submitted > steadyFrom->submitted) {
     const double steadyFrames = double(steadyTo->submitted - steadyFrom->submitted);
     result["daemon_cpu_us_per_client_frame"] = (steadyTo->cpu - steadyFrom->cpu) * 1e6 / steadyFrames;
+    // While every client runs (setup and teardown of many client processes stall the display
+    // on their own: missed_display_frames above counts those too).
+    const double steadySeconds = std::chrono::duration<double>(steadyTo->at - steadyFrom->at).count();
+    result["steady_s"] = steadySeconds;
+    result["client_frames_per_s_steady"] = steadySeconds > 0 ? steadyFrames / steadySeconds / clients : 0.0;
+    result["missed_display_frames_steady"] = steadyTo->missed - steadyFrom->missed;
+    result["display_frames_gpu_late_steady"] = steadyTo->gpuLate - steadyFrom->gpuLate;
     for (auto& [name, use] : steadyTo->threads) {
       const auto from = steadyFrom->threads.find(name);
       const ThreadUse start = from == steadyFrom->threads.end() ? ThreadUse{} : from->second;
@@ -380,6 +392,14 @@ int main(int argc, char** argv) {
         fmt::print("\n");
       }
     };
+    for (auto& s : report["scenarios"]) {
+      if (!s.contains("client_frames_per_s_steady")) continue;
+      fmt::print(
+          "steady state ({} clients, all running, {:.1f} s): {:.1f} frames/s per client, {} missed vsyncs, {} "
+          "display frames late on the GPU\n",
+          s["clients"].get<int>(), s["steady_s"].get<double>(), s["client_frames_per_s_steady"].get<double>(),
+          s["missed_display_frames_steady"].get<uint64_t>(), s["display_frames_gpu_late_steady"].get<uint64_t>());
+    }
     printByThread("daemon_cpu_us_per_client_frame_by_thread", "CPU us", 1);
     printByThread("daemon_wakeups_per_client_frame_by_thread", "wake-ups", 2);
   }
