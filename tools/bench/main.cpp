@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "../common/percentiles_json.hpp"
 #include "../common/process.hpp"
 #include "references.hpp"
 #include "xrc/client.hpp"
@@ -223,10 +224,9 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
     result["missed_display_frames"] = after->missedDisplayFrames - before->missedDisplayFrames;
     result["display_frames_gpu_late"] = after->displayFramesGpuLate - before->displayFramesGpuLate;
     result["gpu_queue_priority"] = after->gpuQueuePriority;
-    result["display_work_us"] = {{"p50", after->displayWorkUs.p50}, {"p99", after->displayWorkUs.p99}};
-    result["display_wake_delay_us"] = {{"p50", after->displayWakeDelayUs.p50}, {"p99", after->displayWakeDelayUs.p99}};
-    result["daemon_cpu_us_per_display_frame"] = {{"p50", after->daemonCpuUsPerDisplayFrame.p50},
-                                                 {"p99", after->daemonCpuUsPerDisplayFrame.p99}};
+    result["display_work_us"] = xrc::tools::percentilesJson(after->displayWorkUs);
+    result["display_wake_delay_us"] = xrc::tools::percentilesJson(after->displayWakeDelayUs);
+    result["daemon_cpu_us_per_display_frame"] = xrc::tools::percentilesJson(after->daemonCpuUsPerDisplayFrame);
   }
   result["frames_displayed"] = displayed;
   result["frames_late"] = late;

@@ -14,12 +14,13 @@
 #include <cstdio>
 #include <thread>
 
+#include "../common/percentiles_json.hpp"
 #include "active_runtime.hpp"
 #include "xrc/control.hpp"
 
 namespace {
 
-nlohmann::json percentiles(const xrc::control::Percentiles& p) { return {{"p50", p.p50}, {"p99", p.p99}}; }
+using xrc::tools::percentilesJson;
 
 // Field names are a stable interface (docs/OPERATIONS.md): add, never rename.
 nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
@@ -40,9 +41,9 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
                        {"releases", c.releases},
                        {"swapchains", c.swapchains},
                        {"gpu_copy_us", {{"p50", c.gpuCopyUsP50}, {"p99", c.gpuCopyUsP99}}},
-                       {"release_rtt_us", percentiles(c.releaseUs)},
-                       {"latency_us", percentiles(c.latencyUs)},
-                       {"frame_interval_us", percentiles(c.frameIntervalUs)}});
+                       {"release_rtt_us", percentilesJson(c.releaseUs)},
+                       {"latency_us", percentilesJson(c.latencyUs)},
+                       {"frame_interval_us", percentilesJson(c.frameIntervalUs)}});
   }
   return {{"daemon_version", s.daemonVersion},
           {"backend", s.backend},
@@ -53,9 +54,9 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
           {"display_frames_gpu_late", s.displayFramesGpuLate},
           {"layer_views_culled", s.layerViewsCulled},
           {"gpu_queue_priority", s.gpuQueuePriority},
-          {"display_work_us", percentiles(s.displayWorkUs)},
-          {"display_wake_delay_us", percentiles(s.displayWakeDelayUs)},
-          {"daemon_cpu_us_per_display_frame", percentiles(s.daemonCpuUsPerDisplayFrame)},
+          {"display_work_us", percentilesJson(s.displayWorkUs)},
+          {"display_wake_delay_us", percentilesJson(s.displayWakeDelayUs)},
+          {"daemon_cpu_us_per_display_frame", percentilesJson(s.daemonCpuUsPerDisplayFrame)},
           {"daemon_cpu_us_per_client_frame", s.daemonCpuUsPerClientFrame},
           {"primary_client_id", s.primaryClientId},
           {"environment_blend_mode", xrc::blendModeName(s.environmentBlendMode)},
