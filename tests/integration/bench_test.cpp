@@ -8,17 +8,38 @@
 namespace xrc::test {
 namespace {
 
-TEST(Bench, ReportsTheSteadyStateOfClientsThatAllRan) {
+// Runs the bench for one scenario of 2 clients for 2 s (plus `extra` arguments) and returns that
+// scenario's JSON (null, with a test failure, if the run failed).
+nlohmann::json runTwoClientScenario(const std::vector<std::string>& extra) {
   TempDir dir;
-  Process bench({binary("XRC_BENCH"), "--daemon", binary("XRC_DAEMON"), "--demo", binary("XRC_DEMO"), "--clients", "2",
-                 "--seconds", "2", "--view-size", "64x64", "--json"},
-                {}, dir.path + "/bench.log");
-  ASSERT_EQ(bench.wait(std::chrono::seconds(120)), 0) << bench.output();
+  std::vector<std::string> argv{binary("XRC_BENCH"),
+                                "--daemon",
+                                binary("XRC_DAEMON"),
+                                "--demo",
+                                binary("XRC_DEMO"),
+                                "--clients",
+                                "2",
+                                "--seconds",
+                                "2",
+                                "--view-size",
+                                "64x64",
+                                "--json"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  Process bench(argv, {}, dir.path + "/bench.log");
+  const int status = bench.wait(std::chrono::seconds(120));
   const std::string out = bench.output();
-  const auto json = nlohmann::json::parse(out.substr(out.find('{')), nullptr, false);
-  ASSERT_FALSE(json.is_discarded()) << out;
-  ASSERT_EQ(json["scenarios"].size(), 1u) << out;
-  const auto& s = json["scenarios"][0];
+  EXPECT_EQ(status, 0) << out;
+  const auto json = nlohmann::json::parse(out.substr(std::min(out.size(), out.find('{'))), nullptr, false);
+  if (json.is_discarded() || !json.contains("scenarios") || json["scenarios"].size() != 1) {
+    ADD_FAILURE() << "no single scenario in the output: " << out;
+    return nullptr;
+  }
+  return json["scenarios"][0];
+}
+
+TEST(Bench, ReportsTheSteadyStateOfClientsThatAllRan) {
+  const auto s = runTwoClientScenario({});
+  ASSERT_FALSE(s.is_null());
   EXPECT_TRUE(s.value("ok", false)) << s.dump();
   EXPECT_EQ(s.value("clients", 0), 2);
   // 2 s at 90 Hz: 180 frames per client; both clients are visible, so most are shown (sanitizer
@@ -39,6 +60,35 @@ TEST(Bench, ReportsTheSteadyStateOfClientsThatAllRan) {
   EXPECT_GT(s.value("daemon_cpu_us_per_client_frame", 0.0), 0.0) << s.dump();
   EXPECT_TRUE(s.contains("display_wake_delay_us")) << s.dump();
   EXPECT_GT(s["gpu_copy_us"].value("p50", 0.0), 0.0) << s.dump();
+}
+
+// --render-once clients still have their frames shown; --floor measures both transports with as
+// many paced clients, and counts the requests they answered in the window.
+TEST(Bench, RenderOnceClientsAndTheFloorReference) {
+  const auto s = runTwoClientScenario({"--render-once", "--floor", "--floor-seconds", "1"});
+  ASSERT_FALSE(s.is_null());
+  EXPECT_TRUE(s.value("ok", false)) << s.dump();
+  EXPECT_EQ(s.value("client_render", std::string()), "once");
+  EXPECT_GT(s.value("frames_displayed", uint64_t(0)), 180u) << s.dump();
+  ASSERT_TRUE(s.contains("floor")) << s.dump();
+  for (const char* key : {"socket_echo", "capnp_call"}) {
+    ASSERT_TRUE(s["floor"].contains(key)) << s["floor"].dump();
+    const auto& f = s["floor"][key];
+    // 1 s at 90 Hz less the first and last period: 88 requests per client when every tick is on
+    // time; sanitizer builds on two cores may lose a few periods.
+    EXPECT_GE(f.value("requests", 0), 2 * 80) << f.dump();
+    EXPECT_LE(f.value("requests", 0), 2 * 89) << f.dump();
+    EXPECT_GT(f.value("server_cpu_us_per_request", 0.0), 0.0) << f.dump();
+    EXPECT_GT(f.value("server_wakeups_per_request", 0.0), 0.0) << f.dump();
+  }
+  // Two processes with their own devices reach some rate, at most the display's (1 s: 90 periods).
+  for (const char* key : {"gpu_submits", "gpu_submits_and_clear"}) {
+    ASSERT_TRUE(s["floor"].contains(key)) << s["floor"].dump();
+    const auto& rate = s["floor"][key]["frames_per_s_per_client"];
+    EXPECT_GT(rate.value("min", 0.0), 10.0) << rate.dump();
+    EXPECT_LE(rate.value("min", 1e9), rate.value("median", 0.0)) << rate.dump();
+    EXPECT_LE(rate.value("median", 1e9), 90.0) << rate.dump();
+  }
 }
 
 }  // namespace

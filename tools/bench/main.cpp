@@ -13,13 +13,24 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "../common/percentiles_json.hpp"
 #include "../common/process.hpp"
+#include "floor.hpp"
+#include "gpu_floor.hpp"
 #include "references.hpp"
 #include "xrc/client.hpp"
 #include "xrc/control.hpp"
+
+#if defined(__SANITIZE_ADDRESS__)
+// Sanitizer builds (tests): unwind fully at every allocation. The GPU floor's client processes
+// leave allocations of the Vulkan driver behind at exit; with the default fast unwinder their
+// stacks stop inside the driver (built without frame pointers) and name no library, so the
+// driver suppressions of tests/sanitizers/lsan.supp cannot match them.
+extern "C" const char* __asan_default_options() { return "fast_unwind_on_malloc=0"; }
+#endif
 
 namespace {
 
@@ -41,8 +52,11 @@ struct Options {
   uint32_t renderUs = 0;      // clients sleep this long between an image\'s wait and its release
   bool pattern = false;       // clients write the CPU test pattern (milliseconds per full-size frame)
   bool finishRender = false;  // clients wait for their rendering before release
+  bool renderOnce = false;    // clients render each image once, then only cycle them
   uint32_t protocolMinor = xrc::kProtocolMinor;  // clients speak this minor (3: separate frame calls)
   uint32_t overlayAlpha = 255;                   // < 255: overlays are blended, so the display draws every layer
+  bool floor = false;                            // also measure the floor reference at each client count
+  double floorSeconds = 3;
   bool json = false;
 };
 
@@ -151,13 +165,14 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
     if (o.quadPx > 0) argv.insert(argv.end(), {"--quad-px", std::to_string(o.quadPx)});
     if (o.workMs > 0) argv.insert(argv.end(), {"--work-ms", std::to_string(o.workMs)});
     if (o.finishRender) argv.push_back("--finish-render");
+    if (o.renderOnce) argv.push_back("--render-once");
     if (o.renderUs > 0) argv.insert(argv.end(), {"--render-us", std::to_string(o.renderUs)});
     if (o.protocolMinor != xrc::kProtocolMinor)
       argv.insert(argv.end(), {"--protocol-minor", std::to_string(o.protocolMinor)});
     demos.push_back(std::make_unique<Process>(argv, std::map<std::string, std::string>{},
                                               dir.path + fmt::format("/demo{}.log", i), true));
   }
-  nlohmann::json result{{"clients", clients}, {"frames_per_client", frames}};
+  nlohmann::json result{{"clients", clients}, {"frames_per_client", frames}, {"refresh_hz", before->refreshHz}};
   // Steady state: the daemon's CPU between every client having sent a fifth of its frames and
   // the first reaching four fifths, so that connection and swapchain setup are left out.
   // (Status is polled at 4 Hz: its own cost stays negligible.)
@@ -242,6 +257,7 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
   const double totalFrames = double(clients) * double(frames);
   result["ok"] = ok;
   result["sync_mode"] = sync;
+  result["client_render"] = o.renderOnce ? "once" : (o.pattern ? "pattern" : "clear");
   result["release_call_us"] = {
       {"p50", median(releaseP50)},
       {"p99", releaseP99.empty() ? 0 : *std::max_element(releaseP99.begin(), releaseP99.end())}};
@@ -277,7 +293,64 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
 
 }  // namespace
 
+// The floor reference at the scenario's client count and display rate, after the scenario (its
+// daemon and clients gone), clients sending together as clients paced to one display do.
+nlohmann::json measureFloors(const Options& o, uint32_t clients, double refreshHz) {
+  nlohmann::json floor{{"clients_aligned", true}};
+  TempDir dir;
+  using xrc::bench::FloorTransport;
+  for (auto [transport, key] :
+       {std::pair{FloorTransport::socket, "socket_echo"}, std::pair{FloorTransport::capnp, "capnp_call"}}) {
+    xrc::bench::FloorOptions options;
+    options.transport = transport;
+    options.clients = clients;
+    options.refreshHz = refreshHz;
+    options.seconds = o.floorSeconds;
+    options.selfExe = std::filesystem::read_symlink("/proc/self/exe").string();
+    options.dir = dir.path;
+    auto measured = xrc::bench::measureFloor(options);
+    if (!measured) {
+      floor[std::string(key) + "_error"] = measured.error().describe();
+      continue;
+    }
+    floor[key] = {{"server_cpu_us_per_request", measured.value().serverCpuUsPerRequest},
+                  {"server_wakeups_per_request", measured.value().serverWakeupsPerRequest},
+                  {"requests", measured.value().requests}};
+  }
+  unsigned w = 0, h = 0;
+  std::sscanf(o.viewSize.c_str(), "%ux%u", &w, &h);
+  for (auto [clear, key] : {std::pair{false, "gpu_submits"}, std::pair{true, "gpu_submits_and_clear"}}) {
+    xrc::bench::GpuFloorOptions options;
+    options.clients = clients;
+    options.refreshHz = refreshHz;
+    options.seconds = o.floorSeconds;
+    options.clearWidth = clear ? w : 0;
+    options.clearHeight = clear ? h : 0;
+    options.selfExe = std::filesystem::read_symlink("/proc/self/exe").string();
+    options.dir = dir.path;
+    auto measured = xrc::bench::measureGpuFloor(options);
+    if (!measured) {
+      floor[std::string(key) + "_error"] = measured.error().describe();
+      continue;
+    }
+    floor[key] = {{"frames_per_s_per_client",
+                   {{"median", measured.value().framesPerSecondMedian}, {"min", measured.value().framesPerSecondMin}}}};
+  }
+  return floor;
+}
+
 int main(int argc, char** argv) {
+  // The floor reference's server (measureFloor starts this program again as it).
+  if (argc == 5 && std::string_view(argv[1]) == "--floor-server" && std::string_view(argv[3]) == "--floor-socket") {
+    const std::string_view transport = argv[2];
+    if (transport != "socket" && transport != "capnp") return 2;
+    return xrc::bench::runFloorServer(
+        transport == "capnp" ? xrc::bench::FloorTransport::capnp : xrc::bench::FloorTransport::socket, argv[4]);
+  }
+  if (argc == 6 && std::string_view(argv[1]) == "--floor-gpu-client") {
+    return xrc::bench::runGpuFloorClient(std::stoll(argv[2]), std::stod(argv[3]), uint32_t(std::stoul(argv[4])),
+                                         uint32_t(std::stoul(argv[5])));
+  }
   Options o;
   CLI::App app{"xr-compositor-bench: frame-path costs of xr-compositord with N demo clients"};
   auto* daemon = app.add_option("--daemon", o.daemon, "Start this xr-compositord for every scenario");
@@ -300,6 +373,9 @@ int main(int argc, char** argv) {
                  "recording; without it the release follows the acquire within microseconds)");
   app.add_flag("--finish-render", o.finishRender,
                "Clients wait for their rendering to finish before releasing (rendering_done already signalled)");
+  app.add_flag("--render-once", o.renderOnce,
+               "Clients render each image once and then only acquire and release it: the daemon's cost without "
+               "the clients' per-frame GPU work (many client processes time-slice one GPU)");
   app.add_option("--daemon-arg", o.daemonArgs,
                  "Pass this argument on to the daemon started with --daemon (repeatable; e.g. "
                  "--daemon-arg=--queue-priority=medium)")
@@ -307,6 +383,12 @@ int main(int argc, char** argv) {
   app.add_option("--view-size", o.viewSize, "Per-view size; each client submits a 2-layer swapchain of it")
       ->capture_default_str();
   app.add_option("--sync-mode", o.syncMode, "auto, host or binary")->capture_default_str();
+  app.add_flag("--floor", o.floor,
+               "After each scenario, measure the floor: server CPU per request of a plain socket echo and of an "
+               "empty Cap'n Proto call, with as many paced clients at the display's rate");
+  app.add_option("--floor-seconds", o.floorSeconds, "How long each floor measurement runs")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_flag("--json", o.json, "JSON output");
   CLI11_PARSE(app, argc, argv);
   if (o.daemon.empty() == o.socket.empty()) {
@@ -355,6 +437,9 @@ int main(int argc, char** argv) {
   for (uint32_t n : o.clients) {
     auto scenario = runScenario(o, n);
     ok = ok && scenario["ok"].get<bool>();
+    if (o.floor && scenario.contains("refresh_hz")) {
+      scenario["floor"] = measureFloors(o, n, scenario["refresh_hz"].get<double>());
+    }
     report["scenarios"].push_back(scenario);
   }
   if (o.json) {
@@ -399,6 +484,30 @@ int main(int argc, char** argv) {
           "display frames late on the GPU\n",
           s["clients"].get<int>(), s["steady_s"].get<double>(), s["client_frames_per_s_steady"].get<double>(),
           s["missed_display_frames_steady"].get<uint64_t>(), s["display_frames_gpu_late_steady"].get<uint64_t>());
+    }
+    for (auto& s : report["scenarios"]) {
+      if (!s.contains("floor")) continue;
+      const auto& f = s["floor"];
+      auto cost = [&](const char* key) {
+        return f.contains(key)
+                   ? fmt::format("{:.1f} us ({:.2f} wake-ups)", f[key]["server_cpu_us_per_request"].get<double>(),
+                                 f[key]["server_wakeups_per_request"].get<double>())
+                   : std::string("failed: ") + f.value(std::string(key) + "_error", std::string("?"));
+      };
+      fmt::print(
+          "floor ({} clients at {:.0f} Hz, together): server CPU per request: socket echo {}, empty Cap'n Proto "
+          "call {}\n",
+          s["clients"].get<int>(), s["refresh_hz"].get<double>(), cost("socket_echo"), cost("capnp_call"));
+      auto rate = [&](const char* key) {
+        return f.contains(key)
+                   ? fmt::format("{:.1f} (slowest {:.1f})", f[key]["frames_per_s_per_client"]["median"].get<double>(),
+                                 f[key]["frames_per_s_per_client"]["min"].get<double>())
+                   : std::string("failed: ") + f.value(std::string(key) + "_error", std::string("?"));
+      };
+      fmt::print(
+          "GPU floor ({} processes, no compositor): frames/s per process with acquire+release submissions {}, "
+          "with a clear too {}\n",
+          s["clients"].get<int>(), rate("gpu_submits"), rate("gpu_submits_and_clear"));
     }
     printByThread("daemon_cpu_us_per_client_frame_by_thread", "CPU us", 1);
     printByThread("daemon_wakeups_per_client_frame_by_thread", "wake-ups", 2);

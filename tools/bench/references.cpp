@@ -1,5 +1,7 @@
 #include "references.hpp"
 
+#include "bench_util.hpp"
+
 #include <thread>
 
 #include <sys/socket.h>
@@ -55,20 +57,11 @@ Percentiles socketPingPong(int iterations) {
 
 Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t layers, int iterations,
                                   const ReferenceCopyOptions& options, std::string& queueUsed) {
-  VkApplicationInfo app{};
-  app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
-  app.apiVersion = VK_API_VERSION_1_2;
-  VkInstanceCreateInfo ici{};
-  ici.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
-  ici.pApplicationInfo = &app;
-  VkInstance rawInstance;
-  if (auto s = vk::check(vkCreateInstance(&ici, nullptr, &rawInstance), "vkCreateInstance"); !s) return s.error();
   vk::InstanceOwner instance;
-  instance.reset(rawInstance);
-  uint32_t count = 1;
-  VkPhysicalDevice physical = VK_NULL_HANDLE;
-  vkEnumeratePhysicalDevices(rawInstance, &count, &physical);
-  if (physical == VK_NULL_HANDLE) return makeError(ErrorCode::unsupported, "no Vulkan device");
+  auto firstDevice = createInstanceWithFirstDevice(instance, VK_API_VERSION_1_2);
+  if (!firstDevice) return firstDevice.error();
+  const VkPhysicalDevice physical = firstDevice.value();
+  uint32_t count = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(physical, &count, nullptr);
   std::vector<VkQueueFamilyProperties> families(count);
   vkGetPhysicalDeviceQueueFamilyProperties(physical, &count, families.data());
@@ -118,16 +111,8 @@ Result<Percentiles> referenceCopy(uint32_t width, uint32_t height, uint32_t laye
   VkPhysicalDeviceProperties props;
   vkGetPhysicalDeviceProperties(physical, &props);
 
-  VkImageCreateInfo info{};
-  info.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO;
-  info.imageType = VK_IMAGE_TYPE_2D;
-  info.format = VK_FORMAT_R8G8B8A8_UNORM;
-  info.extent = {width, height, 1};
-  info.mipLevels = 1;
-  info.arrayLayers = layers;
-  info.samples = VK_SAMPLE_COUNT_1_BIT;
-  info.tiling = VK_IMAGE_TILING_OPTIMAL;
-  info.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+  const VkImageCreateInfo info =
+      rgba8ImageInfo(width, height, layers, VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT);
   VkExternalMemoryImageCreateInfo external{};
   external.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO;
   external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;

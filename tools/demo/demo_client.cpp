@@ -312,10 +312,13 @@ int runDemo(const DemoOptions& o) {
       if (auto s = t.swapchain->wait(std::chrono::seconds(2)); !s) return fail("wait", s.error());
       if (o.renderUs > 0) std::this_thread::sleep_for(std::chrono::microseconds(o.renderUs));
       const uint32_t alpha = vk::isDepthFormat(t.format) ? 255 : o.alpha;
-      if (auto s = render(*app.value(), t, index.value(), o.seed, alpha, o.clearOnly); !s) {
+      // --render-once: every image keeps the content of its first frame (images are acquired in turn).
+      const bool renderThisFrame = !o.renderOnce || t.ordinal < t.swapchain->images().size();
+      if (!renderThisFrame) {
+      } else if (auto s = render(*app.value(), t, index.value(), o.seed, alpha, o.clearOnly); !s) {
         return fail("render", s.error());
       }
-      if (o.finishRender) {
+      if (o.finishRender && renderThisFrame) {
         VkFence fence = t.fences[index.value()].get();
         if (auto s = vk::check(vkWaitForFences(app.value()->device(), 1, &fence, VK_TRUE, 2000000000ull),
                                "vkWaitForFences(finish render)");

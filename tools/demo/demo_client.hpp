@@ -35,6 +35,7 @@ struct DemoOptions {
   uint64_t stallAfter = 0;                  // > 0: stop submitting after this many frames (until stdin closes)
   bool clearOnly = false;                   // render by a GPU clear (benchmarks), not the checkable pattern
   bool finishRender = false;                // wait for the GPU to finish rendering before release (benchmarks)
+  bool renderOnce = false;                  // render each image once, then only cycle it (benchmarks)
   uint16_t protocolMinor = kProtocolMinor;  // speak an older minor (A/B of the frame calls)
 };
 

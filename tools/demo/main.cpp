@@ -43,6 +43,9 @@ int main(int argc, char** argv) {
   app.add_flag("--finish-render", o.finishRender,
                "Wait for the GPU to finish each frame's rendering before releasing (benchmarks: the daemon's copy "
                "then finds rendering_done already signalled)");
+  app.add_flag("--render-once", o.renderOnce,
+               "Render each swapchain image once, then release it again without new rendering (benchmarks: the "
+               "daemon's cost without the clients' GPU work)");
   app.add_flag("--clear-only", o.clearOnly,
                "Render by a GPU clear instead of the CPU-written test pattern (benchmarks)");
   CLI11_PARSE(app, argc, argv);

@@ -1,0 +1,36 @@
+// The GPU floor reference: N processes, each with its own Vulkan device, doing per display period
+// the GPU work a client does besides the daemon (two submissions with a fence wait each, as
+// client-lib's acquire and release in `host` mode, and optionally a clear of a full swapchain
+// image, as the demo's rendering), with no compositor at all. The rate they reach is the most any
+// compositor with one process per client can get from this GPU (docs/BENCHMARKS.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "xrc/result.hpp"
+
+namespace xrc::bench {
+
+struct GpuFloorOptions {
+  uint32_t clients = 1;
+  double refreshHz = 90;
+  double seconds = 3;
+  // 0: only the two small submissions; else also clear a 2-layer image of this size each period.
+  uint32_t clearWidth = 0, clearHeight = 0;
+  std::string selfExe;  // this program, started again as each client (see runGpuFloorClient)
+  std::string dir;      // the clients' logs
+};
+
+struct GpuFloorResult {
+  double framesPerSecondMedian = 0;  // periods each client completed per second: the median client
+  double framesPerSecondMin = 0;     // and the slowest
+};
+
+Result<GpuFloorResult> measureGpuFloor(const GpuFloorOptions& options);
+
+// One client process (`xr-compositor-bench --floor-gpu-client PERIOD_NS SECONDS WIDTH HEIGHT`):
+// creates its device, prints "ready", waits for stdin to close, runs, prints "completed=N".
+int runGpuFloorClient(int64_t periodNs, double seconds, uint32_t clearWidth, uint32_t clearHeight);
+
+}  // namespace xrc::bench
