@@ -145,6 +145,8 @@ SyncMode Connection::syncMode() const { return impl_->syncMode; }
 uint32_t Connection::clientId() const { return impl_->clientId; }
 uint64_t Connection::blockingRoundTrips() const { return impl_->roundTrips; }
 
+uint64_t Connection::socketWrites() const { return impl_->link->socketWrites(); }
+
 Result<std::unique_ptr<Connection>> Connection::connect(const ConnectOptions& options) {
   const VulkanBinding& vkb = options.vulkan;
   if (vkb.device == VK_NULL_HANDLE || vkb.physicalDevice == VK_NULL_HANDLE || vkb.queue == VK_NULL_HANDLE) {
@@ -387,8 +389,10 @@ Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::
     }
     request.setAlsoWaitNext(implied != nullptr);
     auto shared = std::make_shared<std::vector<UnsentRelease>>(std::move(releases));
-    io.tasks.add(request.send().then(
-        [errors, shared, implied](capnp::Response<wire::Session::EndFrameResults>&& r) {
+    auto sent = request.send();
+    io.heldEndFrameAnswer = nullptr;  // its Finish follows this call in the same write
+    io.tasks.add(sent.then(
+        [&io, errors, shared, implied](capnp::Response<wire::Session::EndFrameResults>&& r) {
           if (auto s = xrc::fromWire(r.getError()); !s) {
             errors->record(makeError(s.error().code, "endFrame: {}", s.error().message));
           }
@@ -409,6 +413,7 @@ Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::
               implied->set(fromWire(r.getNext()));
             }
           }
+          io.heldEndFrameAnswer = kj::mv(r);
         },
         [link, errors, shared, implied](kj::Exception&& e) {
           const Error lost = connectionError(*link, e, "endFrame");

@@ -54,9 +54,10 @@ Error connectionError(RpcLink& link, const kj::Exception& e, const char* what) {
   return makeError(ErrorCode::internal, "{}: connection to xr-compositord failed: {}", what, e.getDescription().cStr());
 }
 
-IoState::IoState(kj::AsyncIoContext& io, kj::Own<kj::AsyncCapabilityStream> socket)
+IoState::IoState(kj::AsyncIoContext& io, kj::Own<kj::AsyncCapabilityStream> socket,
+                 std::shared_ptr<std::atomic<uint64_t>> socketWrites)
     : io(io),
-      stream(kj::heap<BatchingStream>(kj::mv(socket), BatchingStream::Reads::passThrough)),
+      stream(kj::heap<BatchingStream>(kj::mv(socket), BatchingStream::Reads::passThrough, std::move(socketWrites))),
       batching(&kj::downcast<BatchingStream>(*stream)),
       network(*stream, kMaxFdsPerMessage, capnp::rpc::twoparty::Side::CLIENT, readerOptions()),
       rpc(capnp::makeRpcClient(network)),
@@ -138,7 +139,7 @@ void RpcLink::run(UniqueFd socket, const std::shared_ptr<AnswerSlot<bool>>& star
                  io.emplace(kj::setupAsyncIo());
                  auto stream = io->lowLevelProvider->wrapUnixSocketFd(socket.release(),
                                                                       kj::LowLevelAsyncIoProvider::TAKE_OWNERSHIP);
-                 state = std::make_unique<IoState>(*io, kj::mv(stream));
+                 state = std::make_unique<IoState>(*io, kj::mv(stream), socketWrites_);
                })) {
     started->set(makeError(ErrorCode::internal, "client I/O setup failed: {}", e->getDescription().cStr()));
     return;

@@ -34,7 +34,8 @@ namespace xrc::client {
 
 // What lives on the I/O thread; only functions run by post()/call() touch it.
 struct IoState {
-  IoState(kj::AsyncIoContext& io, kj::Own<kj::AsyncCapabilityStream> stream);
+  IoState(kj::AsyncIoContext& io, kj::Own<kj::AsyncCapabilityStream> stream,
+          std::shared_ptr<std::atomic<uint64_t>> socketWrites);
   ~IoState() noexcept(false);
 
   kj::AsyncIoContext& io;
@@ -47,6 +48,10 @@ struct IoState {
   wire::Session::Client session{nullptr};
   std::map<uint32_t, wire::Swapchain::Client> swapchains;
   wire::Control::Client control{nullptr};
+  // The last endFrame's answer, kept until the next endFrame has been sent. Dropping an answer
+  // sends the call's Finish message; dropped at once, that message leaves alone and wakes the
+  // daemon for nothing else, once per frame. Dropped after the next call, it shares its write.
+  kj::Maybe<capnp::Response<wire::Session::EndFrameResults>> heldEndFrameAnswer;
   kj::TaskSet tasks;  // answers nobody waits for; failures are reported through their own handlers
 
  private:
@@ -109,6 +114,8 @@ class RpcLink {
   bool disconnected() const { return disconnected_.load(std::memory_order_acquire); }
   void markDisconnected() { disconnected_.store(true, std::memory_order_release); }
   const std::string& path() const { return path_; }
+  // Writes to the daemon's socket so far (each carries one or more messages).
+  uint64_t socketWrites() const { return socketWrites_->load(std::memory_order_relaxed); }
 
   static constexpr std::chrono::milliseconds kDefaultCallTimeout{10000};
 
@@ -119,6 +126,7 @@ class RpcLink {
   std::string path_;
   UniqueFd wakeFd_;  // eventfd the I/O loop watches
   std::atomic<bool> disconnected_{false};
+  std::shared_ptr<std::atomic<uint64_t>> socketWrites_ = std::make_shared<std::atomic<uint64_t>>(0);
   Mutex queueMutex_;
   std::vector<Work> queue_ XRC_GUARDED_BY(queueMutex_);
   // The eventfd was written since the I/O thread last took the queue.

@@ -12,9 +12,11 @@ namespace {
 constexpr size_t kReadAheadBytes = 16 * 1024;
 }  // namespace
 
-BatchingStream::BatchingStream(kj::Own<kj::AsyncCapabilityStream> inner, Reads reads)
+BatchingStream::BatchingStream(kj::Own<kj::AsyncCapabilityStream> inner, Reads reads,
+                               std::shared_ptr<std::atomic<uint64_t>> writeCounter)
     : inner_(kj::mv(inner)),
       reads_(reads),
+      socketWrites_(writeCounter ? std::move(writeCounter) : std::make_shared<std::atomic<uint64_t>>(0)),
       readBuffer_(reads == Reads::readAhead ? kj::heapArray<kj::byte>(kReadAheadBytes) : nullptr),
       tasks_(*this) {}
 
@@ -60,7 +62,7 @@ kj::Promise<void> BatchingStream::writeWithFds(kj::ArrayPtr<const kj::byte> data
   // nothing else, until the returned promise resolves (capnp chains its writes).
   flushQueued();
   return whenIdle().then([this, data, moreData, fds]() {
-    ++socketWrites_;
+    socketWrites_->fetch_add(1, std::memory_order_relaxed);
     return inner_->writeWithFds(data, moreData, fds);
   });
 }
@@ -78,7 +80,7 @@ void BatchingStream::flushQueued() {
   if (queued_.empty() || writeInFlight_) return;  // an in-flight write flushes again when done
   auto bytes = queued_.releaseAsArray();
   writeInFlight_ = true;
-  ++socketWrites_;
+  socketWrites_->fetch_add(1, std::memory_order_relaxed);
   // The syscall happens here, not on a later turn: RpcLink::flush() relies on it.
   auto written = inner_->write(bytes.begin(), bytes.size());
   tasks_.add(written.attach(kj::mv(bytes))

@@ -166,5 +166,35 @@ TEST_F(ClientLib, LateWaitFrameGetsAFrameItCanStillMake) {
       5s));
 }
 
+// A steady frame loop costs the daemon one message burst per frame: the frame's endFrame (which
+// carries its begin and stands for the next wait), with the previous endFrame's Finish in the
+// same socket write rather than in a write of its own right after that answer came.
+TEST_F(ClientLib, SteadyFrameLoopWritesToTheSocketOncePerFrame) {
+  connect("one-write");
+  if (HasFatalFailure()) return;
+  ASSERT_GE(system_.protocolMinor, 5u);
+  client::Connection& c = connection();
+
+  // Each frame ends with the next waitFrame, whose answer proves that the endFrame before it
+  // has been written (endFrame itself returns before its message leaves).
+  auto frame = c.waitFrame();
+  ASSERT_TRUE(frame) << frame.error().describe();
+  auto runFrames = [&](int count) {
+    for (int i = 0; i < count; ++i) {
+      ASSERT_TRUE(c.beginFrame(frame.value().frameId));
+      ASSERT_TRUE(c.endFrame(frame.value().frameId, frame.value().predictedDisplayTimeNs, {}));
+      frame = c.waitFrame();
+      ASSERT_TRUE(frame) << frame.error().describe();
+    }
+  };
+  runFrames(5);  // past connecting and the first, explicit wait
+  if (HasFatalFailure()) return;
+  const uint64_t before = c.socketWrites();
+  constexpr int kFrames = 30;
+  runFrames(kFrames);
+  if (HasFatalFailure()) return;
+  EXPECT_EQ(c.socketWrites() - before, uint64_t(kFrames));
+}
+
 }  // namespace
 }  // namespace xrc::test

@@ -24,14 +24,6 @@
 #include "xrc/client.hpp"
 #include "xrc/control.hpp"
 
-#if defined(__SANITIZE_ADDRESS__)
-// Sanitizer builds (tests): unwind fully at every allocation. The GPU floor's client processes
-// leave allocations of the Vulkan driver behind at exit; with the default fast unwinder their
-// stacks stop inside the driver (built without frame pointers) and name no library, so the
-// driver suppressions of tests/sanitizers/lsan.supp cannot match them.
-extern "C" const char* __asan_default_options() { return "fast_unwind_on_malloc=0"; }
-#endif
-
 namespace {
 
 using xrc::tools::Process;
@@ -205,7 +197,7 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
   };
   auto steadyFrom = sampleWhen([&](uint64_t least, uint64_t) { return least >= frames / 5; });
   auto steadyTo = sampleWhen([&](uint64_t, uint64_t most) { return most >= frames * 4 / 5; });
-  std::vector<double> releaseP50, releaseP99, roundTrips, callsP50;
+  std::vector<double> releaseP50, releaseP99, roundTrips, callsP50, socketWrites;
   bool ok = true;
   for (auto& d : demos) {
     if (!d->waitForOutput("release_us", std::chrono::minutes(10))) {
@@ -218,6 +210,7 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
     releaseP99.push_back(field(out, "p99"));
     roundTrips.push_back(field(out, "round_trips_per_frame"));
     callsP50.push_back(field(out, "frame_calls_us_p50"));
+    socketWrites.push_back(field(out, "socket_writes_per_frame"));
   }
   const double cpuAfter = cpuSeconds(daemonPid);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallBefore).count();
@@ -262,6 +255,7 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
       {"p50", median(releaseP50)},
       {"p99", releaseP99.empty() ? 0 : *std::max_element(releaseP99.begin(), releaseP99.end())}};
   result["round_trips_per_frame"] = median(roundTrips);
+  result["client_socket_writes_per_frame"] = median(socketWrites);
   // The client side of a frame: beginFrame + acquire + release + endFrame (median of the clients' p50s).
   result["client_frame_calls_us_p50"] = median(callsP50);
   result["gpu_copy_us"] = {{"p50", copyP50}, {"p99", copyP99}};

@@ -381,8 +381,9 @@ int runDemo(const DemoOptions& o) {
     std::printf("release_us p50=%.1f p99=%.1f frame_interval_us p50=%.1f round_trips_per_frame=%.2f\n",
                 percentile(releaseUs, 50), percentile(releaseUs, 99), percentile(frameUs, 50),
                 double(c.blockingRoundTrips()) / double(o.frames + 1));
-    std::printf("frame_calls_us_p50=%.1f frame_calls_us_p99=%.1f\n", percentile(frameCallsUs, 50),
-                percentile(frameCallsUs, 99));
+    std::printf("frame_calls_us_p50=%.1f frame_calls_us_p99=%.1f socket_writes_per_frame=%.2f\n",
+                percentile(frameCallsUs, 50), percentile(frameCallsUs, 99),
+                double(c.socketWrites()) / double(o.frames + 1));
     std::printf("target_spacing_ns");
     for (const auto& [spacing, count] : targetSpacingNs) {
       std::printf(" %lld:%llu", (long long)spacing, (unsigned long long)count);

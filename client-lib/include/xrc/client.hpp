@@ -181,6 +181,9 @@ class Connection {
 
   // Blocking round trips made so far (for benchmarks: the goal is one per frame).
   uint64_t blockingRoundTrips() const;
+  // Writes to the daemon's socket made so far (for benchmarks: each one wakes the daemon unless
+  // it is awake anyway; a steady frame loop makes one per frame).
+  uint64_t socketWrites() const;
 
   struct Impl;
   explicit Connection(std::unique_ptr<Impl> impl);

@@ -16,13 +16,19 @@
 #include <kj/async-io.h>
 #include <kj/vector.h>
 
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
 namespace xrc {
 
 class BatchingStream final : public kj::AsyncCapabilityStream, private kj::TaskSet::ErrorHandler {
  public:
   enum class Reads { passThrough, readAhead };
 
-  BatchingStream(kj::Own<kj::AsyncCapabilityStream> inner, Reads reads);
+  // `writeCounter` (optional) counts the socket writes, readable from any thread.
+  BatchingStream(kj::Own<kj::AsyncCapabilityStream> inner, Reads reads,
+                 std::shared_ptr<std::atomic<uint64_t>> writeCounter = nullptr);
   ~BatchingStream() noexcept(false);
 
   // kj::AsyncOutputStream
@@ -57,7 +63,7 @@ class BatchingStream final : public kj::AsyncCapabilityStream, private kj::TaskS
   kj::Promise<void> whenIdle();
 
   // Counters for tests and benchmarks: how many writes reached the socket.
-  uint64_t socketWrites() const { return socketWrites_; }
+  uint64_t socketWrites() const { return socketWrites_->load(std::memory_order_relaxed); }
 
  private:
   void append(kj::ArrayPtr<const kj::byte> bytes);
@@ -75,7 +81,7 @@ class BatchingStream final : public kj::AsyncCapabilityStream, private kj::TaskS
   bool writeInFlight_ = false;  // at most one socket write outstanding keeps the order
   kj::Vector<kj::Own<kj::PromiseFulfiller<void>>> idleWaiters_;
   kj::Maybe<kj::Exception> failure_;  // a failed socket write fails every later write
-  uint64_t socketWrites_ = 0;
+  std::shared_ptr<std::atomic<uint64_t>> socketWrites_;
 
   kj::Array<kj::byte> readBuffer_;
   size_t readPos_ = 0, readEnd_ = 0;
