@@ -1,8 +1,10 @@
 #include "floor.hpp"
 
 #include <capnp/ez-rpc.h>
+#include <kj/async-io.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -26,6 +28,7 @@ namespace xrc::bench {
 namespace {
 
 constexpr size_t kMessageBytes = 96;  // about an endFrame with one projection layer
+constexpr int kAnswerTimeoutS = 2;
 
 class EchoServer final : public FloorEcho::Server {
   kj::Promise<void> ping(PingContext context) override {
@@ -141,6 +144,9 @@ struct ClientRun {
     if (options.transport == FloorTransport::socket) {
       auto fd = connectSocket(socketPath, firstTickNs);
       if (!fd) return fail(fd.error());
+      // A server that stops answering fails the measurement instead of hanging it.
+      const timeval answerTimeout{kAnswerTimeoutS, 0};
+      ::setsockopt(fd.value().get(), SOL_SOCKET, SO_RCVTIMEO, &answerTimeout, sizeof(answerTimeout));
       std::array<char, kMessageBytes> message{};
       for (int64_t tick = firstTickNs + phaseNs; tick < endNs; tick += periodNs) {
         sleepUntilNs(tick);
@@ -169,7 +175,12 @@ struct ClientRun {
           sleepUntilNs(tick);
           auto request = echo.pingRequest();
           request.setValue(uint64_t(tick));
-          request.send().wait(client.getWaitScope());
+          request.send()
+              .ignoreResult()
+              .exclusiveJoin(client.getIoProvider().getTimer().afterDelay(kAnswerTimeoutS * kj::SECONDS).then([] {
+                kj::throwFatalException(KJ_EXCEPTION(OVERLOADED, "the server did not answer in time"));
+              }))
+              .wait(client.getWaitScope());
           answered++;
         }
         return;
