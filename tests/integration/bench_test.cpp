@@ -59,6 +59,7 @@ TEST(Bench, ReportsTheSteadyStateOfClientsThatAllRan) {
             s.value("display_frames_gpu_late", uint64_t(0)));
   EXPECT_GT(s.value("daemon_cpu_us_per_client_frame", 0.0), 0.0) << s.dump();
   EXPECT_TRUE(s.contains("display_wake_delay_us")) << s.dump();
+  EXPECT_EQ(s.value("client_renders_per_frame", 0.0), 1.0) << s.dump();
   EXPECT_GT(s["gpu_copy_us"].value("p50", 0.0), 0.0) << s.dump();
 }
 
@@ -69,6 +70,12 @@ TEST(Bench, RenderOnceClientsAndTheFloorReference) {
   ASSERT_FALSE(s.is_null());
   EXPECT_TRUE(s.value("ok", false)) << s.dump();
   EXPECT_EQ(s.value("client_render", std::string()), "once");
+  // What the clients did: each of their few images rendered once in 180 frames, and one socket
+  // write per frame (a few more for setup and for frames whose wait was asked for explicitly).
+  EXPECT_GT(s.value("client_renders_per_frame", 1.0), 0.0) << s.dump();
+  EXPECT_LT(s.value("client_renders_per_frame", 1.0), 0.05) << s.dump();
+  EXPECT_GE(s.value("client_socket_writes_per_frame", 0.0), 0.9) << s.dump();
+  EXPECT_LT(s.value("client_socket_writes_per_frame", 9.0), 1.5) << s.dump();
   EXPECT_GT(s.value("frames_displayed", uint64_t(0)), 180u) << s.dump();
   ASSERT_TRUE(s.contains("floor")) << s.dump();
   for (const char* key : {"socket_echo", "capnp_call"}) {

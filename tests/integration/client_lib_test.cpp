@@ -189,11 +189,22 @@ TEST_F(ClientLib, SteadyFrameLoopWritesToTheSocketOncePerFrame) {
   };
   runFrames(5);  // past connecting and the first, explicit wait
   if (HasFatalFailure()) return;
-  const uint64_t before = c.socketWrites();
+  // A frame whose implied answer the loop picks up too late (this thread descheduled for a
+  // quarter period on a loaded machine) asks for the next waits explicitly, 64 frames long, at
+  // a write each: such a window is measured again after them, up to three times.
   constexpr int kFrames = 30;
-  runFrames(kFrames);
-  if (HasFatalFailure()) return;
-  EXPECT_EQ(c.socketWrites() - before, uint64_t(kFrames));
+  std::vector<uint64_t> writesPerWindow;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const uint64_t before = c.socketWrites();
+    runFrames(kFrames);
+    if (HasFatalFailure()) return;
+    writesPerWindow.push_back(c.socketWrites() - before);
+    if (writesPerWindow.back() == uint64_t(kFrames)) break;
+    runFrames(70);
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_EQ(writesPerWindow.back(), uint64_t(kFrames))
+      << "writes in each window of " << kFrames << " frames: " << ::testing::PrintToString(writesPerWindow);
 }
 
 }  // namespace

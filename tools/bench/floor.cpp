@@ -1,8 +1,9 @@
 #include "floor.hpp"
 
-#include <capnp/ez-rpc.h>
+#include <capnp/rpc-twoparty.h>
 #include <kj/async-io.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -10,6 +11,8 @@
 
 #include <array>
 #include <atomic>
+#include <condition_variable>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <optional>
@@ -19,6 +22,7 @@
 #include "../common/process.hpp"
 #include "bench_util.hpp"
 #include "floor_echo.capnp.h"
+#include "xrc/batching_stream.hpp"
 #include "xrc/monotonic_clock.hpp"
 #include "xrc/thread_annotations.hpp"
 #include "xrc/unique_fd.hpp"
@@ -29,6 +33,14 @@ namespace {
 
 constexpr size_t kMessageBytes = 96;  // about an endFrame with one projection layer
 constexpr int kAnswerTimeoutS = 2;
+constexpr auto kStartTimeout = std::chrono::seconds(60);
+
+sockaddr_un unixAddress(const std::string& path) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
+  return address;
+}
 
 class EchoServer final : public FloorEcho::Server {
   kj::Promise<void> ping(PingContext context) override {
@@ -37,16 +49,8 @@ class EchoServer final : public FloorEcho::Server {
   }
 };
 
-int serveSocket(const std::string& path) {
-  UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
-  if (!listener.valid() || ::bind(listener.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-      ::listen(listener.get(), 256) != 0) {
-    std::perror("floor server: listen");
-    return 1;
-  }
+// epoll, read, write: the least a server can do per request.
+int serveSocket(UniqueFd listener) {
   UniqueFd poll(::epoll_create1(EPOLL_CLOEXEC));
   epoll_event event{};
   event.events = EPOLLIN;
@@ -79,6 +83,46 @@ int serveSocket(const std::string& path) {
   }
 }
 
+// One connection the way the daemon serves it (service/rpc/listener.cpp): read-ahead batching
+// stream, two-party network, an RPC system whose bootstrap is the echo.
+struct EchoConnection {
+  explicit EchoConnection(kj::Own<kj::AsyncIoStream> socket)
+      : stream(
+            kj::heap<BatchingStream>(socket.downcast<kj::AsyncCapabilityStream>(), BatchingStream::Reads::readAhead)),
+        network(*stream, capnp::rpc::twoparty::Side::SERVER),
+        rpc(capnp::makeRpcServer(network, kj::heap<EchoServer>())) {}
+  kj::Own<kj::AsyncCapabilityStream> stream;
+  capnp::TwoPartyVatNetwork network;
+  capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc;
+};
+
+struct IgnoreFailures : kj::TaskSet::ErrorHandler {
+  void taskFailed(kj::Exception&&) override {}  // a client that went away
+};
+
+kj::Promise<void> acceptEchoConnections(kj::ConnectionReceiver& receiver, kj::TaskSet& connections) {
+  return receiver.accept().then([&receiver, &connections](kj::Own<kj::AsyncIoStream> socket) {
+    auto connection = kj::heap<EchoConnection>(kj::mv(socket));
+    auto ended = connection->network.onDisconnect();
+    connections.add(ended.attach(kj::mv(connection)));
+    return acceptEchoConnections(receiver, connections);
+  });
+}
+
+int serveCapnp(UniqueFd listener) {
+  try {
+    auto io = kj::setupAsyncIo();
+    auto receiver =
+        io.lowLevelProvider->wrapListenSocketFd(listener.release(), kj::LowLevelAsyncIoProvider::TAKE_OWNERSHIP);
+    IgnoreFailures ignore;
+    kj::TaskSet connections(ignore);
+    acceptEchoConnections(*receiver, connections).wait(io.waitScope);
+  } catch (const kj::Exception& e) {
+    std::fprintf(stderr, "floor server: %s\n", e.getDescription().cStr());
+  }
+  return 1;
+}
+
 // CPU time (ns, scheduler-precise) and context switches of a single-threaded process.
 struct ProcessUse {
   int64_t cpuNs = 0;
@@ -98,18 +142,13 @@ ProcessUse processUse(pid_t pid) {
   return use;
 }
 
-Result<UniqueFd> connectSocket(const std::string& path, int64_t deadlineNs) {
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
-  for (;;) {
-    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) return fd;
-    if (monotonicNowNs() > deadlineNs) {
-      return makeError(ErrorCode::timeout, "floor: cannot connect to {}: {}", path, std::strerror(errno));
-    }
-    ::usleep(10000);
+Result<UniqueFd> connectSocket(const std::string& path) {
+  const sockaddr_un address = unixAddress(path);
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
+    return makeError(ErrorCode::internal, "floor: cannot connect to {}: {}", path, std::strerror(errno));
   }
+  return fd;
 }
 
 // The first error of any client thread.
@@ -129,64 +168,128 @@ class FirstError {
   std::optional<Error> error_ XRC_GUARDED_BY(mutex_);
 };
 
-// One paced client: connects, then from `firstTickNs` on sends one request per period (at
-// `phaseNs` into it) and waits for the answer.
+// Where the clients meet before the paced run: each reports that it is connected (or has
+// failed), and waits for the first tick, which the measuring thread sets once all have
+// reported, so that slow starts (sanitizer builds) do not eat into the measured periods.
+class StartGate {
+ public:
+  static constexpr int64_t kAbort = -1;
+
+  void arrive() XRC_EXCLUDES(mutex_) {
+    Lock lock(mutex_);
+    ++arrived_;
+    changed_.notify_all();
+  }
+  bool waitForAll(uint32_t count, std::chrono::seconds timeout) XRC_EXCLUDES(mutex_) {
+    Lock lock(mutex_);
+    return changed_.wait_for(lock.native(), timeout, [&] { return arrived_ >= count; });
+  }
+  void open(int64_t firstTickNs) XRC_EXCLUDES(mutex_) {
+    Lock lock(mutex_);
+    firstTickNs_ = firstTickNs;
+    changed_.notify_all();
+  }
+  // The first tick, or kAbort. Bounded: the measuring thread opens (or aborts) within
+  // kStartTimeout of starting the clients.
+  int64_t waitOpen() XRC_EXCLUDES(mutex_) {
+    Lock lock(mutex_);
+    if (!changed_.wait_for(lock.native(), 2 * kStartTimeout, [&] { return firstTickNs_ != 0; })) return kAbort;
+    return firstTickNs_;
+  }
+
+ private:
+  Mutex mutex_;
+  std::condition_variable changed_;
+  uint32_t arrived_ XRC_GUARDED_BY(mutex_) = 0;
+  int64_t firstTickNs_ XRC_GUARDED_BY(mutex_) = 0;
+};
+
+// One paced client: connects, meets the others at the gate, then sends one request per period
+// (at `phaseNs` into it) and waits for the answer. A period already over when the client gets
+// to it is skipped, not made up in a burst.
 struct ClientRun {
   const FloorOptions& options;
   const std::string& socketPath;
-  int64_t firstTickNs, endNs, periodNs, phaseNs;
+  int64_t periods, periodNs, phaseNs;
+  StartGate& gate;
   std::atomic<uint64_t>& answered;
   FirstError& firstError;
 
-  void fail(Error e) { firstError.set(std::move(e)); }
+  template <typename Request>
+  void paced(int64_t firstTickNs, Request&& request) {
+    for (int64_t i = 0; i < periods; ++i) {
+      const int64_t tick = firstTickNs + phaseNs + i * periodNs;
+      if (monotonicNowNs() >= tick + periodNs) continue;
+      sleepUntilNs(tick);
+      if (!request(tick)) return;
+      answered++;
+    }
+  }
 
   void operator()() {
+    auto fd = connectSocket(socketPath);
+    if (!fd) {
+      firstError.set(fd.error());
+      gate.arrive();
+      return;
+    }
     if (options.transport == FloorTransport::socket) {
-      auto fd = connectSocket(socketPath, firstTickNs);
-      if (!fd) return fail(fd.error());
       // A server that stops answering fails the measurement instead of hanging it.
       const timeval answerTimeout{kAnswerTimeoutS, 0};
       ::setsockopt(fd.value().get(), SOL_SOCKET, SO_RCVTIMEO, &answerTimeout, sizeof(answerTimeout));
+      gate.arrive();
+      const int64_t first = gate.waitOpen();
+      if (first == StartGate::kAbort) return;
       std::array<char, kMessageBytes> message{};
-      for (int64_t tick = firstTickNs + phaseNs; tick < endNs; tick += periodNs) {
-        sleepUntilNs(tick);
+      paced(first, [&](int64_t) {
         if (::write(fd.value().get(), message.data(), message.size()) != ssize_t(message.size()) ||
             ::recv(fd.value().get(), message.data(), message.size(), MSG_WAITALL) != ssize_t(message.size())) {
-          return fail(makeError(ErrorCode::internal, "floor: socket echo failed: {}", std::strerror(errno)));
+          firstError.set(makeError(ErrorCode::internal, "floor: socket echo failed: {}", std::strerror(errno)));
+          return false;
         }
-        answered++;
-      }
+        return true;
+      });
       return;
     }
-    // EzRpcClient connects asynchronously; a request sent before the server listens fails, so
-    // the first one is retried until the first tick.
+    // The client end the way client-lib makes it (client-lib/src/rpc_link.cpp): batching stream
+    // and two-party network; each answer is kept until the next call has been sent, so that its
+    // Finish shares that call's write (docs/SYNC.md).
+    bool arrived = false;
     try {
-      for (;;) {
-        capnp::EzRpcClient client("unix:" + socketPath);
-        auto echo = client.getMain<FloorEcho>();
-        try {
-          echo.pingRequest().send().wait(client.getWaitScope());
-        } catch (const kj::Exception&) {
-          if (monotonicNowNs() > firstTickNs) throw;
-          ::usleep(10000);
-          continue;
-        }
-        for (int64_t tick = firstTickNs + phaseNs; tick < endNs; tick += periodNs) {
-          sleepUntilNs(tick);
-          auto request = echo.pingRequest();
-          request.setValue(uint64_t(tick));
-          request.send()
-              .ignoreResult()
-              .exclusiveJoin(client.getIoProvider().getTimer().afterDelay(kAnswerTimeoutS * kj::SECONDS).then([] {
-                kj::throwFatalException(KJ_EXCEPTION(OVERLOADED, "the server did not answer in time"));
-              }))
-              .wait(client.getWaitScope());
-          answered++;
-        }
-        return;
-      }
+      auto io = kj::setupAsyncIo();
+      auto stream = kj::heap<BatchingStream>(
+          io.lowLevelProvider->wrapUnixSocketFd(fd.value().release(), kj::LowLevelAsyncIoProvider::TAKE_OWNERSHIP),
+          BatchingStream::Reads::passThrough);
+      capnp::TwoPartyVatNetwork network(*stream, capnp::rpc::twoparty::Side::CLIENT);
+      auto rpc = capnp::makeRpcClient(network);
+      capnp::MallocMessageBuilder vatId;
+      vatId.initRoot<capnp::rpc::twoparty::VatId>().setSide(capnp::rpc::twoparty::Side::SERVER);
+      auto echo = rpc.bootstrap(vatId.getRoot<capnp::rpc::twoparty::VatId>()).castAs<FloorEcho>();
+      kj::Timer& timer = io.provider->getTimer();
+      auto call = [&](uint64_t value) {
+        auto request = echo.pingRequest();
+        request.setValue(value);
+        return request.send()
+            .then([](capnp::Response<FloorEcho::PingResults>&& r) { return kj::mv(r); })
+            .exclusiveJoin(
+                timer.afterDelay(kAnswerTimeoutS * kj::SECONDS).then([]() -> capnp::Response<FloorEcho::PingResults> {
+                  kj::throwFatalException(KJ_EXCEPTION(OVERLOADED, "the server did not answer in time"));
+                }));
+      };
+      kj::Maybe<capnp::Response<FloorEcho::PingResults>> held = call(0).wait(io.waitScope);
+      gate.arrive();
+      arrived = true;
+      const int64_t first = gate.waitOpen();
+      if (first == StartGate::kAbort) return;
+      paced(first, [&](int64_t tick) {
+        auto answer = call(uint64_t(tick));
+        held = nullptr;
+        held = answer.wait(io.waitScope);
+        return true;
+      });
     } catch (const kj::Exception& e) {
-      fail(makeError(ErrorCode::internal, "floor: Cap'n Proto call failed: {}", e.getDescription().cStr()));
+      firstError.set(makeError(ErrorCode::internal, "floor: Cap'n Proto call failed: {}", e.getDescription().cStr()));
+      if (!arrived) gate.arrive();
     }
   }
 };
@@ -194,14 +297,18 @@ struct ClientRun {
 }  // namespace
 
 int runFloorServer(FloorTransport transport, const std::string& socketPath) {
-  if (transport == FloorTransport::socket) return serveSocket(socketPath);
-  try {
-    capnp::EzRpcServer server(kj::heap<EchoServer>(), "unix:" + socketPath);
-    kj::NEVER_DONE.wait(server.getWaitScope());
-  } catch (const kj::Exception& e) {
-    std::fprintf(stderr, "floor server: %s\n", e.getDescription().cStr());
+  // Goes with the bench, also when the bench is killed.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  const sockaddr_un address = unixAddress(socketPath);
+  UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!listener.valid() || ::bind(listener.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0 ||
+      ::listen(listener.get(), 256) != 0) {
+    std::perror("floor server: listen");
+    return 1;
   }
-  return 1;
+  std::printf("listening\n");
+  std::fflush(stdout);
+  return transport == FloorTransport::socket ? serveSocket(std::move(listener)) : serveCapnp(std::move(listener));
 }
 
 Result<FloorResult> measureFloor(const FloorOptions& options) {
@@ -213,21 +320,33 @@ Result<FloorResult> measureFloor(const FloorOptions& options) {
   ::unlink(socketPath.c_str());
   tools::Process server({options.selfExe, "--floor-server", capnp ? "capnp" : "socket", "--floor-socket", socketPath},
                         {}, options.dir + (capnp ? "/floor-capnp.log" : "/floor-socket.log"));
+  if (!server.waitForOutput("listening", kStartTimeout)) {
+    return makeError(ErrorCode::internal, "floor: the server did not start: {}", server.output());
+  }
 
   const int64_t periodNs = int64_t(1e9 / options.refreshHz);
-  // One second to start the server and connect, then whole periods.
-  const int64_t firstTickNs = (monotonicNowNs() + 1000000000) / periodNs * periodNs;
-  const int64_t periods = std::max<int64_t>(3, int64_t(options.seconds * options.refreshHz));
-  const int64_t endNs = firstTickNs + periods * periodNs;
+  const int64_t periods = std::max<int64_t>(3, std::llround(options.seconds * options.refreshHz));
+  StartGate gate;
   std::atomic<uint64_t> answered{0};
   FirstError firstError;
   std::vector<std::thread> threads;
   for (uint32_t i = 0; i < options.clients; ++i) {
     const int64_t phase = options.staggered ? periodNs * i / options.clients : 0;
-    threads.emplace_back(ClientRun{options, socketPath, firstTickNs, endNs, periodNs, phase, answered, firstError});
+    threads.emplace_back(ClientRun{options, socketPath, periods, periodNs, phase, gate, answered, firstError});
   }
-  // The window leaves out the first and last period (connections settling, threads ending);
-  // sampled mid-period, so every client's request of a period lands on one side of it.
+  const bool allArrived = gate.waitForAll(options.clients, kStartTimeout);
+  if (!allArrived || firstError.get()) {
+    gate.open(StartGate::kAbort);
+    for (auto& t : threads) t.join();
+    if (auto e = firstError.get()) return *e;
+    return makeError(ErrorCode::timeout, "floor: the clients did not connect in time");
+  }
+  // Two periods for every client to get to its first tick, on a period boundary.
+  const int64_t firstTickNs = (monotonicNowNs() / periodNs + 2) * periodNs;
+  gate.open(firstTickNs);
+  const int64_t endNs = firstTickNs + periods * periodNs;
+  // The window leaves out the first and last period (threads starting and ending); sampled
+  // mid-period, so every client's request of a period lands on one side of it.
   sleepUntilNs(firstTickNs + periodNs + periodNs / 2);
   const uint64_t answeredBefore = answered;
   const ProcessUse before = processUse(server.pid());

@@ -1,6 +1,9 @@
 #include "gpu_floor.hpp"
 
+#include <sys/prctl.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <algorithm>
 #include <array>
@@ -129,9 +132,15 @@ class FloorDevice {
     return d;
   }
 
+  ~FloorDevice() {
+    // Nothing below may go while the GPU still uses it (an error path may leave work queued).
+    if (device_.get() != VK_NULL_HANDLE) vkDeviceWaitIdle(device_.get());
+  }
+
   // One client frame's GPU work: acquire's submission and wait, the rendering, release's
-  // submission and wait.
-  Status frame() {
+  // submission, waited for in `host` mode (in `binary` it only signals a semaphore, and the next
+  // acquire's wait covers it).
+  Status frame(bool releaseWaits) {
     if (auto s = submitAndWait(commands_[0], "acquire"); !s) return s;
     if (clear_) {
       VkSubmitInfo submit{};
@@ -140,7 +149,12 @@ class FloorDevice {
       submit.pCommandBuffers = &commands_[2];
       if (auto s = vk::check(vkQueueSubmit(queue_, 1, &submit, VK_NULL_HANDLE), "vkQueueSubmit(clear)"); !s) return s;
     }
-    return submitAndWait(commands_[1], "release");
+    if (releaseWaits) return submitAndWait(commands_[1], "release");
+    VkSubmitInfo submit{};
+    submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+    submit.commandBufferCount = 1;
+    submit.pCommandBuffers = &commands_[1];
+    return vk::check(vkQueueSubmit(queue_, 1, &submit, VK_NULL_HANDLE), "vkQueueSubmit(release)");
   }
 
  private:
@@ -169,7 +183,8 @@ class FloorDevice {
 
 }  // namespace
 
-int runGpuFloorClient(int64_t periodNs, double seconds, uint32_t clearWidth, uint32_t clearHeight) {
+int runGpuFloorClient(int64_t periodNs, double seconds, uint32_t clearWidth, uint32_t clearHeight, bool releaseWaits) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // goes with the bench, also when the bench is killed
   auto device = FloorDevice::create(clearWidth, clearHeight);
   if (!device) {
     std::printf("error: %s\n", device.error().describe().c_str());
@@ -190,7 +205,7 @@ int runGpuFloorClient(int64_t periodNs, double seconds, uint32_t clearWidth, uin
     const int64_t now = monotonicNowNs();
     if (now >= tick + periodNs) continue;  // this period is already over: missed
     sleepUntilNs(tick);
-    if (auto s = device.value()->frame(); !s) {
+    if (auto s = device.value()->frame(releaseWaits); !s) {
       std::printf("error: %s\n", s.error().describe().c_str());
       return 1;
     }
@@ -210,7 +225,7 @@ Result<GpuFloorResult> measureGpuFloor(const GpuFloorOptions& options) {
     clients.push_back(std::make_unique<tools::Process>(
         std::vector<std::string>{options.selfExe, "--floor-gpu-client", std::to_string(periodNs),
                                  std::to_string(options.seconds), std::to_string(options.clearWidth),
-                                 std::to_string(options.clearHeight)},
+                                 std::to_string(options.clearHeight), options.releaseWaits ? "1" : "0"},
         std::map<std::string, std::string>{}, options.dir + "/gpu-floor-" + std::to_string(i) + ".log", true));
   }
   for (auto& c : clients) {

@@ -1,7 +1,7 @@
 // The GPU floor reference: N processes, each with its own Vulkan device, doing per display period
-// the GPU work a client does besides the daemon (two submissions with a fence wait each, as
-// client-lib's acquire and release in `host` mode, and optionally a clear of a full swapchain
-// image, as the demo's rendering), with no compositor at all. The rate they reach is the most any
+// the GPU work a client does besides the daemon (client-lib's acquire and release submissions,
+// the acquire waited for, the release too in `host` mode, and optionally a clear of a full
+// swapchain image, as the demo's rendering), with no compositor at all. The rate they reach is the most any
 // compositor with one process per client can get from this GPU (docs/BENCHMARKS.md).
 #pragma once
 
@@ -18,6 +18,8 @@ struct GpuFloorOptions {
   double seconds = 3;
   // 0: only the two small submissions; else also clear a 2-layer image of this size each period.
   uint32_t clearWidth = 0, clearHeight = 0;
+  // `host` mode: the release's submission is waited for too (a fence), as client-lib does there.
+  bool releaseWaits = false;
   std::string selfExe;  // this program, started again as each client (see runGpuFloorClient)
   std::string dir;      // the clients' logs
 };
@@ -29,8 +31,9 @@ struct GpuFloorResult {
 
 Result<GpuFloorResult> measureGpuFloor(const GpuFloorOptions& options);
 
-// One client process (`xr-compositor-bench --floor-gpu-client PERIOD_NS SECONDS WIDTH HEIGHT`):
-// creates its device, prints "ready", waits for stdin to close, runs, prints "completed=N".
-int runGpuFloorClient(int64_t periodNs, double seconds, uint32_t clearWidth, uint32_t clearHeight);
+// One client process (`xr-compositor-bench --floor-gpu-client PERIOD_NS SECONDS WIDTH HEIGHT
+// RELEASE_WAITS`): creates its device, prints "ready", waits for stdin to close, runs, prints
+// "completed=N".
+int runGpuFloorClient(int64_t periodNs, double seconds, uint32_t clearWidth, uint32_t clearHeight, bool releaseWaits);
 
 }  // namespace xrc::bench

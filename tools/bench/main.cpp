@@ -197,7 +197,7 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
   };
   auto steadyFrom = sampleWhen([&](uint64_t least, uint64_t) { return least >= frames / 5; });
   auto steadyTo = sampleWhen([&](uint64_t, uint64_t most) { return most >= frames * 4 / 5; });
-  std::vector<double> releaseP50, releaseP99, roundTrips, callsP50, socketWrites;
+  std::vector<double> releaseP50, releaseP99, roundTrips, callsP50, socketWrites, renders;
   bool ok = true;
   for (auto& d : demos) {
     if (!d->waitForOutput("release_us", std::chrono::minutes(10))) {
@@ -211,6 +211,7 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
     roundTrips.push_back(field(out, "round_trips_per_frame"));
     callsP50.push_back(field(out, "frame_calls_us_p50"));
     socketWrites.push_back(field(out, "socket_writes_per_frame"));
+    renders.push_back(field(out, "renders_per_frame"));
   }
   const double cpuAfter = cpuSeconds(daemonPid);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallBefore).count();
@@ -256,6 +257,7 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
       {"p99", releaseP99.empty() ? 0 : *std::max_element(releaseP99.begin(), releaseP99.end())}};
   result["round_trips_per_frame"] = median(roundTrips);
   result["client_socket_writes_per_frame"] = median(socketWrites);
+  result["client_renders_per_frame"] = median(renders);
   // The client side of a frame: beginFrame + acquire + release + endFrame (median of the clients' p50s).
   result["client_frame_calls_us_p50"] = median(callsP50);
   result["gpu_copy_us"] = {{"p50", copyP50}, {"p99", copyP99}};
@@ -288,9 +290,10 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
 }  // namespace
 
 // The floor reference at the scenario's client count and display rate, after the scenario (its
-// daemon and clients gone), clients sending together as clients paced to one display do.
-nlohmann::json measureFloors(const Options& o, uint32_t clients, double refreshHz) {
-  nlohmann::json floor{{"clients_aligned", true}};
+// daemon and clients gone), clients sending together as clients paced to one display do; the GPU
+// floor's releases are waited for when the scenario ran in `host` mode, as client-lib's are.
+nlohmann::json measureFloors(const Options& o, uint32_t clients, double refreshHz, bool hostSync) {
+  nlohmann::json floor{{"clients_aligned", true}, {"gpu_release_waits", hostSync}};
   TempDir dir;
   using xrc::bench::FloorTransport;
   for (auto [transport, key] :
@@ -320,6 +323,7 @@ nlohmann::json measureFloors(const Options& o, uint32_t clients, double refreshH
     options.seconds = o.floorSeconds;
     options.clearWidth = clear ? w : 0;
     options.clearHeight = clear ? h : 0;
+    options.releaseWaits = hostSync;
     options.selfExe = std::filesystem::read_symlink("/proc/self/exe").string();
     options.dir = dir.path;
     auto measured = xrc::bench::measureGpuFloor(options);
@@ -341,9 +345,9 @@ int main(int argc, char** argv) {
     return xrc::bench::runFloorServer(
         transport == "capnp" ? xrc::bench::FloorTransport::capnp : xrc::bench::FloorTransport::socket, argv[4]);
   }
-  if (argc == 6 && std::string_view(argv[1]) == "--floor-gpu-client") {
+  if (argc == 7 && std::string_view(argv[1]) == "--floor-gpu-client") {
     return xrc::bench::runGpuFloorClient(std::stoll(argv[2]), std::stod(argv[3]), uint32_t(std::stoul(argv[4])),
-                                         uint32_t(std::stoul(argv[5])));
+                                         uint32_t(std::stoul(argv[5])), std::string_view(argv[6]) == "1");
   }
   Options o;
   CLI::App app{"xr-compositor-bench: frame-path costs of xr-compositord with N demo clients"};
@@ -432,7 +436,8 @@ int main(int argc, char** argv) {
     auto scenario = runScenario(o, n);
     ok = ok && scenario["ok"].get<bool>();
     if (o.floor && scenario.contains("refresh_hz")) {
-      scenario["floor"] = measureFloors(o, n, scenario["refresh_hz"].get<double>());
+      scenario["floor"] = measureFloors(o, n, scenario["refresh_hz"].get<double>(),
+                                        scenario.value("sync_mode", std::string()) == "host");
     }
     report["scenarios"].push_back(scenario);
   }

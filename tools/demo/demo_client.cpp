@@ -257,6 +257,7 @@ int runDemo(const DemoOptions& o) {
   // hidden sessions exercise the copy path too.
   const uint64_t blendFlags = o.alpha < 255 ? layer_flags::blendTextureSourceAlpha : 0;
   std::vector<double> releaseUs, frameUs;
+  uint64_t renders = 0;  // images rendered (--render-once renders each only once)
   // Per frame: the client-lib calls that must not block (beginFrame, acquire, release, endFrame);
   // wait() is left out, it waits for the GPU.
   std::vector<double> frameCallsUs;
@@ -314,9 +315,11 @@ int runDemo(const DemoOptions& o) {
       const uint32_t alpha = vk::isDepthFormat(t.format) ? 255 : o.alpha;
       // --render-once: every image keeps the content of its first frame (images are acquired in turn).
       const bool renderThisFrame = !o.renderOnce || t.ordinal < t.swapchain->images().size();
-      if (!renderThisFrame) {
-      } else if (auto s = render(*app.value(), t, index.value(), o.seed, alpha, o.clearOnly); !s) {
-        return fail("render", s.error());
+      if (renderThisFrame) {
+        renders++;
+        if (auto s = render(*app.value(), t, index.value(), o.seed, alpha, o.clearOnly); !s) {
+          return fail("render", s.error());
+        }
       }
       if (o.finishRender && renderThisFrame) {
         VkFence fence = t.fences[index.value()].get();
@@ -381,9 +384,10 @@ int runDemo(const DemoOptions& o) {
     std::printf("release_us p50=%.1f p99=%.1f frame_interval_us p50=%.1f round_trips_per_frame=%.2f\n",
                 percentile(releaseUs, 50), percentile(releaseUs, 99), percentile(frameUs, 50),
                 double(c.blockingRoundTrips()) / double(o.frames + 1));
-    std::printf("frame_calls_us_p50=%.1f frame_calls_us_p99=%.1f socket_writes_per_frame=%.2f\n",
+    std::printf("frame_calls_us_p50=%.1f frame_calls_us_p99=%.1f socket_writes_per_frame=%.2f renders_per_frame=%.3f\n",
                 percentile(frameCallsUs, 50), percentile(frameCallsUs, 99),
-                double(c.socketWrites()) / double(o.frames + 1));
+                double(c.socketWrites()) / double(o.frames + 1),
+                double(renders) / double(std::max<uint64_t>(1, o.frames * targets.size())));
     std::printf("target_spacing_ns");
     for (const auto& [spacing, count] : targetSpacingNs) {
       std::printf(" %lld:%llu", (long long)spacing, (unsigned long long)count);
