@@ -13,6 +13,7 @@
 #include <kj/async-unix.h>
 
 #include "xrc/socket_path.hpp"
+#include "xrc/unix_socket_stream.hpp"
 
 namespace xrc::client {
 
@@ -137,8 +138,9 @@ void RpcLink::run(UniqueFd socket, const std::shared_ptr<AnswerSlot<bool>>& star
   std::unique_ptr<IoState> state;
   KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] {
                  io.emplace(kj::setupAsyncIo());
-                 auto stream = io->lowLevelProvider->wrapUnixSocketFd(socket.release(),
-                                                                      kj::LowLevelAsyncIoProvider::TAKE_OWNERSHIP);
+                 // Woken only to read (docs/SYNC.md, "Batching on the wire").
+                 kj::Own<kj::AsyncCapabilityStream> stream =
+                     kj::heap<UnixSocketStream>(io->unixEventPort, std::move(socket));
                  state = std::make_unique<IoState>(*io, kj::mv(stream), socketWrites_);
                })) {
     started->set(makeError(ErrorCode::internal, "client I/O setup failed: {}", e->getDescription().cStr()));

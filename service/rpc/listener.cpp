@@ -1,6 +1,7 @@
 #include "listener.hpp"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -11,6 +12,7 @@
 #include "../log.hpp"
 #include "compositor_server.hpp"
 #include "xrc/batching_stream.hpp"
+#include "xrc/unix_socket_stream.hpp"
 
 namespace xrc {
 
@@ -128,7 +130,19 @@ kj::Promise<void> Listener::acceptLoop() {
         peer.uid = cred.uid;
       }
     }
-    auto capStream = stream.downcast<kj::AsyncCapabilityStream>();
+    // Served through our own stream, which the event loop wakes only to read (KJ's would wake
+    // the daemon each time the client reads an answer): it takes a duplicate of the fd, and
+    // KJ's stream closes the original.
+    kj::Own<kj::AsyncCapabilityStream> capStream;
+    KJ_IF_MAYBE (fd, stream->getFd()) {
+      UniqueFd own(::fcntl(*fd, F_DUPFD_CLOEXEC, 0));
+      if (own.valid()) capStream = kj::heap<UnixSocketStream>(io_.unixEventPort, std::move(own));
+    }
+    if (capStream.get() == nullptr) {
+      log::warn("accepted connection has no usable fd: {}", std::strerror(errno));
+      return acceptLoop();
+    }
+    stream = nullptr;
     auto kick = kj::newPromiseAndFulfiller<void>();
     auto connection =
         kj::heap<Connection>(ctx_, io_.provider->getTimer(), kj::mv(capStream), peer, kj::mv(kick.fulfiller));
