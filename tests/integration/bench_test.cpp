@@ -70,12 +70,13 @@ TEST(Bench, RenderOnceClientsAndTheFloorReference) {
   ASSERT_FALSE(s.is_null());
   EXPECT_TRUE(s.value("ok", false)) << s.dump();
   EXPECT_EQ(s.value("client_render", std::string()), "once");
-  // What the clients did: each of their few images rendered once in 180 frames, and one socket
-  // write per frame (a few more for setup and for frames whose wait was asked for explicitly).
+  // What the clients did: each of their few images rendered once in 180 frames, and about one
+  // socket write per frame. Slow (sanitizer) builds ask for many waits explicitly, at up to two
+  // writes more each; ClientLib.SteadyFrameLoopWritesToTheSocketOncePerFrame counts exactly.
   EXPECT_GT(s.value("client_renders_per_frame", 1.0), 0.0) << s.dump();
   EXPECT_LT(s.value("client_renders_per_frame", 1.0), 0.05) << s.dump();
   EXPECT_GE(s.value("client_socket_writes_per_frame", 0.0), 0.9) << s.dump();
-  EXPECT_LT(s.value("client_socket_writes_per_frame", 9.0), 1.5) << s.dump();
+  EXPECT_LE(s.value("client_socket_writes_per_frame", 9.0), 3.1) << s.dump();
   EXPECT_GT(s.value("frames_displayed", uint64_t(0)), 180u) << s.dump();
   ASSERT_TRUE(s.contains("floor")) << s.dump();
   for (const char* key : {"socket_echo", "capnp_call"}) {
