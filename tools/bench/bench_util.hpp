@@ -53,4 +53,17 @@ inline VkImageCreateInfo rgba8ImageInfo(uint32_t width, uint32_t height, uint32_
   return info;
 }
 
+// A barrier that makes `image` (contents discarded) ready to be written by transfers.
+inline VkImageMemoryBarrier toTransferDst(VkImage image, const VkImageSubresourceRange& range) {
+  VkImageMemoryBarrier barrier{};
+  barrier.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
+  barrier.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  barrier.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  barrier.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+  barrier.srcQueueFamilyIndex = barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  barrier.image = image;
+  barrier.subresourceRange = range;
+  return barrier;
+}
+
 }  // namespace xrc::bench
