@@ -34,15 +34,11 @@ wire::Compositor::Client serverBootstrap(capnp::RpcSystem<capnp::rpc::twoparty::
 }
 
 Result<UniqueFd> connectTo(const std::string& path) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof(addr.sun_path)) {
-    return makeError(ErrorCode::invalidArgument, "socket path '{}' is too long", path);
-  }
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  auto addr = unixSocketAddress(path);
+  if (!addr) return addr.error();
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd.valid()) return makeError(ErrorCode::internal, "socket(): {}", std::strerror(errno));
-  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
+  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr.value()), sizeof(sockaddr_un)) != 0) {
     return makeError(ErrorCode::notFound, "cannot reach xr-compositord at '{}': {} (is the daemon running?)", path,
                      std::strerror(errno));
   }

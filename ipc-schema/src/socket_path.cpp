@@ -1,6 +1,9 @@
 #include "xrc/socket_path.hpp"
 
+#include <sys/socket.h>
+
 #include <cstdlib>
+#include <cstring>
 
 namespace xrc {
 
@@ -15,6 +18,17 @@ Result<std::string> resolveSocketPath(const std::string& explicitPath) {
                      kSocketEnv);
   }
   return std::string(runtimeDir) + "/xr-compositor/socket";
+}
+
+Result<sockaddr_un> unixSocketAddress(const std::string& path) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (path.empty() || path.size() >= sizeof(address.sun_path)) {
+    return makeError(ErrorCode::invalidArgument, "socket path '{}' must be 1..{} bytes", path,
+                     sizeof(address.sun_path) - 1);
+  }
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  return address;
 }
 
 }  // namespace xrc

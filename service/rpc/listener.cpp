@@ -12,6 +12,7 @@
 #include "../log.hpp"
 #include "compositor_server.hpp"
 #include "xrc/batching_stream.hpp"
+#include "xrc/socket_path.hpp"
 #include "xrc/unix_socket_stream.hpp"
 
 namespace xrc {
@@ -23,20 +24,10 @@ namespace {
 // AutoCloseFd; perf put that at 5 % of the RPC thread, though an A/B of daemon CPU per client
 // frame on lavapipe, 8 clients, could not tell the two apart.)
 constexpr uint kMaxFdsPerMessage = 1;
-Result<sockaddr_un> socketAddress(const std::string& path) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
-    return makeError(ErrorCode::invalidArgument, "socket path '{}' must be 1..{} bytes", path,
-                     sizeof(addr.sun_path) - 1);
-  }
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  return addr;
-}
 }  // namespace
 
 Result<UniqueFd> bindListeningSocket(const std::string& path) {
-  auto addr = socketAddress(path);
+  auto addr = unixSocketAddress(path);
   if (!addr) return addr.error();
   const auto slash = path.rfind('/');
   if (slash != std::string::npos && slash > 0) {

@@ -24,6 +24,7 @@
 #include "floor_echo.capnp.h"
 #include "xrc/batching_stream.hpp"
 #include "xrc/monotonic_clock.hpp"
+#include "xrc/socket_path.hpp"
 #include "xrc/thread_annotations.hpp"
 #include "xrc/unique_fd.hpp"
 
@@ -34,13 +35,6 @@ namespace {
 constexpr size_t kMessageBytes = 96;  // about an endFrame with one projection layer
 constexpr int kAnswerTimeoutS = 2;
 constexpr auto kStartTimeout = std::chrono::seconds(60);
-
-sockaddr_un unixAddress(const std::string& path) {
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
-  return address;
-}
 
 class EchoServer final : public FloorEcho::Server {
   kj::Promise<void> ping(PingContext context) override {
@@ -143,9 +137,10 @@ ProcessUse processUse(pid_t pid) {
 }
 
 Result<UniqueFd> connectSocket(const std::string& path) {
-  const sockaddr_un address = unixAddress(path);
+  auto address = unixSocketAddress(path);
+  if (!address) return address.error();
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
+  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address.value()), sizeof(sockaddr_un)) != 0) {
     return makeError(ErrorCode::internal, "floor: cannot connect to {}: {}", path, std::strerror(errno));
   }
   return fd;
@@ -299,9 +294,14 @@ struct ClientRun {
 int runFloorServer(FloorTransport transport, const std::string& socketPath) {
   // Goes with the bench, also when the bench is killed.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  const sockaddr_un address = unixAddress(socketPath);
+  auto address = unixSocketAddress(socketPath);
+  if (!address) {
+    std::fprintf(stderr, "floor server: %s\n", address.error().describe().c_str());
+    return 1;
+  }
   UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!listener.valid() || ::bind(listener.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0 ||
+  if (!listener.valid() ||
+      ::bind(listener.get(), reinterpret_cast<const sockaddr*>(&address.value()), sizeof(sockaddr_un)) != 0 ||
       ::listen(listener.get(), 256) != 0) {
     std::perror("floor server: listen");
     return 1;

@@ -2,6 +2,8 @@
 // $XDG_RUNTIME_DIR/xr-compositor/socket.
 #pragma once
 
+#include <sys/un.h>
+
 #include <string>
 
 #include "xrc/result.hpp"
@@ -12,5 +14,9 @@ inline constexpr const char* kSocketEnv = "XR_COMPOSITOR_SOCKET";
 
 // `explicitPath` wins when non-empty.
 Result<std::string> resolveSocketPath(const std::string& explicitPath);
+
+// The address of the Unix socket at `path`; a path that does not fit (or is empty) is an
+// invalidArgument error, never truncated.
+Result<sockaddr_un> unixSocketAddress(const std::string& path);
 
 }  // namespace xrc
