@@ -52,7 +52,8 @@ struct ClientRecord {
   SampleRing latencyUs;
   SampleRing frameIntervalUs;
 
-  // Closes the client's connection (Control.kick). Set at connect; KJ thread only.
+  // Closes the client's connection (Control.kick, runtime lost) and takes it out of the registry
+  // at once. Set at connect; KJ thread only.
   std::function<void()> disconnect;
 
   mutable Mutex swapchainsMutex;

@@ -43,7 +43,13 @@ kj::Promise<void> CompositorServer::connect(ConnectContext context) {
   if (name.empty() || name.size() > 128) name = name.empty() ? "unnamed" : name.substr(0, 128);
   connected_ = true;
   auto record = ctx_.clients.add({name, peer_.pid, peer_.uid, mode.value(), overlay, placement});
-  record->disconnect = disconnect_;
+  // Closing a client's connection on purpose (kick, runtime lost) takes it out of the status at
+  // once: the connection is torn down, and the session removes its record, on a later turn,
+  // which a client that reacts to its socket closing can outrun.
+  record->disconnect = [disconnect = disconnect_, &clients = ctx_.clients, id = record->id] {
+    clients.remove(id);
+    disconnect();
+  };
   ctx_.scheduler.addClient(record);
   auto session = std::make_shared<SessionState>(ctx_, timer_, record);
   log::client(log::Level::info, {record->id, record->pid, record->name},

@@ -215,10 +215,7 @@ kj::Promise<void> ControlServer::kick(KickContext context) {
   }
   log::client(log::Level::info, {client->id, client->pid, client->name}, "client {} '{}' (pid {}) kicked", client->id,
               client->name, client->pid);
-  if (client->disconnect) client->disconnect();
-  // Out of the status at once: the connection is torn down (and the session removes its record)
-  // on a later turn, which a client that reacts to its socket closing can outrun.
-  ctx_.clients.remove(id);
+  if (client->disconnect) client->disconnect();  // also takes it out of the status
   setOk(error);
   return kj::READY_NOW;
 }
