@@ -10,6 +10,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <pthread.h>
 #include <cstdio>
@@ -187,11 +188,13 @@ int run(const Options& options) {
 
   ClientRegistry clients;
   {
+    RetiredSwapchains retired;
     FrameWorker worker;
     DaemonContext ctx{*gpu,
                       *backends.copyTimeline,
                       *backend,
                       worker,
+                      retired,
                       clients,
                       scheduler,
                       forced,
@@ -262,6 +265,17 @@ int run(const Options& options) {
       });
     };
     armReload();
+    // Retired swapchains are freed once their copies are done: looked at a few times a second.
+    boost::asio::steady_timer collectTimer(signalsIo);
+    std::function<void()> armCollect = [&] {
+      collectTimer.expires_after(std::chrono::milliseconds(100));
+      collectTimer.async_wait([&](const boost::system::error_code& ec) {
+        if (ec) return;
+        (void)retired.collect();
+        armCollect();
+      });
+    };
+    armCollect();
     HealthMonitor health(signalsIo, *backend, worker, clients, platform::watchdogInterval());
     std::thread signalThread([&] {
       pthread_setname_np(pthread_self(), "xrc-signals");
@@ -302,6 +316,9 @@ int run(const Options& options) {
     worker.drain();
     signalsIo.stop();
     signalThread.join();
+    if (size_t left = retired.drain(ctx.gpuTimeout); left > 0) {
+      log::warn("{} destroyed swapchains still had copies in flight after {} ms", left, ctx.gpuTimeout.count());
+    }
     backend->stop();
   }
   if (!socketActivated) ::unlink(socketPath.value().c_str());  // an activated socket is systemd's

@@ -11,6 +11,7 @@
 #include "client_registry.hpp"
 #include "frame_scheduler.hpp"
 #include "frame_worker.hpp"
+#include "retired_swapchains.hpp"
 
 namespace xrc {
 
@@ -19,6 +20,7 @@ struct DaemonContext {
   gpu::Timeline& copyTimeline;
   Backend& backend;
   FrameWorker& worker;
+  RetiredSwapchains& retired;  // destroyed swapchains whose copies are still in flight
   ClientRegistry& clients;
   FrameScheduler& scheduler;
   std::optional<SyncMode> forcedSyncMode;

@@ -349,6 +349,13 @@ Status SharedSwapchain::passThrough(uint32_t index, std::chrono::milliseconds ti
   return {};
 }
 
+bool SharedSwapchain::idle() {
+  for (uint32_t i = 0; i < images_.size(); ++i) {
+    if (!readyForCopy(i)) return false;
+  }
+  return true;
+}
+
 Status SharedSwapchain::waitIdle(std::chrono::milliseconds timeout) {
   for (PerImage& per : images_) {
     if (!per.submitted) continue;

@@ -59,6 +59,8 @@ class SharedSwapchain {
   Status passThrough(uint32_t index, std::chrono::milliseconds timeout);
   // Waits (bounded) until no copy of this swapchain is in flight; before destruction.
   Status waitIdle(std::chrono::milliseconds timeout);
+  // True when no copy of this swapchain is in flight (never waits).
+  bool idle();
 
  private:
   // The copy of one shared image into one runtime image, recorded once and submitted again for

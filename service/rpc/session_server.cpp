@@ -221,10 +221,9 @@ SessionState::~SessionState() {
   // swapchains are destroyed once the copies already queued for them are done.
   ctx.backend.removeClient(client->id);
   for (auto& [id, state] : swapchains) {
-    ctx.worker.post([core = std::move(state->core)]() mutable {
-      if (auto s = core->shared->waitIdle(std::chrono::milliseconds(2000)); !s) log::warn("{}", s.error().describe());
-      core.reset();
-    });
+    // On the worker: after the frame-path jobs already queued for it; retired without waiting.
+    ctx.worker.post(
+        [&retired = ctx.retired, core = std::move(state->core)]() mutable { retired.retire(std::move(core)); });
   }
   ctx.clients.remove(client->id);
   log::client(log::Level::info, {client->id, client->pid, client->name}, "client {} '{}' (pid {}) disconnected",
@@ -581,10 +580,8 @@ kj::Promise<void> SwapchainServer::destroy(DestroyContext context) {
     Lock lock(session_->client->swapchainsMutex);
     session_->client->swapchains.erase(id_);
   }
-  session_->ctx.worker.post([core = std::move(core)]() mutable {
-    if (auto s = core->shared->waitIdle(std::chrono::milliseconds(2000)); !s) log::warn("{}", s.error().describe());
-    core.reset();
-  });
+  session_->ctx.worker.post(
+      [&retired = session_->ctx.retired, core = std::move(core)]() mutable { retired.retire(std::move(core)); });
   setOk(error);
   return kj::READY_NOW;
 }
