@@ -6,7 +6,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("xrc::wire");
 
 const protocolMajor :UInt16 = 1;
-const protocolMinor :UInt16 = 5;
+const protocolMinor :UInt16 = 6;
 # Minor 1: view poses/fovs, head pose with waitFrame, locateHead.
 # Minor 2: overlay sessions, session roles, per-frame stats, Control.setPrimary/kick.
 # Minor 3: environment blend modes (system description, endFrame, status); LOCAL space changes
@@ -16,6 +16,8 @@ const protocolMinor :UInt16 = 5;
 #          culling is reported (DisplayedLayer.drawn, DaemonStatus.layerViewsCulled).
 # Minor 5: one call per frame: endFrame may carry the frame's releases and stand for the next
 #          waitFrame (its answer then comes when that wait's would have).
+# Minor 6: static swapchains (SwapchainInfo.createFlags XR_SWAPCHAIN_CREATE_STATIC_IMAGE_BIT: one
+#          image, released once).
 
 # --- errors -------------------------------------------------------------------------------------
 # Every call answers with an Error; code `none` means success. Errors are data, not exceptions, so
@@ -146,7 +148,7 @@ struct SharedImage {
 # --- swapchains ---------------------------------------------------------------------------------
 
 struct SwapchainCreateInfo {
-  createFlags @0 :UInt64;   # XrSwapchainCreateFlags; none supported yet (must be 0)
+  createFlags @0 :UInt64;   # XrSwapchainCreateFlags: 0, or STATIC_IMAGE (0x2, minor 6)
   usageFlags @1 :UInt64;    # XrSwapchainUsageFlags
   format @2 :Int64;         # VkFormat
   sampleCount @3 :UInt32;

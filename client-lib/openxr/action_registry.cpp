@@ -36,9 +36,10 @@ bool isAttachedTo(const std::vector<ActionSet*>& sessionAttached, const ActionSe
 
 XrResult ActionRegistry::createActionSet(const XrActionSetCreateInfo& info, std::shared_ptr<ActionSet>& out) {
   auto set = std::make_shared<ActionSet>();
-  if (!readName(info.actionSetName, XR_MAX_ACTION_SET_NAME_SIZE, set->name) || !isWellFormedName(set->name)) {
-    return XR_ERROR_PATH_FORMAT_INVALID;
+  if (!readName(info.actionSetName, XR_MAX_ACTION_SET_NAME_SIZE, set->name) || set->name.empty()) {
+    return XR_ERROR_NAME_INVALID;
   }
+  if (!isWellFormedName(set->name)) return XR_ERROR_PATH_FORMAT_INVALID;
   if (!readName(info.localizedActionSetName, XR_MAX_LOCALIZED_ACTION_SET_NAME_SIZE, set->localizedName) ||
       set->localizedName.empty()) {
     return XR_ERROR_LOCALIZED_NAME_INVALID;
@@ -62,9 +63,10 @@ void ActionRegistry::destroyActionSet(const std::shared_ptr<ActionSet>& set) {
 
 XrResult ActionRegistry::createAction(ActionSet& set, const XrActionCreateInfo& info, std::shared_ptr<Action>& out) {
   auto action = std::make_shared<Action>();
-  if (!readName(info.actionName, XR_MAX_ACTION_NAME_SIZE, action->name) || !isWellFormedName(action->name)) {
-    return XR_ERROR_PATH_FORMAT_INVALID;
+  if (!readName(info.actionName, XR_MAX_ACTION_NAME_SIZE, action->name) || action->name.empty()) {
+    return XR_ERROR_NAME_INVALID;
   }
+  if (!isWellFormedName(action->name)) return XR_ERROR_PATH_FORMAT_INVALID;
   if (!readName(info.localizedActionName, XR_MAX_LOCALIZED_ACTION_NAME_SIZE, action->localizedName) ||
       action->localizedName.empty()) {
     return XR_ERROR_LOCALIZED_NAME_INVALID;
@@ -104,13 +106,13 @@ XrResult ActionRegistry::suggestBindings(XrPath profile, const std::vector<const
                                          const std::vector<XrPath>& bindings) {
   std::string profileText;
   if (paths_.toString(profile, profileText) != XR_SUCCESS) return XR_ERROR_PATH_INVALID;
-  if (!isKnownInteractionProfile(profileText)) return XR_ERROR_PATH_UNSUPPORTED;
+  if (!isKnownInteractionProfile(profileText, apiVersion_)) return XR_ERROR_PATH_UNSUPPORTED;
   if (bindings.empty()) return XR_ERROR_VALIDATION_FAILURE;
   std::vector<std::pair<const Action*, XrPath>> accepted;
   for (size_t i = 0; i < bindings.size(); ++i) {
     std::string bindingText;
     if (paths_.toString(bindings[i], bindingText) != XR_SUCCESS) return XR_ERROR_PATH_INVALID;
-    if (!isBindingPathOfProfile(profileText, bindingText)) return XR_ERROR_PATH_UNSUPPORTED;
+    if (!isBindingPathOfProfile(profileText, bindingText, apiVersion_)) return XR_ERROR_PATH_UNSUPPORTED;
     accepted.emplace_back(actions[i], bindings[i]);
   }
   Lock lock(mutex_);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "openxr_1_1.hpp"
 #include "path_table.hpp"
 #include "xrc/thread_annotations.hpp"
 
@@ -37,6 +38,9 @@ struct ActionSet {
 class ActionRegistry {
  public:
   explicit ActionRegistry(PathTable& paths) : paths_(paths) {}
+  // The instance's API version: which interaction profiles and components exist for its app.
+  // Set once, before the instance is published to other threads.
+  void setApiVersion(XrVersion api) { apiVersion_ = api; }
 
   XrResult createActionSet(const XrActionSetCreateInfo& info, std::shared_ptr<ActionSet>& out);
   void destroyActionSet(const std::shared_ptr<ActionSet>& set);
@@ -59,6 +63,7 @@ class ActionRegistry {
 
  private:
   PathTable& paths_;
+  XrVersion apiVersion_ = kApi10;
   mutable Mutex mutex_;
   std::set<std::string> setNames_ XRC_GUARDED_BY(mutex_), setLocalizedNames_ XRC_GUARDED_BY(mutex_);
   std::map<XrPath, std::vector<std::pair<const Action*, XrPath>>> suggested_ XRC_GUARDED_BY(mutex_);

@@ -1,5 +1,6 @@
 // The runtime's two exported symbols: loader negotiation and xrGetInstanceProcAddr, which maps
 // function names onto the implementations in entry_points.hpp.
+#include <algorithm>
 #include <cstring>
 #include <string_view>
 
@@ -13,12 +14,17 @@ namespace {
 struct Entry {
   const char* name;
   PFN_xrVoidFunction function;
-  const char* extension;  // null: core
+  const char* extension;     // null: core
+  XrVersion since = kApi10;  // core functions: the API version that added them
 };
 
 // The static_cast checks each implementation against the function pointer type of its name.
-#define XRC_CORE(name) {"xr" #name, reinterpret_cast<PFN_xrVoidFunction>(static_cast<PFN_xr##name>(&name)), nullptr}
-#define XRC_EXT(name, ext) {"xr" #name, reinterpret_cast<PFN_xrVoidFunction>(static_cast<PFN_xr##name>(&name)), ext}
+#define XRC_CORE(name) \
+  { "xr" #name, reinterpret_cast<PFN_xrVoidFunction>(static_cast<PFN_xr##name>(&name)), nullptr }
+#define XRC_EXT(name, ext) \
+  { "xr" #name, reinterpret_cast<PFN_xrVoidFunction>(static_cast<PFN_xr##name>(&name)), ext }
+#define XRC_CORE_1_1(name) \
+  { "xr" #name, reinterpret_cast<PFN_xrVoidFunction>(static_cast<PFN_xr##name>(&name)), nullptr, kApi11 }
 
 XrResult XRAPI_CALL GetInstanceProcAddr(XrInstance instance, const char* name, PFN_xrVoidFunction* function);
 
@@ -78,6 +84,7 @@ const Entry kEntries[] = {
     XRC_CORE(GetInputSourceLocalizedName),
     XRC_CORE(ApplyHapticFeedback),
     XRC_CORE(StopHapticFeedback),
+    XRC_CORE_1_1(LocateSpaces),
     XRC_EXT(GetVulkanInstanceExtensionsKHR, XR_KHR_VULKAN_ENABLE_EXTENSION_NAME),
     XRC_EXT(GetVulkanDeviceExtensionsKHR, XR_KHR_VULKAN_ENABLE_EXTENSION_NAME),
     XRC_EXT(GetVulkanGraphicsDeviceKHR, XR_KHR_VULKAN_ENABLE_EXTENSION_NAME),
@@ -91,14 +98,18 @@ const Entry kEntries[] = {
 
 #undef XRC_CORE
 #undef XRC_EXT
+#undef XRC_CORE_1_1
 
 // XR_KHR_vulkan_enable2's xrGetVulkanGraphicsRequirements2KHR shares its implementation and
 // function pointer type with the enable version.
 const Entry kAliases[] = {
     {"xrGetVulkanGraphicsRequirements2KHR",
-     reinterpret_cast<PFN_xrVoidFunction>(static_cast<PFN_xrGetVulkanGraphicsRequirements2KHR>(
-         &GetVulkanGraphicsRequirements2KHR)),
+     reinterpret_cast<PFN_xrVoidFunction>(
+         static_cast<PFN_xrGetVulkanGraphicsRequirements2KHR>(&GetVulkanGraphicsRequirements2KHR)),
      XR_KHR_VULKAN_ENABLE2_EXTENSION_NAME},
+    // XR_KHR_locate_spaces is the extension OpenXR 1.1 promoted xrLocateSpaces from.
+    {"xrLocateSpacesKHR", reinterpret_cast<PFN_xrVoidFunction>(static_cast<PFN_xrLocateSpacesKHR>(&LocateSpaces)),
+     XR_KHR_LOCATE_SPACES_EXTENSION_NAME},
 };
 
 const Entry* findEntry(std::string_view name) {
@@ -126,6 +137,7 @@ XrResult XRAPI_CALL GetInstanceProcAddr(XrInstance instanceHandle, const char* n
   if (!instance) return XR_ERROR_HANDLE_INVALID;
   if (entry == nullptr) return XR_ERROR_FUNCTION_UNSUPPORTED;
   if (entry->extension != nullptr && !instance->enabled(entry->extension)) return XR_ERROR_FUNCTION_UNSUPPORTED;
+  if (!apiAtLeast(instance->apiVersion, entry->since)) return XR_ERROR_FUNCTION_UNSUPPORTED;
   *function = entry->function;
   return XR_SUCCESS;
 }
@@ -134,8 +146,8 @@ XrResult XRAPI_CALL GetInstanceProcAddr(XrInstance instanceHandle, const char* n
 
 }  // namespace xrc::openxr
 
-extern "C" __attribute__((visibility("default"))) XrResult XRAPI_CALL xrNegotiateLoaderRuntimeInterface(
-    const XrNegotiateLoaderInfo* loaderInfo, XrNegotiateRuntimeRequest* runtimeRequest) {
+extern "C" __attribute__((visibility("default"))) XrResult XRAPI_CALL
+xrNegotiateLoaderRuntimeInterface(const XrNegotiateLoaderInfo* loaderInfo, XrNegotiateRuntimeRequest* runtimeRequest) {
   if (loaderInfo == nullptr || runtimeRequest == nullptr ||
       loaderInfo->structType != XR_LOADER_INTERFACE_STRUCT_LOADER_INFO ||
       loaderInfo->structVersion != XR_LOADER_INFO_STRUCT_VERSION || loaderInfo->structSize != sizeof *loaderInfo ||
@@ -150,7 +162,8 @@ extern "C" __attribute__((visibility("default"))) XrResult XRAPI_CALL xrNegotiat
     return XR_ERROR_INITIALIZATION_FAILED;
   }
   runtimeRequest->runtimeInterfaceVersion = XR_CURRENT_LOADER_RUNTIME_VERSION;
-  runtimeRequest->runtimeApiVersion = XR_CURRENT_API_VERSION;
+  // The newest version both sides know: 1.1 (with the registry patch this runtime follows).
+  runtimeRequest->runtimeApiVersion = std::min(loaderInfo->maxApiVersion, xrc::openxr::kRuntimeApiVersion);
   runtimeRequest->getInstanceProcAddr = &xrc::openxr::GetInstanceProcAddr;
   return XR_SUCCESS;
 }

@@ -17,10 +17,9 @@ XrResult XRAPI_CALL ResultToString(XrInstance, XrResult, char[XR_MAX_RESULT_STRI
 XrResult XRAPI_CALL StructureTypeToString(XrInstance, XrStructureType, char[XR_MAX_STRUCTURE_NAME_SIZE]);
 XrResult XRAPI_CALL GetSystem(XrInstance, const XrSystemGetInfo*, XrSystemId*);
 XrResult XRAPI_CALL GetSystemProperties(XrInstance, XrSystemId, XrSystemProperties*);
-XrResult XRAPI_CALL EnumerateEnvironmentBlendModes(XrInstance, XrSystemId, XrViewConfigurationType, uint32_t,
-                                                   uint32_t*, XrEnvironmentBlendMode*);
-XrResult XRAPI_CALL EnumerateViewConfigurations(XrInstance, XrSystemId, uint32_t, uint32_t*,
-                                                XrViewConfigurationType*);
+XrResult XRAPI_CALL EnumerateEnvironmentBlendModes(XrInstance, XrSystemId, XrViewConfigurationType, uint32_t, uint32_t*,
+                                                   XrEnvironmentBlendMode*);
+XrResult XRAPI_CALL EnumerateViewConfigurations(XrInstance, XrSystemId, uint32_t, uint32_t*, XrViewConfigurationType*);
 XrResult XRAPI_CALL GetViewConfigurationProperties(XrInstance, XrSystemId, XrViewConfigurationType,
                                                    XrViewConfigurationProperties*);
 XrResult XRAPI_CALL EnumerateViewConfigurationViews(XrInstance, XrSystemId, XrViewConfigurationType, uint32_t,
@@ -38,8 +37,7 @@ XrResult XRAPI_CALL GetVulkanDeviceExtensionsKHR(XrInstance, XrSystemId, uint32_
 XrResult XRAPI_CALL GetVulkanGraphicsDeviceKHR(XrInstance, XrSystemId, VkInstance, VkPhysicalDevice*);
 XrResult XRAPI_CALL CreateVulkanInstanceKHR(XrInstance, const XrVulkanInstanceCreateInfoKHR*, VkInstance*, VkResult*);
 XrResult XRAPI_CALL CreateVulkanDeviceKHR(XrInstance, const XrVulkanDeviceCreateInfoKHR*, VkDevice*, VkResult*);
-XrResult XRAPI_CALL GetVulkanGraphicsDevice2KHR(XrInstance, const XrVulkanGraphicsDeviceGetInfoKHR*,
-                                                VkPhysicalDevice*);
+XrResult XRAPI_CALL GetVulkanGraphicsDevice2KHR(XrInstance, const XrVulkanGraphicsDeviceGetInfoKHR*, VkPhysicalDevice*);
 
 // sessions and frames (xr_session.cpp)
 XrResult XRAPI_CALL CreateSession(XrInstance, const XrSessionCreateInfo*, XrSession*);
@@ -59,6 +57,7 @@ XrResult XRAPI_CALL CreateActionSpace(XrSession, const XrActionSpaceCreateInfo*,
 XrResult XRAPI_CALL LocateSpace(XrSpace, XrSpace, XrTime, XrSpaceLocation*);
 XrResult XRAPI_CALL DestroySpace(XrSpace);
 XrResult XRAPI_CALL LocateViews(XrSession, const XrViewLocateInfo*, XrViewState*, uint32_t, uint32_t*, XrView*);
+XrResult XRAPI_CALL LocateSpaces(XrSession, const XrSpacesLocateInfo*, XrSpaceLocations*);  // 1.1, KHR_locate_spaces
 
 // swapchains (xr_swapchain.cpp)
 XrResult XRAPI_CALL EnumerateSwapchainFormats(XrSession, uint32_t, uint32_t*, int64_t*);

@@ -14,6 +14,20 @@ void Instance::pushEvent(const XrEventDataBuffer& event) {
   events.push_back(event);
 }
 
+void Instance::dropSessionEvents(XrSession session) {
+  Lock lock(mutex);
+  // The session events this runtime queues all start like XrEventDataSessionStateChanged.
+  auto aboutSession = [session](const XrEventDataBuffer& event) {
+    if (event.type != XR_TYPE_EVENT_DATA_SESSION_STATE_CHANGED &&
+        event.type != XR_TYPE_EVENT_DATA_REFERENCE_SPACE_CHANGE_PENDING &&
+        event.type != XR_TYPE_EVENT_DATA_INTERACTION_PROFILE_CHANGED) {
+      return false;
+    }
+    return reinterpret_cast<const XrEventDataSessionStateChanged&>(event).session == session;
+  };
+  events.erase(std::remove_if(events.begin(), events.end(), aboutSession), events.end());
+}
+
 XrResult toXrResult(const Error& error) {
   switch (error.code) {
     case ErrorCode::none:
@@ -140,18 +154,16 @@ XrResult headPoseAt(Session& session, XrTime time, Pose& out) {
 XrResult spaceInStage(Session& session, const Space& space, XrTime time, Pose& out, bool& located) {
   located = false;
   if (space.isAction) return XR_SUCCESS;  // no input device: never located
-  Pose reference;
-  switch (space.referenceType) {
-    case XR_REFERENCE_SPACE_TYPE_STAGE:
-      break;
-    case XR_REFERENCE_SPACE_TYPE_LOCAL:
-      reference = session.localInStage;
-      break;
-    case XR_REFERENCE_SPACE_TYPE_VIEW:
-      if (XrResult r = headPoseAt(session, time, reference); XR_FAILED(r)) return r;
-      break;
-    default:
-      return XR_ERROR_RUNTIME_FAILURE;
+  Pose reference;                         // STAGE
+  // An if chain, not a switch: LOCAL_FLOOR is not a value of the 1.0 headers' enum.
+  if (space.referenceType == XR_REFERENCE_SPACE_TYPE_LOCAL) {
+    reference = session.localInStage;
+  } else if (space.referenceType == XR_REFERENCE_SPACE_TYPE_LOCAL_FLOOR) {
+    reference = localFloorOf(session.localInStage);
+  } else if (space.referenceType == XR_REFERENCE_SPACE_TYPE_VIEW) {
+    if (XrResult r = headPoseAt(session, time, reference); XR_FAILED(r)) return r;
+  } else if (space.referenceType != XR_REFERENCE_SPACE_TYPE_STAGE) {
+    return XR_ERROR_RUNTIME_FAILURE;
   }
   out = compose(reference, space.offset);
   located = true;

@@ -25,6 +25,7 @@
 #include "action_registry.hpp"
 #include "call_stats.hpp"
 #include "handles.hpp"
+#include "openxr_1_1.hpp"
 #include "path_table.hpp"
 #include "session_state.hpp"
 #include "xrc/client.hpp"
@@ -41,6 +42,7 @@ struct Instance {
   static constexpr HandleType kHandleType = HandleType::instance;
   uint64_t handle = 0;
   std::string applicationName;
+  XrVersion apiVersion = kApi10;     // the app's, as it asked at creation (1.0 or 1.1)
   std::set<std::string> extensions;  // enabled at creation
   std::string socketPath;            // empty: client-lib's default resolution
   client::SystemDescription system;  // asked of the daemon at creation
@@ -57,7 +59,11 @@ struct Instance {
   bool lossReported XRC_GUARDED_BY(mutex) = false;
 
   bool enabled(const char* extension) const { return extensions.count(extension) != 0; }
+  // LOCAL_FLOOR exists for this app: OpenXR 1.1, or XR_EXT_local_floor enabled.
+  bool hasLocalFloor() const { return apiAtLeast(apiVersion, kApi11) || enabled(XR_EXT_LOCAL_FLOOR_EXTENSION_NAME); }
   void pushEvent(const XrEventDataBuffer& event);
+  // xrDestroySession: the session's events still queued are not delivered (their handle is gone).
+  void dropSessionEvents(XrSession session);
 };
 
 struct Session {
@@ -105,7 +111,14 @@ struct SwapchainObject {
   // OpenXR makes the app synchronize calls on one swapchain; client-lib does the rest.
   std::unique_ptr<client::Swapchain> impl;
   uint32_t width = 0, height = 0, arraySize = 0;
+  bool isStatic = false;  // XR_SWAPCHAIN_CREATE_STATIC_IMAGE_BIT: one acquire in its lifetime
   std::atomic<bool> everReleased{false};
+  // OpenXR's order rules for acquire / wait / release (spec 10.1.4), checked before client-lib
+  // runs: at most imageCount acquired, one image waited at a time.
+  Mutex orderMutex;
+  uint32_t acquiredNotWaited XRC_GUARDED_BY(orderMutex) = 0;
+  bool waitedNotReleased XRC_GUARDED_BY(orderMutex) = false;
+  bool everAcquired XRC_GUARDED_BY(orderMutex) = false;
 };
 
 struct ActionSetObject {
@@ -187,6 +200,14 @@ void noticeLoss(Session& session) XRC_REQUIRES(session.mutex);
 XrResult daemonCallFailed(Session& session, const char* function, const Error& error, bool appCallOrder = false)
     XRC_REQUIRES(session.mutex);
 void queueStates(Session& session, const StateList& states);
+
+// LOCAL_FLOOR in STAGE: LOCAL's (gravity-aligned) pose, lowered to the floor, which is STAGE's
+// y = 0 plane.
+inline Pose localFloorOf(const Pose& localInStage) {
+  Pose floor = localInStage;
+  floor.position[1] = 0;
+  return floor;
+}
 
 // Head pose in STAGE at `time`: from a recent waitFrame answer, else one round trip.
 XrResult headPoseAt(Session& session, XrTime time, Pose& out) XRC_REQUIRES(session.mutex);

@@ -48,6 +48,9 @@ XrResult SessionLifecycle::requestExit(StateList& out) {
   if (lost()) return XR_ERROR_SESSION_LOST;
   if (!running_) return XR_ERROR_SESSION_NOT_RUNNING;
   exitRequested_ = true;
+  // Before its first frame a running session is still READY; the ladder down to STOPPING starts
+  // at SYNCHRONIZED, so it is passed through.
+  if (state_ == XR_SESSION_STATE_READY) moveTo(XR_SESSION_STATE_SYNCHRONIZED, out);
   if (state_ == XR_SESSION_STATE_FOCUSED) moveTo(XR_SESSION_STATE_VISIBLE, out);
   if (state_ == XR_SESSION_STATE_VISIBLE) moveTo(XR_SESSION_STATE_SYNCHRONIZED, out);
   moveTo(XR_SESSION_STATE_STOPPING, out);

@@ -19,6 +19,8 @@ constexpr ExtensionInfo kExtensions[] = {
     {XR_KHR_CONVERT_TIMESPEC_TIME_EXTENSION_NAME, XR_KHR_convert_timespec_time_SPEC_VERSION},
     {XR_KHR_COMPOSITION_LAYER_DEPTH_EXTENSION_NAME, XR_KHR_composition_layer_depth_SPEC_VERSION},
     {XR_EXTX_OVERLAY_EXTENSION_NAME, XR_EXTX_overlay_SPEC_VERSION},
+    {XR_EXT_LOCAL_FLOOR_EXTENSION_NAME, XR_EXT_local_floor_SPEC_VERSION},
+    {XR_KHR_LOCATE_SPACES_EXTENSION_NAME, XR_KHR_locate_spaces_SPEC_VERSION},
 };
 
 bool isSupportedExtension(const char* name) {
@@ -89,10 +91,15 @@ XrResult XRAPI_CALL CreateInstance(const XrInstanceCreateInfo* info, XrInstance*
       strnlen(app.applicationName, XR_MAX_APPLICATION_NAME_SIZE) == XR_MAX_APPLICATION_NAME_SIZE) {
     return XR_ERROR_NAME_INVALID;
   }
-  if (XR_VERSION_MAJOR(app.apiVersion) != 1) return XR_ERROR_API_VERSION_UNSUPPORTED;
+  // OpenXR 1.0 and 1.1 are implemented; any patch of them is accepted (patches add no API).
+  if (XR_VERSION_MAJOR(app.apiVersion) != 1 || XR_VERSION_MINOR(app.apiVersion) > 1) {
+    return XR_ERROR_API_VERSION_UNSUPPORTED;
+  }
   // enabledApiLayerNames are the loader's business: it has already inserted the layers it found
   // (the CTS always enables its conformance layer by name), so a runtime ignores them.
   auto instance = std::make_shared<Instance>();
+  instance->apiVersion = app.apiVersion;
+  instance->actions.setApiVersion(app.apiVersion);
   instance->applicationName =
       std::string(app.applicationName, strnlen(app.applicationName, XR_MAX_APPLICATION_NAME_SIZE));
   for (uint32_t i = 0; i < info->enabledExtensionCount; ++i) {
@@ -198,10 +205,9 @@ XrResult XRAPI_CALL GetSystem(XrInstance handle, const XrSystemGetInfo* info, Xr
     case XR_FORM_FACTOR_HEAD_MOUNTED_DISPLAY:
       *systemId = kSystemId;
       return XR_SUCCESS;
-    case XR_FORM_FACTOR_HANDHELD_DISPLAY:
-      return XR_ERROR_FORM_FACTOR_UNSUPPORTED;
     default:
-      return XR_ERROR_VALIDATION_FAILURE;
+      // Handheld displays and form factors this runtime does not know of alike.
+      return XR_ERROR_FORM_FACTOR_UNSUPPORTED;
   }
 }
 

@@ -91,8 +91,10 @@ XrResult convertLayer(Session& session, const XrCompositionLayerBaseHeader* head
       if (session.instance->enabled(XR_KHR_COMPOSITION_LAYER_DEPTH_EXTENSION_NAME)) {
         if (auto depth = static_cast<const XrCompositionLayerDepthInfoKHR*>(
                 findInChain(view.next, XR_TYPE_COMPOSITION_LAYER_DEPTH_INFO_KHR))) {
+          // nearZ or farZ may be +infinity (an infinite far plane, or reversed Z), not NaN.
+          auto isDepthPlane = [](float z) { return !std::isnan(z) && z != -INFINITY; };
           if (!(depth->minDepth >= 0 && depth->minDepth < depth->maxDepth && depth->maxDepth <= 1) ||
-              !std::isfinite(depth->nearZ) || !std::isfinite(depth->farZ) || depth->nearZ == depth->farZ) {
+              !isDepthPlane(depth->nearZ) || !isDepthPlane(depth->farZ) || depth->nearZ == depth->farZ) {
             return XR_ERROR_VALIDATION_FAILURE;
           }
           auto depthSub = checkSubImage(session, depth->subImage);
@@ -116,8 +118,8 @@ XrResult convertLayer(Session& session, const XrCompositionLayerBaseHeader* head
     }
     const Pose pose = toPose(layer.pose);
     if (!isValidPose(pose)) return XR_ERROR_POSE_INVALID;
-    if (!(std::isfinite(layer.size.width) && std::isfinite(layer.size.height) && layer.size.width > 0 &&
-          layer.size.height > 0)) {
+    if (!(std::isfinite(layer.size.width) && std::isfinite(layer.size.height) && layer.size.width >= 0 &&
+          layer.size.height >= 0)) {
       return XR_ERROR_VALIDATION_FAILURE;
     }
     auto sub = checkSubImage(session, layer.subImage);
@@ -127,7 +129,9 @@ XrResult convertLayer(Session& session, const XrCompositionLayerBaseHeader* head
     out.quadWidth = layer.size.width;
     out.quadHeight = layer.size.height;
   }
-  skip = !located;
+  // An empty quad is valid and shows nothing, so it is not sent.
+  const bool empty = out.kind == client::Layer::Kind::quad && (out.quadWidth == 0 || out.quadHeight == 0);
+  skip = !located || empty;
   return XR_SUCCESS;
 }
 
@@ -234,6 +238,7 @@ XrResult XRAPI_CALL DestroySession(XrSession handle) {
     Lock lock(session->instance->mutex);
     if (session->instance->sessionHandle == session->handle) session->instance->sessionHandle = 0;
   }
+  session->instance->dropSessionEvents(handle);
   Handles::get().remove(session->handle);
   return XR_SUCCESS;
 }
@@ -303,6 +308,13 @@ void noticeLocalSpace(Session& session, const client::FrameTiming& t) XRC_REQUIR
   event.poseInPreviousSpace.position = {newInPrevious.position[0], newInPrevious.position[1],
                                         newInPrevious.position[2]};
   session.instance->pushEvent(buffer);
+  if (session.instance->hasLocalFloor()) {
+    // LOCAL_FLOOR moves with LOCAL; its offset to the old one is the same (both keep their height).
+    event.referenceSpaceType = XR_REFERENCE_SPACE_TYPE_LOCAL_FLOOR;
+    const Pose floorInPrevious = compose(inverse(localFloorOf(previous)), localFloorOf(t.localInStage));
+    event.poseInPreviousSpace = toXr(floorInPrevious);
+    session.instance->pushEvent(buffer);
+  }
 }
 }  // namespace
 

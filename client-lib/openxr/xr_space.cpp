@@ -9,14 +9,32 @@ namespace xrc::openxr {
 
 namespace {
 
-bool isSupportedReferenceSpace(XrReferenceSpaceType type) {
-  return type == XR_REFERENCE_SPACE_TYPE_VIEW || type == XR_REFERENCE_SPACE_TYPE_LOCAL ||
-         type == XR_REFERENCE_SPACE_TYPE_STAGE;
+// The reference spaces this session's app may use: LOCAL_FLOOR with OpenXR 1.1 or
+// XR_EXT_local_floor. Any other value, known or not, is XR_ERROR_REFERENCE_SPACE_UNSUPPORTED.
+std::vector<XrReferenceSpaceType> referenceSpacesOf(const Instance& instance) {
+  std::vector<XrReferenceSpaceType> spaces{XR_REFERENCE_SPACE_TYPE_VIEW, XR_REFERENCE_SPACE_TYPE_LOCAL,
+                                           XR_REFERENCE_SPACE_TYPE_STAGE};
+  if (instance.hasLocalFloor()) spaces.push_back(XR_REFERENCE_SPACE_TYPE_LOCAL_FLOOR);
+  return spaces;
 }
 
-bool isKnownReferenceSpace(XrReferenceSpaceType type) {
-  return isSupportedReferenceSpace(type) || type == XR_REFERENCE_SPACE_TYPE_UNBOUNDED_MSFT ||
-         type == XR_REFERENCE_SPACE_TYPE_COMBINED_EYE_VARJO;
+bool isSupportedReferenceSpace(const Instance& instance, XrReferenceSpaceType type) {
+  const auto spaces = referenceSpacesOf(instance);
+  return std::find(spaces.begin(), spaces.end(), type) != spaces.end();
+}
+
+// Both spaces located: the pose of `space` in `base`, with velocities where asked for.
+void locatedPose(const Pose& spaceInStage, const Pose& baseInStage, XrSpaceLocationFlags& flags, XrPosef& pose) {
+  pose = toXr(compose(inverse(baseInStage), spaceInStage));
+  flags = XR_SPACE_LOCATION_ORIENTATION_VALID_BIT | XR_SPACE_LOCATION_POSITION_VALID_BIT |
+          XR_SPACE_LOCATION_ORIENTATION_TRACKED_BIT | XR_SPACE_LOCATION_POSITION_TRACKED_BIT;
+}
+
+// The backends' poses carry no velocity yet; the headless head is still, so zero is exact there.
+void stillVelocity(XrSpaceVelocityFlags& flags, XrVector3f& linear, XrVector3f& angular) {
+  linear = {0, 0, 0};
+  angular = {0, 0, 0};
+  flags = XR_SPACE_VELOCITY_LINEAR_VALID_BIT | XR_SPACE_VELOCITY_ANGULAR_VALID_BIT;
 }
 
 XrResult addSpace(const std::shared_ptr<Session>& session, std::shared_ptr<Space> space, XrSpace* out) {
@@ -31,18 +49,18 @@ XrResult addSpace(const std::shared_ptr<Session>& session, std::shared_ptr<Space
 
 XrResult XRAPI_CALL EnumerateReferenceSpaces(XrSession handle, uint32_t capacity, uint32_t* count,
                                              XrReferenceSpaceType* spaces) {
-  if (!lookup<Session>(handle)) return XR_ERROR_HANDLE_INVALID;
-  return enumerate(std::vector<XrReferenceSpaceType>{XR_REFERENCE_SPACE_TYPE_VIEW, XR_REFERENCE_SPACE_TYPE_LOCAL,
-                                                     XR_REFERENCE_SPACE_TYPE_STAGE},
-                   capacity, count, spaces);
+  auto session = lookup<Session>(handle);
+  if (!session) return XR_ERROR_HANDLE_INVALID;
+  return enumerate(referenceSpacesOf(*session->instance), capacity, count, spaces);
 }
 
 XrResult XRAPI_CALL CreateReferenceSpace(XrSession handle, const XrReferenceSpaceCreateInfo* info, XrSpace* out) {
   auto session = lookup<Session>(handle);
   if (!session) return XR_ERROR_HANDLE_INVALID;
   if (!hasType(info, XR_TYPE_REFERENCE_SPACE_CREATE_INFO) || out == nullptr) return XR_ERROR_VALIDATION_FAILURE;
-  if (!isKnownReferenceSpace(info->referenceSpaceType)) return XR_ERROR_VALIDATION_FAILURE;
-  if (!isSupportedReferenceSpace(info->referenceSpaceType)) return XR_ERROR_REFERENCE_SPACE_UNSUPPORTED;
+  if (!isSupportedReferenceSpace(*session->instance, info->referenceSpaceType)) {
+    return XR_ERROR_REFERENCE_SPACE_UNSUPPORTED;
+  }
   const Pose offset = toPose(info->poseInReferenceSpace);
   if (!isValidPose(offset)) return XR_ERROR_POSE_INVALID;
   auto space = std::make_shared<Space>();
@@ -56,8 +74,8 @@ XrResult XRAPI_CALL CreateReferenceSpace(XrSession handle, const XrReferenceSpac
 XrResult XRAPI_CALL GetReferenceSpaceBoundsRect(XrSession handle, XrReferenceSpaceType type, XrExtent2Df* bounds) {
   auto session = lookup<Session>(handle);
   if (!session) return XR_ERROR_HANDLE_INVALID;
-  if (bounds == nullptr || !isKnownReferenceSpace(type)) return XR_ERROR_VALIDATION_FAILURE;
-  if (!isSupportedReferenceSpace(type)) return XR_ERROR_REFERENCE_SPACE_UNSUPPORTED;
+  if (bounds == nullptr) return XR_ERROR_VALIDATION_FAILURE;
+  if (!isSupportedReferenceSpace(*session->instance, type)) return XR_ERROR_REFERENCE_SPACE_UNSUPPORTED;
   const auto& system = session->instance->system;
   if (type == XR_REFERENCE_SPACE_TYPE_STAGE && system.stageBoundsWidth > 0 && system.stageBoundsDepth > 0) {
     *bounds = {system.stageBoundsWidth, system.stageBoundsDepth};
@@ -107,8 +125,7 @@ XrResult XRAPI_CALL LocateSpace(XrSpace spaceHandle, XrSpace baseHandle, XrTime 
   if (space->session != base->session) return XR_ERROR_VALIDATION_FAILURE;
   if (!hasType(location, XR_TYPE_SPACE_LOCATION)) return XR_ERROR_VALIDATION_FAILURE;
   if (time <= 0) return XR_ERROR_TIME_INVALID;
-  auto velocity = static_cast<XrSpaceVelocity*>(
-      const_cast<void*>(findInChain(location->next, XR_TYPE_SPACE_VELOCITY)));
+  auto velocity = static_cast<XrSpaceVelocity*>(const_cast<void*>(findInChain(location->next, XR_TYPE_SPACE_VELOCITY)));
   Session& session = *space->session;
   CallTimer timer(session.stats.get(), Call::locateSpace);
   Pose spacePose, basePose;
@@ -125,14 +142,63 @@ XrResult XRAPI_CALL LocateSpace(XrSpace spaceHandle, XrSpace baseHandle, XrTime 
     if (velocity != nullptr) velocity->velocityFlags = 0;
     return XR_SUCCESS;
   }
-  location->pose = toXr(compose(inverse(basePose), spacePose));
-  location->locationFlags = XR_SPACE_LOCATION_ORIENTATION_VALID_BIT | XR_SPACE_LOCATION_POSITION_VALID_BIT |
-                            XR_SPACE_LOCATION_ORIENTATION_TRACKED_BIT | XR_SPACE_LOCATION_POSITION_TRACKED_BIT;
-  if (velocity != nullptr) {
-    // The backends' poses carry no velocity yet; the headless head is still, so zero is exact there.
-    velocity->linearVelocity = {0, 0, 0};
-    velocity->angularVelocity = {0, 0, 0};
-    velocity->velocityFlags = XR_SPACE_VELOCITY_LINEAR_VALID_BIT | XR_SPACE_VELOCITY_ANGULAR_VALID_BIT;
+  locatedPose(spacePose, basePose, location->locationFlags, location->pose);
+  if (velocity != nullptr) stillVelocity(velocity->velocityFlags, velocity->linearVelocity, velocity->angularVelocity);
+  return XR_SUCCESS;
+}
+
+XrResult XRAPI_CALL LocateSpaces(XrSession handle, const XrSpacesLocateInfo* info, XrSpaceLocations* locations) {
+  auto session = lookup<Session>(handle);
+  if (!session) return XR_ERROR_HANDLE_INVALID;
+  if (!hasType(info, XR_TYPE_SPACES_LOCATE_INFO) || !hasType(locations, XR_TYPE_SPACE_LOCATIONS)) {
+    return XR_ERROR_VALIDATION_FAILURE;
+  }
+  if (info->spaceCount == 0 || info->spaces == nullptr || locations->locations == nullptr ||
+      locations->locationCount != info->spaceCount) {
+    return XR_ERROR_VALIDATION_FAILURE;
+  }
+  auto velocities =
+      static_cast<XrSpaceVelocities*>(const_cast<void*>(findInChain(locations->next, XR_TYPE_SPACE_VELOCITIES)));
+  if (velocities != nullptr && (velocities->velocities == nullptr || velocities->velocityCount != info->spaceCount)) {
+    return XR_ERROR_VALIDATION_FAILURE;
+  }
+  auto base = lookup<Space>(info->baseSpace);
+  if (!base) return XR_ERROR_HANDLE_INVALID;
+  std::vector<std::shared_ptr<Space>> spaces(info->spaceCount);
+  for (uint32_t i = 0; i < info->spaceCount; ++i) {
+    spaces[i] = lookup<Space>(info->spaces[i]);
+    if (!spaces[i]) return XR_ERROR_HANDLE_INVALID;
+  }
+  for (const auto& space : spaces) {
+    if (space->session != session) return XR_ERROR_VALIDATION_FAILURE;
+  }
+  if (base->session != session) return XR_ERROR_VALIDATION_FAILURE;
+  if (info->time <= 0) return XR_ERROR_TIME_INVALID;
+  CallTimer timer(session->stats.get(), Call::locateSpace);
+  Lock lock(session->mutex);
+  if (session->lifecycle.lost()) return XR_ERROR_SESSION_LOST;
+  Pose basePose;
+  bool baseLocated = false;
+  if (XrResult r = spaceInStage(*session, *base, info->time, basePose, baseLocated); XR_FAILED(r)) return r;
+  for (uint32_t i = 0; i < info->spaceCount; ++i) {
+    Pose spacePose;
+    bool located = false;
+    if (XrResult r = spaceInStage(*session, *spaces[i], info->time, spacePose, located); XR_FAILED(r)) return r;
+    XrSpaceLocationData& out = locations->locations[i];
+    if (located && baseLocated) {
+      locatedPose(spacePose, basePose, out.locationFlags, out.pose);
+    } else {
+      out.locationFlags = 0;
+      out.pose = toXr(Pose{});
+    }
+    if (velocities != nullptr) {
+      XrSpaceVelocityData& v = velocities->velocities[i];
+      if (located && baseLocated) {
+        stillVelocity(v.velocityFlags, v.linearVelocity, v.angularVelocity);
+      } else {
+        v.velocityFlags = 0;
+      }
+    }
   }
   return XR_SUCCESS;
 }

@@ -46,17 +46,19 @@ XrResult XRAPI_CALL CreateSwapchain(XrSession handle, const XrSwapchainCreateInf
                                                    XR_SWAPCHAIN_CREATE_STATIC_IMAGE_BIT)) != 0) {
     return XR_ERROR_VALIDATION_FAILURE;
   }
-  if (info->createFlags != 0) return XR_ERROR_FEATURE_UNSUPPORTED;  // protected and static images: not yet
+  if (info->createFlags & XR_SWAPCHAIN_CREATE_PROTECTED_CONTENT_BIT) return XR_ERROR_FEATURE_UNSUPPORTED;
   const auto& formats = session->instance->system.swapchainFormats;
   if (std::find(formats.begin(), formats.end(), VkFormat(info->format)) == formats.end()) {
     return XR_ERROR_SWAPCHAIN_FORMAT_UNSUPPORTED;
   }
-  if (info->width == 0 || info->height == 0 || info->arraySize == 0 || info->mipCount == 0 ||
-      info->sampleCount == 0 || (info->faceCount != 1 && info->faceCount != 6)) {
+  if (info->width == 0 || info->height == 0 || info->arraySize == 0 || info->mipCount == 0 || info->sampleCount == 0 ||
+      (info->faceCount != 1 && info->faceCount != 6)) {
     return XR_ERROR_VALIDATION_FAILURE;
   }
   SwapchainRequest request;
-  request.createFlags = info->createFlags;
+  // Static: the daemon makes one image (protocol 1.6; an older daemon answers `unsupported`,
+  // XR_ERROR_FEATURE_UNSUPPORTED); the face allows it one acquire.
+  request.createFlags = info->createFlags & XR_SWAPCHAIN_CREATE_STATIC_IMAGE_BIT;
   request.usageFlags = info->usageFlags;
   request.format = info->format;
   request.sampleCount = info->sampleCount;
@@ -70,6 +72,7 @@ XrResult XRAPI_CALL CreateSwapchain(XrSession handle, const XrSwapchainCreateInf
   swapchain->width = info->width;
   swapchain->height = info->height;
   swapchain->arraySize = info->arraySize;
+  swapchain->isStatic = (info->createFlags & XR_SWAPCHAIN_CREATE_STATIC_IMAGE_BIT) != 0;
   {
     Lock lock(session->mutex);
     if (XrResult r = checkConnection(*session); XR_FAILED(r)) return r;
@@ -123,8 +126,16 @@ XrResult XRAPI_CALL AcquireSwapchainImage(XrSwapchain handle, const XrSwapchainI
   CallTimer timer(session.stats.get(), Call::acquire);
   // After a loss the images keep cycling locally (client-lib's local mode) so the app winds down.
   if (XrResult r = checkSession(session); XR_FAILED(r)) return r;
+  Lock order(swapchain->orderMutex);
+  const uint32_t imageCount = uint32_t(swapchain->impl->images().size());
+  const uint32_t outstanding = swapchain->acquiredNotWaited + (swapchain->waitedNotReleased ? 1 : 0);
+  if ((swapchain->isStatic && swapchain->everAcquired) || outstanding >= imageCount) {
+    return XR_ERROR_CALL_ORDER_INVALID;
+  }
   auto acquired = swapchain->impl->acquire();
   if (!acquired) return imageCallFailed(*swapchain, "xrAcquireSwapchainImage", acquired.error());
+  swapchain->acquiredNotWaited++;
+  swapchain->everAcquired = true;
   *index = acquired.value();
   return XR_SUCCESS;
 }
@@ -138,8 +149,15 @@ XrResult XRAPI_CALL WaitSwapchainImage(XrSwapchain handle, const XrSwapchainImag
   CallTimer timer(session.stats.get(), Call::wait);
   // After a loss the images keep cycling locally (client-lib's local mode) so the app winds down.
   if (XrResult r = checkSession(session); XR_FAILED(r)) return r;
+  Lock order(swapchain->orderMutex);
+  if (swapchain->waitedNotReleased || swapchain->acquiredNotWaited == 0) return XR_ERROR_CALL_ORDER_INVALID;
   auto waited = swapchain->impl->wait(std::chrono::nanoseconds(timeout));
-  if (!waited) return imageCallFailed(*swapchain, "xrWaitSwapchainImage", waited.error());
+  if (!waited) {
+    if (waited.error().code == ErrorCode::timeout) return XR_TIMEOUT_EXPIRED;  // the app may wait again
+    return imageCallFailed(*swapchain, "xrWaitSwapchainImage", waited.error());
+  }
+  swapchain->acquiredNotWaited--;
+  swapchain->waitedNotReleased = true;
   return XR_SUCCESS;
 }
 
@@ -151,8 +169,11 @@ XrResult XRAPI_CALL ReleaseSwapchainImage(XrSwapchain handle, const XrSwapchainI
   CallTimer timer(session.stats.get(), Call::release);
   // After a loss the images keep cycling locally (client-lib's local mode) so the app winds down.
   if (XrResult r = checkSession(session); XR_FAILED(r)) return r;
+  Lock order(swapchain->orderMutex);
+  if (!swapchain->waitedNotReleased) return XR_ERROR_CALL_ORDER_INVALID;
   auto released = swapchain->impl->release();
   if (!released) return imageCallFailed(*swapchain, "xrReleaseSwapchainImage", released.error());
+  swapchain->waitedNotReleased = false;
   swapchain->everReleased = true;
   return XR_SUCCESS;
 }

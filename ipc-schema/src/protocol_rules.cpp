@@ -113,8 +113,9 @@ Result<SyncMode> negotiate(const NegotiationInput& in) {
 }
 
 Status validateSwapchainRequest(const SwapchainRequest& r, const SwapchainLimits& limits) {
-  if (r.createFlags != 0) {
-    return makeError(ErrorCode::unsupported, "swapchain create flags 0x{:x} are not supported", r.createFlags);
+  if ((r.createFlags & ~swapchain_flags::staticImage) != 0) {
+    return makeError(ErrorCode::unsupported, "swapchain create flags 0x{:x} are not supported",
+                     r.createFlags & ~swapchain_flags::staticImage);
   }
   if ((r.usageFlags & ~xr_usage::all) != 0) {
     return makeError(ErrorCode::invalidArgument, "unknown swapchain usage bits 0x{:x}", r.usageFlags & ~xr_usage::all);

@@ -248,8 +248,10 @@ kj::Promise<void> SessionServer::createSwapchain(CreateSwapchainContext context)
   auto runtime = s.ctx.backend.createSwapchain(info);
   if (!runtime) return answer(context, runtime.error());
   std::vector<gpu::ExportedImage> exported;
-  auto shared =
-      gpu::SharedSwapchain::create(s.ctx.gpu, info, runtime.value()->imageCount(), s.client->syncMode, exported);
+  // A static swapchain has one image (released once); copies of it go to any runtime image.
+  const bool isStatic = (request.createFlags & swapchain_flags::staticImage) != 0;
+  auto shared = gpu::SharedSwapchain::create(s.ctx.gpu, info, isStatic ? 1 : runtime.value()->imageCount(),
+                                             s.client->syncMode, exported);
   if (!shared) return answer(context, shared.error());
 
   auto core = std::make_shared<SwapchainCore>();

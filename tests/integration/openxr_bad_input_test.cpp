@@ -1,5 +1,6 @@
 // The runtime face through the real OpenXR loader, driven the way a careless app would: each bad
 // call gets the error the spec names, and the session keeps working afterwards.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 // OpenXR's idiom `XrThing thing{XR_TYPE_THING};` value-initialises the rest on purpose.
@@ -11,6 +12,7 @@
 #include <openxr/openxr.h>
 #include <openxr/openxr_platform.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <condition_variable>
@@ -22,6 +24,7 @@
 #include <thread>
 
 #include "harness.hpp"
+#include "loader_interface.hpp"
 
 namespace xrc::test {
 namespace {
@@ -35,27 +38,57 @@ F proc(XrInstance instance, const char* name) {
   return reinterpret_cast<F>(f);
 }
 
-XrResult createInstance(std::vector<const char*> extensions, XrInstance* out) {
+XrResult createInstance(std::vector<const char*> extensions, XrInstance* out,
+                        XrVersion apiVersion = XR_MAKE_VERSION(1, 0, 0), std::vector<const char*> layers = {}) {
   XrInstanceCreateInfo info{};
   info.type = XR_TYPE_INSTANCE_CREATE_INFO;
   std::strcpy(info.applicationInfo.applicationName, "xrc-bad-input");
-  info.applicationInfo.apiVersion = XR_MAKE_VERSION(1, 0, 0);
+  info.applicationInfo.apiVersion = apiVersion;
   info.enabledExtensionCount = uint32_t(extensions.size());
   info.enabledExtensionNames = extensions.data();
+  info.enabledApiLayerCount = uint32_t(layers.size());
+  info.enabledApiLayerNames = layers.data();
   return xrCreateInstance(&info, out);
 }
+
+// OpenXR 1.1 values the 1.0.20 headers lack (registry values; client-lib/openxr/openxr_1_1.hpp).
+constexpr auto kLocalFloor = XrReferenceSpaceType(1000426000);
+constexpr auto kTypeSpacesLocateInfo = XrStructureType(1000471000);
+constexpr auto kTypeSpaceLocations = XrStructureType(1000471001);
+struct SpacesLocateInfo {
+  XrStructureType type;
+  const void* next;
+  XrSpace baseSpace;
+  XrTime time;
+  uint32_t spaceCount;
+  const XrSpace* spaces;
+};
+struct SpaceLocationData {
+  XrSpaceLocationFlags locationFlags;
+  XrPosef pose;
+};
+struct SpaceLocations {
+  XrStructureType type;
+  void* next;
+  uint32_t locationCount;
+  SpaceLocationData* locations;
+};
+using PFN_LocateSpaces = XrResult(XRAPI_PTR*)(XrSession, const SpacesLocateInfo*, SpaceLocations*);
 
 // An OpenXR session on lavapipe through XR_KHR_vulkan_enable2, with one color swapchain.
 class OpenXrSession : public ::testing::Test {
  protected:
+  // Enabled besides Vulkan 2, depth and overlay.
+  virtual std::vector<const char*> moreExtensions() const { return {}; }
+
   void SetUp() override {
     ASSERT_TRUE(daemon_.ready()) << daemon_.process().output();
     ::setenv("XR_RUNTIME_JSON", binary("XRC_OPENXR_MANIFEST").c_str(), 1);
     ::setenv("XR_COMPOSITOR_SOCKET", daemon_.socket().c_str(), 1);
-    ASSERT_EQ(createInstance({XR_KHR_VULKAN_ENABLE2_EXTENSION_NAME, XR_KHR_COMPOSITION_LAYER_DEPTH_EXTENSION_NAME,
-                              XR_EXTX_OVERLAY_EXTENSION_NAME},
-                             &instance_),
-              XR_SUCCESS);
+    std::vector<const char*> extensions{XR_KHR_VULKAN_ENABLE2_EXTENSION_NAME,
+                                        XR_KHR_COMPOSITION_LAYER_DEPTH_EXTENSION_NAME, XR_EXTX_OVERLAY_EXTENSION_NAME};
+    for (const char* e : moreExtensions()) extensions.push_back(e);
+    ASSERT_EQ(createInstance(extensions, &instance_), XR_SUCCESS);
     XrSystemGetInfo systemInfo{XR_TYPE_SYSTEM_GET_INFO, nullptr, XR_FORM_FACTOR_HEAD_MOUNTED_DISPLAY};
     ASSERT_EQ(xrGetSystem(instance_, &systemInfo, &system_), XR_SUCCESS);
   }
@@ -106,6 +139,22 @@ class OpenXrSession : public ::testing::Test {
   }
 
   // `overlay`: chained after the graphics binding (XR_EXTX_overlay).
+  XrSwapchain createColorSwapchain(XrSwapchainCreateFlags flags = 0) {
+    XrSwapchainCreateInfo sc{XR_TYPE_SWAPCHAIN_CREATE_INFO};
+    sc.createFlags = flags;
+    sc.usageFlags = XR_SWAPCHAIN_USAGE_COLOR_ATTACHMENT_BIT;
+    sc.format = VK_FORMAT_R8G8B8A8_UNORM;
+    sc.sampleCount = 1;
+    sc.width = 64;
+    sc.height = 64;
+    sc.faceCount = 1;
+    sc.arraySize = 1;
+    sc.mipCount = 1;
+    XrSwapchain swapchain = XR_NULL_HANDLE;
+    EXPECT_EQ(xrCreateSwapchain(session_, &sc, &swapchain), XR_SUCCESS);
+    return swapchain;
+  }
+
   void createSession(const XrSessionCreateInfoOverlayEXTX* overlay = nullptr) {
     ASSERT_NO_FATAL_FAILURE(createVulkan());
     XrGraphicsBindingVulkan2KHR binding{XR_TYPE_GRAPHICS_BINDING_VULKAN2_KHR};
@@ -115,16 +164,8 @@ class OpenXrSession : public ::testing::Test {
     binding.next = overlay;
     XrSessionCreateInfo info{XR_TYPE_SESSION_CREATE_INFO, &binding, 0, system_};
     ASSERT_EQ(xrCreateSession(instance_, &info, &session_), XR_SUCCESS);
-    XrSwapchainCreateInfo sc{XR_TYPE_SWAPCHAIN_CREATE_INFO};
-    sc.usageFlags = XR_SWAPCHAIN_USAGE_COLOR_ATTACHMENT_BIT;
-    sc.format = VK_FORMAT_R8G8B8A8_UNORM;
-    sc.sampleCount = 1;
-    sc.width = 64;
-    sc.height = 64;
-    sc.faceCount = 1;
-    sc.arraySize = 1;
-    sc.mipCount = 1;
-    ASSERT_EQ(xrCreateSwapchain(session_, &sc, &swapchain_), XR_SUCCESS);
+    swapchain_ = createColorSwapchain();
+    ASSERT_NE(swapchain_, XR_NULL_HANDLE);
     XrReferenceSpaceCreateInfo space{
         XR_TYPE_REFERENCE_SPACE_CREATE_INFO, nullptr, XR_REFERENCE_SPACE_TYPE_LOCAL, {{0, 0, 0, 1}, {0, 0, 0}}};
     ASSERT_EQ(xrCreateReferenceSpace(session_, &space, &local_), XR_SUCCESS);
@@ -621,6 +662,230 @@ TEST_F(OpenXrSession, ActionsWithoutInputDevicesAreInactive) {
   EXPECT_EQ(profile.interactionProfile, XR_NULL_PATH);
   ASSERT_EQ(xrDestroyActionSet(set), XR_SUCCESS);
   EXPECT_EQ(xrGetActionStateBoolean(session_, &get, &boolean), XR_ERROR_HANDLE_INVALID);
+}
+
+}  // namespace
+}  // namespace xrc::test
+
+namespace xrc::test {
+namespace {
+
+// What OpenXR 1.1 made core, as the extensions it came from (Debian's 1.0 loader refuses 1.1
+// apps; OpenXrRuntimeDirect checks the 1.1 gating, the conformance stage runs 1.1 apps).
+class OpenXrLocalFloorSession : public OpenXrSession {
+ protected:
+  std::vector<const char*> moreExtensions() const override { return {"XR_EXT_local_floor", "XR_KHR_locate_spaces"}; }
+};
+
+TEST_F(OpenXrLocalFloorSession, LocalFloorLiesUnderLocalAndLocateSpacesAgreesWithLocateSpace) {
+  ASSERT_NO_FATAL_FAILURE(createSession());
+  ASSERT_NO_FATAL_FAILURE(beginSession());
+  XrFrameState state{XR_TYPE_FRAME_STATE};
+  ASSERT_EQ(xrWaitFrame(session_, nullptr, &state), XR_SUCCESS);
+  uint32_t count = 0;
+  XrReferenceSpaceType types[8];
+  ASSERT_EQ(xrEnumerateReferenceSpaces(session_, 8, &count, types), XR_SUCCESS);
+  EXPECT_NE(std::find(types, types + count, kLocalFloor), types + count);
+
+  XrSpace floor = XR_NULL_HANDLE, stage = XR_NULL_HANDLE, view = XR_NULL_HANDLE;
+  XrReferenceSpaceCreateInfo info{XR_TYPE_REFERENCE_SPACE_CREATE_INFO, nullptr, kLocalFloor, {{0, 0, 0, 1}, {0, 0, 0}}};
+  ASSERT_EQ(xrCreateReferenceSpace(session_, &info, &floor), XR_SUCCESS);
+  info.referenceSpaceType = XR_REFERENCE_SPACE_TYPE_STAGE;
+  ASSERT_EQ(xrCreateReferenceSpace(session_, &info, &stage), XR_SUCCESS);
+  info.referenceSpaceType = XR_REFERENCE_SPACE_TYPE_VIEW;
+  ASSERT_EQ(xrCreateReferenceSpace(session_, &info, &view), XR_SUCCESS);
+
+  // The headless LOCAL is 1.6 m above the stage floor: LOCAL_FLOOR is right under it.
+  XrSpaceLocation floorInLocal{XR_TYPE_SPACE_LOCATION}, floorInStage{XR_TYPE_SPACE_LOCATION};
+  ASSERT_EQ(xrLocateSpace(floor, local_, state.predictedDisplayTime, &floorInLocal), XR_SUCCESS);
+  EXPECT_NEAR(floorInLocal.pose.position.x, 0.f, 1e-5);
+  EXPECT_NEAR(floorInLocal.pose.position.y, -1.6f, 1e-5);
+  EXPECT_NEAR(floorInLocal.pose.position.z, 0.f, 1e-5);
+  EXPECT_NEAR(floorInLocal.pose.orientation.w, 1.f, 1e-5);
+  ASSERT_EQ(xrLocateSpace(floor, stage, state.predictedDisplayTime, &floorInStage), XR_SUCCESS);
+  EXPECT_NEAR(floorInStage.pose.position.y, 0.f, 1e-5);
+
+  PFN_xrVoidFunction f = nullptr;
+  ASSERT_EQ(xrGetInstanceProcAddr(instance_, "xrLocateSpacesKHR", &f), XR_SUCCESS);
+  auto locateSpaces = reinterpret_cast<PFN_LocateSpaces>(f);
+  const XrSpace spaces[3] = {view, floor, local_};
+  SpaceLocationData data[3] = {};
+  SpacesLocateInfo locate{kTypeSpacesLocateInfo, nullptr, stage, state.predictedDisplayTime, 3, spaces};
+  SpaceLocations out{kTypeSpaceLocations, nullptr, 3, data};
+  ASSERT_EQ(locateSpaces(session_, &locate, &out), XR_SUCCESS);
+  for (int i = 0; i < 3; ++i) {
+    XrSpaceLocation one{XR_TYPE_SPACE_LOCATION};
+    ASSERT_EQ(xrLocateSpace(spaces[i], stage, state.predictedDisplayTime, &one), XR_SUCCESS);
+    EXPECT_EQ(data[i].locationFlags, one.locationFlags) << i;
+    EXPECT_NEAR(data[i].pose.position.y, one.pose.position.y, 1e-5) << i;
+  }
+  EXPECT_NEAR(data[0].pose.position.y, 1.6f, 1e-5);  // the head
+  out.locationCount = 2;                             // must match spaceCount
+  EXPECT_EQ(locateSpaces(session_, &locate, &out), XR_ERROR_VALIDATION_FAILURE);
+  out.locationCount = 3;
+  locate.time = 0;
+  EXPECT_EQ(locateSpaces(session_, &locate, &out), XR_ERROR_TIME_INVALID);
+}
+
+// OpenXR 1.0 apps get neither without the extensions; layer names are the loader's business.
+TEST_F(OpenXrSession, OpenXr11FeaturesNeedOpenXr11OrTheirExtensions) {
+  ASSERT_NO_FATAL_FAILURE(createSession());
+  XrSpace floor = XR_NULL_HANDLE;
+  XrReferenceSpaceCreateInfo info{XR_TYPE_REFERENCE_SPACE_CREATE_INFO, nullptr, kLocalFloor, {{0, 0, 0, 1}, {0, 0, 0}}};
+  EXPECT_EQ(xrCreateReferenceSpace(session_, &info, &floor), XR_ERROR_REFERENCE_SPACE_UNSUPPORTED);
+  info.referenceSpaceType = XrReferenceSpaceType(0x7fff0000);
+  EXPECT_EQ(xrCreateReferenceSpace(session_, &info, &floor), XR_ERROR_REFERENCE_SPACE_UNSUPPORTED);
+  PFN_xrVoidFunction f = nullptr;
+  EXPECT_EQ(xrGetInstanceProcAddr(instance_, "xrLocateSpaces", &f), XR_ERROR_FUNCTION_UNSUPPORTED);
+  XrSystemGetInfo unknownFormFactor{XR_TYPE_SYSTEM_GET_INFO, nullptr, XrFormFactor(0x7fff0000)};
+  XrSystemId system = 0;
+  EXPECT_EQ(xrGetSystem(instance_, &unknownFormFactor, &system), XR_ERROR_FORM_FACTOR_UNSUPPORTED);
+
+  ASSERT_EQ(xrDestroySession(session_), XR_SUCCESS);
+  session_ = XR_NULL_HANDLE;
+  ASSERT_EQ(xrDestroyInstance(instance_), XR_SUCCESS);
+  instance_ = XR_NULL_HANDLE;
+  ASSERT_EQ(createInstance({"XR_EXT_local_floor", "XR_KHR_locate_spaces"}, &instance_, XR_MAKE_VERSION(1, 0, 0),
+                           {"XR_APILAYER_LUNARG_core_validation"}),
+            XR_SUCCESS);
+  EXPECT_EQ(xrGetInstanceProcAddr(instance_, "xrLocateSpacesKHR", &f), XR_SUCCESS);
+}
+
+// Image order per OpenXR 10.1.4, and static swapchains: one image, acquired once.
+TEST_F(OpenXrSession, SwapchainImageOrderAndStaticSwapchains) {
+  ASSERT_NO_FATAL_FAILURE(createSession());
+  uint32_t images = 0;
+  ASSERT_EQ(xrEnumerateSwapchainImages(swapchain_, 0, &images, nullptr), XR_SUCCESS);
+  uint32_t index = 0;
+  for (uint32_t i = 0; i < images; ++i) ASSERT_EQ(xrAcquireSwapchainImage(swapchain_, nullptr, &index), XR_SUCCESS);
+  EXPECT_EQ(xrAcquireSwapchainImage(swapchain_, nullptr, &index), XR_ERROR_CALL_ORDER_INVALID);
+  XrSwapchainImageWaitInfo wait{XR_TYPE_SWAPCHAIN_IMAGE_WAIT_INFO, nullptr, XR_INFINITE_DURATION};
+  ASSERT_EQ(xrWaitSwapchainImage(swapchain_, &wait), XR_SUCCESS);
+  EXPECT_EQ(xrWaitSwapchainImage(swapchain_, &wait), XR_ERROR_CALL_ORDER_INVALID);  // one waited at a time
+  ASSERT_EQ(xrReleaseSwapchainImage(swapchain_, nullptr), XR_SUCCESS);
+  EXPECT_EQ(xrReleaseSwapchainImage(swapchain_, nullptr), XR_ERROR_CALL_ORDER_INVALID);
+  ASSERT_EQ(xrWaitSwapchainImage(swapchain_, &wait), XR_SUCCESS);
+
+  XrSwapchain still = createColorSwapchain(XR_SWAPCHAIN_CREATE_STATIC_IMAGE_BIT);
+  ASSERT_NE(still, XR_NULL_HANDLE);
+  ASSERT_EQ(xrEnumerateSwapchainImages(still, 0, &images, nullptr), XR_SUCCESS);
+  EXPECT_EQ(images, 1u);
+  ASSERT_EQ(xrAcquireSwapchainImage(still, nullptr, &index), XR_SUCCESS);
+  ASSERT_EQ(xrWaitSwapchainImage(still, &wait), XR_SUCCESS);
+  ASSERT_EQ(xrReleaseSwapchainImage(still, nullptr), XR_SUCCESS);
+  EXPECT_EQ(xrAcquireSwapchainImage(still, nullptr, &index), XR_ERROR_CALL_ORDER_INVALID);
+
+  // Its one release is shown frame after frame.
+  ASSERT_NO_FATAL_FAILURE(beginSession());
+  XrCompositionLayerQuad quad{XR_TYPE_COMPOSITION_LAYER_QUAD};
+  quad.space = local_;
+  quad.eyeVisibility = XR_EYE_VISIBILITY_BOTH;
+  quad.subImage.swapchain = still;
+  quad.subImage.imageRect = {{0, 0}, {64, 64}};
+  quad.pose = {{0, 0, 0, 1}, {0, 0, -1}};
+  quad.size = {1, 1};
+  XrCompositionLayerQuad empty = quad;
+  empty.size = {0, 0};  // valid, shows nothing
+  for (int i = 0; i < 3; ++i) {
+    XrFrameState state{XR_TYPE_FRAME_STATE};
+    ASSERT_EQ(xrWaitFrame(session_, nullptr, &state), XR_SUCCESS);
+    ASSERT_EQ(xrBeginFrame(session_, nullptr), XR_SUCCESS);
+    ASSERT_EQ(endFrame(state.predictedDisplayTime, {reinterpret_cast<const XrCompositionLayerBaseHeader*>(&quad),
+                                                    reinterpret_cast<const XrCompositionLayerBaseHeader*>(&empty)}),
+              XR_SUCCESS);
+  }
+  EXPECT_TRUE(daemon_.waitForStatus(
+      [](const control::DaemonStatus& s) { return s.clients.size() == 1 && s.clients[0].framesSubmitted == 3; }, 5s));
+}
+
+// Exiting before the first frame still passes through SYNCHRONIZED; a destroyed session's
+// queued events are not delivered.
+TEST_F(OpenXrSession, ExitBeforeTheFirstFrameAndEventsOfADestroyedSession) {
+  ASSERT_NO_FATAL_FAILURE(createSession());
+  ASSERT_NO_FATAL_FAILURE(beginSession());
+  ASSERT_EQ(xrRequestExitSession(session_), XR_SUCCESS);
+  ASSERT_EQ(xrEndSession(session_), XR_SUCCESS);
+  const std::vector<XrSessionState> want{XR_SESSION_STATE_IDLE,         XR_SESSION_STATE_READY,
+                                         XR_SESSION_STATE_SYNCHRONIZED, XR_SESSION_STATE_STOPPING,
+                                         XR_SESSION_STATE_IDLE,         XR_SESSION_STATE_EXITING};
+  EXPECT_EQ(pollSessionStates(), want);
+
+  ASSERT_EQ(xrDestroySession(session_), XR_SUCCESS);
+  session_ = XR_NULL_HANDLE;
+  XrGraphicsBindingVulkan2KHR binding{XR_TYPE_GRAPHICS_BINDING_VULKAN2_KHR};
+  binding.instance = vkInstance_;
+  binding.physicalDevice = physical_;
+  binding.device = device_;
+  XrSessionCreateInfo info{XR_TYPE_SESSION_CREATE_INFO, &binding, 0, system_};
+  ASSERT_EQ(xrCreateSession(instance_, &info, &session_), XR_SUCCESS);  // IDLE, READY queued...
+  ASSERT_EQ(xrDestroySession(session_), XR_SUCCESS);
+  session_ = XR_NULL_HANDLE;
+  EXPECT_TRUE(pollSessionStates().empty());  // ...and dropped with it
+}
+
+}  // namespace
+}  // namespace xrc::test
+
+namespace xrc::test {
+namespace {
+
+// The runtime library loaded as a 1.1 loader would load it (Debian's loader is 1.0): it
+// negotiates 1.1, accepts 1.0 and 1.1 apps, refuses later versions, and hands out xrLocateSpaces
+// only to 1.1 instances.
+TEST(OpenXrRuntimeDirect, NegotiatesOpenXr11AndGatesItsFunctionsByTheAppsVersion) {
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  ::setenv("XR_COMPOSITOR_SOCKET", daemon.socket().c_str(), 1);
+  const auto library =
+      std::filesystem::path(binary("XRC_OPENXR_MANIFEST")).parent_path() / "libxr-compositor-openxr.so";
+  void* runtime = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(runtime, nullptr) << dlerror();
+  using Negotiate = XrResult(XRAPI_PTR*)(const XrNegotiateLoaderInfo*, XrNegotiateRuntimeRequest*);
+  auto negotiate = reinterpret_cast<Negotiate>(dlsym(runtime, "xrNegotiateLoaderRuntimeInterface"));
+  ASSERT_NE(negotiate, nullptr);
+  XrNegotiateLoaderInfo loader{XR_LOADER_INTERFACE_STRUCT_LOADER_INFO,
+                               XR_LOADER_INFO_STRUCT_VERSION,
+                               sizeof(XrNegotiateLoaderInfo),
+                               1,
+                               1,
+                               XR_MAKE_VERSION(1, 0, 0),
+                               XR_MAKE_VERSION(1, 1, 41)};
+  XrNegotiateRuntimeRequest request{XR_LOADER_INTERFACE_STRUCT_RUNTIME_REQUEST,
+                                    XR_RUNTIME_INFO_STRUCT_VERSION,
+                                    sizeof(XrNegotiateRuntimeRequest),
+                                    0,
+                                    0,
+                                    nullptr};
+  ASSERT_EQ(negotiate(&loader, &request), XR_SUCCESS);
+  EXPECT_EQ(XR_VERSION_MINOR(request.runtimeApiVersion), 1u);
+  PFN_xrGetInstanceProcAddr gipa = request.getInstanceProcAddr;
+  PFN_xrVoidFunction f = nullptr;
+  ASSERT_EQ(gipa(XR_NULL_HANDLE, "xrCreateInstance", &f), XR_SUCCESS);
+  auto create = reinterpret_cast<PFN_xrCreateInstance>(f);
+  ASSERT_EQ(gipa(XR_NULL_HANDLE, "xrDestroyInstance", &f), XR_SUCCESS);
+  auto destroy = reinterpret_cast<PFN_xrDestroyInstance>(f);
+
+  auto instanceFor = [&](XrVersion version, XrInstance* out) {
+    XrInstanceCreateInfo info{XR_TYPE_INSTANCE_CREATE_INFO};
+    std::strcpy(info.applicationInfo.applicationName, "xrc-direct");
+    info.applicationInfo.apiVersion = version;
+    const char* layer = "XR_APILAYER_KHRONOS_runtime_conformance";  // named, as the CTS does
+    info.enabledApiLayerCount = 1;
+    info.enabledApiLayerNames = &layer;
+    return create(&info, out);
+  };
+  XrInstance instance = XR_NULL_HANDLE;
+  EXPECT_EQ(instanceFor(XR_MAKE_VERSION(1, 2, 0), &instance), XR_ERROR_API_VERSION_UNSUPPORTED);
+  EXPECT_EQ(instanceFor(XR_MAKE_VERSION(2, 0, 0), &instance), XR_ERROR_API_VERSION_UNSUPPORTED);
+  ASSERT_EQ(instanceFor(XR_MAKE_VERSION(1, 1, 0), &instance), XR_SUCCESS);
+  EXPECT_EQ(gipa(instance, "xrLocateSpaces", &f), XR_SUCCESS);
+  EXPECT_EQ(gipa(instance, "xrLocateSpacesKHR", &f), XR_ERROR_FUNCTION_UNSUPPORTED);  // extension not enabled
+  ASSERT_EQ(destroy(instance), XR_SUCCESS);
+  ASSERT_EQ(instanceFor(XR_MAKE_VERSION(1, 0, 34), &instance), XR_SUCCESS);
+  EXPECT_EQ(gipa(instance, "xrLocateSpaces", &f), XR_ERROR_FUNCTION_UNSUPPORTED);
+  ASSERT_EQ(destroy(instance), XR_SUCCESS);
+  // The runtime stays loaded: its handle table and client-lib threads live for the process.
 }
 
 }  // namespace

@@ -46,6 +46,23 @@ TEST(PathTable, InternsStringsAndRejectsUnknownAtoms) {
   EXPECT_EQ(table.find("/never/interned"), XR_NULL_PATH);
 }
 
+TEST(InteractionProfiles, OpenXr11ProfilesAndGripSurfaceOnlyForOpenXr11Apps) {
+  const char* cosmos = "/interaction_profiles/htc/vive_cosmos_controller";
+  EXPECT_FALSE(isKnownInteractionProfile(cosmos, kApi10));
+  EXPECT_TRUE(isKnownInteractionProfile(cosmos, kApi11));
+  EXPECT_TRUE(isKnownInteractionProfile("/interaction_profiles/meta/touch_plus_controller", XR_MAKE_VERSION(1, 1, 7)));
+  EXPECT_TRUE(isBindingPathOfProfile(cosmos, "/user/hand/left/input/x/click", kApi11));
+  EXPECT_FALSE(isBindingPathOfProfile(cosmos, "/user/hand/right/input/x/click", kApi11));
+  EXPECT_TRUE(isBindingPathOfProfile(cosmos, "/user/hand/right/input/thumbstick", kApi11));  // vector2
+  const char* simple = "/interaction_profiles/khr/simple_controller";
+  EXPECT_FALSE(isBindingPathOfProfile(simple, "/user/hand/left/input/grip_surface/pose", kApi10));
+  EXPECT_TRUE(isBindingPathOfProfile(simple, "/user/hand/left/input/grip_surface/pose", kApi11));
+  // Extension-only profiles are not offered.
+  EXPECT_FALSE(isKnownInteractionProfile("/interaction_profiles/ext/eye_gaze_interaction", kApi11));
+  EXPECT_TRUE(apiAtLeast(XR_MAKE_VERSION(1, 1, 0), kApi11));
+  EXPECT_FALSE(apiAtLeast(XR_MAKE_VERSION(1, 0, 40), kApi11));
+}
+
 TEST(InteractionProfiles, BindingPathsBelongToTheirProfile) {
   const char* simple = "/interaction_profiles/khr/simple_controller";
   const char* touch = "/interaction_profiles/oculus/touch_controller";
@@ -103,6 +120,7 @@ TEST_F(ActionRegistryTest, NamesAreValidatedAndUnique) {
   EXPECT_EQ(registry.createActionSet(setInfo("gameplay", "Other"), other), XR_ERROR_NAME_DUPLICATED);
   EXPECT_EQ(registry.createActionSet(setInfo("menu", "Gameplay"), other), XR_ERROR_LOCALIZED_NAME_DUPLICATED);
   EXPECT_EQ(registry.createActionSet(setInfo("Bad Name", "Bad"), other), XR_ERROR_PATH_FORMAT_INVALID);
+  EXPECT_EQ(registry.createActionSet(setInfo("", "Nameless"), other), XR_ERROR_NAME_INVALID);
   EXPECT_EQ(registry.createActionSet(setInfo("empty", ""), other), XR_ERROR_LOCALIZED_NAME_INVALID);
   // A destroyed set frees its names.
   registry.destroyActionSet(set);
@@ -116,6 +134,10 @@ TEST_F(ActionRegistryTest, NamesAreValidatedAndUnique) {
             XR_ERROR_NAME_DUPLICATED);
   EXPECT_EQ(registry.createAction(*other, actionInfo("grab2", "Grab", XR_ACTION_TYPE_FLOAT_INPUT), dup),
             XR_ERROR_LOCALIZED_NAME_DUPLICATED);
+  EXPECT_EQ(registry.createAction(*other, actionInfo("", "Nameless", XR_ACTION_TYPE_FLOAT_INPUT), dup),
+            XR_ERROR_NAME_INVALID);
+  EXPECT_EQ(registry.createAction(*other, actionInfo("Bad Name", "Bad", XR_ACTION_TYPE_FLOAT_INPUT), dup),
+            XR_ERROR_PATH_FORMAT_INVALID);
   EXPECT_EQ(registry.createAction(*other, actionInfo("typeless", "T", XrActionType(12345)), dup),
             XR_ERROR_VALIDATION_FAILURE);
   const std::vector<XrPath> notTopLevel{path("/user/hand/left/input")};
@@ -206,6 +228,16 @@ TEST(SessionLifecycle, RunsThroughTheSpecStatesInOrder) {
   EXPECT_FALSE(s.running());
 }
 
+TEST(SessionLifecycle, ExitBeforeTheFirstFramePassesThroughSynchronized) {
+  SessionLifecycle s;
+  StateList seen;
+  s.created(seen);
+  ASSERT_EQ(s.begin(), XR_SUCCESS);
+  seen.clear();
+  ASSERT_EQ(s.requestExit(seen), XR_SUCCESS);
+  EXPECT_EQ(seen, (StateList{XR_SESSION_STATE_SYNCHRONIZED, XR_SESSION_STATE_STOPPING}));
+}
+
 TEST(SessionLifecycle, DaemonShutdownStopsTheSessionLikeAnExitRequest) {
   SessionLifecycle s;
   StateList seen;
@@ -271,7 +303,7 @@ TEST(Handles, StaleForgedAndMistypedHandlesAreRefused) {
   const uint64_t w = handles.add(std::make_shared<Widget>());
   ASSERT_NE(handles.find<Widget>(w), nullptr);
   EXPECT_EQ(handles.find<Widget>(w)->value, 7);
-  EXPECT_EQ(handles.find<Gadget>(w), nullptr);        // right value, wrong type
+  EXPECT_EQ(handles.find<Gadget>(w), nullptr);         // right value, wrong type
   EXPECT_EQ(handles.find<Widget>(w + 1000), nullptr);  // never issued
   handles.remove(w);
   EXPECT_EQ(handles.find<Widget>(w), nullptr);  // destroyed

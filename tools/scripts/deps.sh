@@ -9,6 +9,7 @@ XRC_PACKAGES=(
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libgtest-dev libgmock-dev
   mesa-vulkan-drivers vulkan-validationlayers
   libopenxr-loader1 libopenxr-utils openxr-layer-corevalidation
+  libjsoncpp25 python3
 )
 
 xrc_install_deps() {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds xr-compositor and runs every test: the normal build, then the same suites under
+# Builds xr-compositor and runs every test: the normal build (and the OpenXR CTS through the
+# runtime where $XRC_OPENXR_CTS names one), then the same suites under
 # AddressSanitizer+UndefinedBehaviorSanitizer and under ThreadSanitizer, then builds the Debian
 # packages and tests them installed under a booted systemd (packaging/test-install.sh).
 set -euo pipefail
@@ -9,6 +10,10 @@ xrc_install_deps
 
 xrc_build build
 meson test -C build --print-errorlogs
+
+# The Khronos OpenXR conformance suite through our runtime against a headless daemon, in every
+# configuration (skipped, with a message, without a CTS in $XRC_OPENXR_CTS).
+tests/conformance/run-conformance.sh build
 
 suppressions=$PWD/tests/sanitizers
 xrc_build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug

@@ -14,7 +14,7 @@
 namespace xrc {
 
 inline constexpr uint16_t kProtocolMajor = 1;
-inline constexpr uint16_t kProtocolMinor = 5;  // = protocolMinor in xrc.capnp (checked)
+inline constexpr uint16_t kProtocolMinor = 6;  // = protocolMinor in xrc.capnp (checked)
 
 // Documented limits (docs/PROTOCOL.md).
 inline constexpr uint32_t kMaxLayersPerFrame = 16;
@@ -71,6 +71,12 @@ inline constexpr uint64_t mutableFormat = 0x40;
 inline constexpr uint64_t inputAttachment = 0x80;
 inline constexpr uint64_t all = 0xff;
 }  // namespace xr_usage
+
+// XrSwapchainCreateFlags bits the daemon implements (protocol 1.6).
+namespace swapchain_flags {
+// One image, acquired and released once; its content is shown until the swapchain goes.
+inline constexpr uint64_t staticImage = 0x2;
+}  // namespace swapchain_flags
 
 // XrCompositionLayerFlags bits (OpenXR 1.0), as Layer.flags carries them.
 namespace layer_flags {

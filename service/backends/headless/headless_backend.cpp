@@ -119,7 +119,15 @@ Status HeadlessBackend::init() {
   // Symmetric 90-degree fields of view; stereo eyes half an IPD left and right of the head.
   constexpr float kHalfFov = 0.7853982f;
   for (uint32_t i = 0; i < options_.viewCount; ++i) {
-    ViewInfo view{options_.viewWidth, options_.viewHeight, kMaxExtent, kMaxExtent, {}, {}};
+    // The largest view rect: twice the recommended size (as headset runtimes offer for
+    // supersampling), not the 8192 a swapchain may have, so an app that renders at the maximum
+    // does not make the daemon allocate and copy gigabytes per swapchain.
+    ViewInfo view{options_.viewWidth,
+                  options_.viewHeight,
+                  std::min(2 * options_.viewWidth, kMaxExtent),
+                  std::min(2 * options_.viewHeight, kMaxExtent),
+                  {},
+                  {}};
     view.fov = {-kHalfFov, kHalfFov, kHalfFov, -kHalfFov};
     if (options_.viewCount == 2) view.eyeInHead.position[0] = (i == 0 ? -0.5f : 0.5f) * options_.ipd;
     system_.views.push_back(view);
