@@ -59,6 +59,10 @@ XrResult XRAPI_CALL DestroySpace(XrSpace);
 XrResult XRAPI_CALL LocateViews(XrSession, const XrViewLocateInfo*, XrViewState*, uint32_t, uint32_t*, XrView*);
 XrResult XRAPI_CALL LocateSpaces(XrSession, const XrSpacesLocateInfo*, XrSpaceLocations*);  // 1.1, KHR_locate_spaces
 
+// XR_KHR_visibility_mask (xr_visibility_mask.cpp)
+XrResult XRAPI_CALL GetVisibilityMaskKHR(XrSession, XrViewConfigurationType, uint32_t, XrVisibilityMaskTypeKHR,
+                                         XrVisibilityMaskKHR*);
+
 // swapchains (xr_swapchain.cpp)
 XrResult XRAPI_CALL EnumerateSwapchainFormats(XrSession, uint32_t, uint32_t*, int64_t*);
 XrResult XRAPI_CALL CreateSwapchain(XrSession, const XrSwapchainCreateInfo*, XrSwapchain*);

@@ -21,6 +21,7 @@ constexpr ExtensionInfo kExtensions[] = {
     {XR_EXTX_OVERLAY_EXTENSION_NAME, XR_EXTX_overlay_SPEC_VERSION},
     {XR_EXT_LOCAL_FLOOR_EXTENSION_NAME, XR_EXT_local_floor_SPEC_VERSION},
     {XR_KHR_LOCATE_SPACES_EXTENSION_NAME, XR_KHR_locate_spaces_SPEC_VERSION},
+    {XR_KHR_VISIBILITY_MASK_EXTENSION_NAME, XR_KHR_visibility_mask_SPEC_VERSION},
 };
 
 bool isSupportedExtension(const char* name) {

@@ -672,12 +672,14 @@ namespace {
 
 // What OpenXR 1.1 made core, as the extensions it came from (Debian's 1.0 loader refuses 1.1
 // apps; OpenXrRuntimeDirect checks the 1.1 gating, the conformance stage runs 1.1 apps).
-class OpenXrLocalFloorSession : public OpenXrSession {
+class OpenXrExtensionSession : public OpenXrSession {
  protected:
-  std::vector<const char*> moreExtensions() const override { return {"XR_EXT_local_floor", "XR_KHR_locate_spaces"}; }
+  std::vector<const char*> moreExtensions() const override {
+    return {"XR_EXT_local_floor", "XR_KHR_locate_spaces", XR_KHR_VISIBILITY_MASK_EXTENSION_NAME};
+  }
 };
 
-TEST_F(OpenXrLocalFloorSession, LocalFloorLiesUnderLocalAndLocateSpacesAgreesWithLocateSpace) {
+TEST_F(OpenXrExtensionSession, LocalFloorLiesUnderLocalAndLocateSpacesAgreesWithLocateSpace) {
   ASSERT_NO_FATAL_FAILURE(createSession());
   ASSERT_NO_FATAL_FAILURE(beginSession());
   XrFrameState state{XR_TYPE_FRAME_STATE};
@@ -725,6 +727,40 @@ TEST_F(OpenXrLocalFloorSession, LocalFloorLiesUnderLocalAndLocateSpacesAgreesWit
   out.locationCount = 3;
   locate.time = 0;
   EXPECT_EQ(locateSpaces(session_, &locate, &out), XR_ERROR_TIME_INVALID);
+}
+
+// The headless views show all of their rectangular fields of view (90 degrees: tangents 1).
+TEST_F(OpenXrExtensionSession, VisibilityMaskIsTheWholeViewRectangle) {
+  ASSERT_NO_FATAL_FAILURE(createSession());
+  PFN_xrVoidFunction f = nullptr;
+  ASSERT_EQ(xrGetInstanceProcAddr(instance_, "xrGetVisibilityMaskKHR", &f), XR_SUCCESS);
+  auto getMask = reinterpret_cast<PFN_xrGetVisibilityMaskKHR>(f);
+  const auto stereo = XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO;
+  XrVisibilityMaskKHR mask{XR_TYPE_VISIBILITY_MASK_KHR};
+  ASSERT_EQ(getMask(session_, stereo, 1, XR_VISIBILITY_MASK_TYPE_HIDDEN_TRIANGLE_MESH_KHR, &mask), XR_SUCCESS);
+  EXPECT_EQ(mask.vertexCountOutput, 0u);
+  EXPECT_EQ(mask.indexCountOutput, 0u);
+  ASSERT_EQ(getMask(session_, stereo, 0, XR_VISIBILITY_MASK_TYPE_VISIBLE_TRIANGLE_MESH_KHR, &mask), XR_SUCCESS);
+  ASSERT_EQ(mask.vertexCountOutput, 4u);
+  ASSERT_EQ(mask.indexCountOutput, 6u);
+  std::vector<XrVector2f> vertices(4);
+  std::vector<uint32_t> indices(6);
+  mask.vertexCapacityInput = 4;
+  mask.vertices = vertices.data();
+  mask.indexCapacityInput = 5;
+  mask.indices = indices.data();
+  EXPECT_EQ(getMask(session_, stereo, 0, XR_VISIBILITY_MASK_TYPE_VISIBLE_TRIANGLE_MESH_KHR, &mask),
+            XR_ERROR_SIZE_INSUFFICIENT);
+  mask.indexCapacityInput = 6;
+  ASSERT_EQ(getMask(session_, stereo, 0, XR_VISIBILITY_MASK_TYPE_VISIBLE_TRIANGLE_MESH_KHR, &mask), XR_SUCCESS);
+  for (const XrVector2f& v : vertices) {
+    EXPECT_NEAR(std::fabs(v.x), 1.f, 1e-4);
+    EXPECT_NEAR(std::fabs(v.y), 1.f, 1e-4);
+  }
+  EXPECT_EQ(indices, (std::vector<uint32_t>{0, 1, 2, 0, 2, 3}));
+  EXPECT_EQ(getMask(session_, stereo, 2, XR_VISIBILITY_MASK_TYPE_LINE_LOOP_KHR, &mask), XR_ERROR_VALIDATION_FAILURE);
+  EXPECT_EQ(getMask(session_, XR_VIEW_CONFIGURATION_TYPE_PRIMARY_MONO, 0, XR_VISIBILITY_MASK_TYPE_LINE_LOOP_KHR, &mask),
+            XR_ERROR_VIEW_CONFIGURATION_TYPE_UNSUPPORTED);
 }
 
 // OpenXR 1.0 apps get neither without the extensions; layer names are the loader's business.
