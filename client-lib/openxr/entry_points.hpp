@@ -59,6 +59,13 @@ XrResult XRAPI_CALL DestroySpace(XrSpace);
 XrResult XRAPI_CALL LocateViews(XrSession, const XrViewLocateInfo*, XrViewState*, uint32_t, uint32_t*, XrView*);
 XrResult XRAPI_CALL LocateSpaces(XrSession, const XrSpacesLocateInfo*, XrSpaceLocations*);  // 1.1, KHR_locate_spaces
 
+// system and user extensions (xr_system_extensions.cpp): headset id, user presence, hands
+void fillSystemExtensionProperties(const Instance& instance, XrSystemProperties& properties);
+void sessionBegan(Session& session);  // XR_EXT_user_presence's first event
+XrResult XRAPI_CALL CreateHandTrackerEXT(XrSession, const XrHandTrackerCreateInfoEXT*, XrHandTrackerEXT*);
+XrResult XRAPI_CALL DestroyHandTrackerEXT(XrHandTrackerEXT);
+XrResult XRAPI_CALL LocateHandJointsEXT(XrHandTrackerEXT, const XrHandJointsLocateInfoEXT*, XrHandJointLocationsEXT*);
+
 // XR_KHR_visibility_mask (xr_visibility_mask.cpp)
 XrResult XRAPI_CALL GetVisibilityMaskKHR(XrSession, XrViewConfigurationType, uint32_t, XrVisibilityMaskTypeKHR,
                                          XrVisibilityMaskKHR*);

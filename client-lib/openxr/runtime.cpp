@@ -20,7 +20,8 @@ void Instance::dropSessionEvents(XrSession session) {
   auto aboutSession = [session](const XrEventDataBuffer& event) {
     if (event.type != XR_TYPE_EVENT_DATA_SESSION_STATE_CHANGED &&
         event.type != XR_TYPE_EVENT_DATA_REFERENCE_SPACE_CHANGE_PENDING &&
-        event.type != XR_TYPE_EVENT_DATA_INTERACTION_PROFILE_CHANGED) {
+        event.type != XR_TYPE_EVENT_DATA_INTERACTION_PROFILE_CHANGED &&
+        event.type != XR_TYPE_EVENT_DATA_USER_PRESENCE_CHANGED_EXT) {
       return false;
     }
     return reinterpret_cast<const XrEventDataSessionStateChanged&>(event).session == session;

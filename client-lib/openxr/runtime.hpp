@@ -26,6 +26,7 @@
 #include "call_stats.hpp"
 #include "handles.hpp"
 #include "openxr_1_1.hpp"
+#include "openxr_newer_extensions.hpp"
 #include "path_table.hpp"
 #include "session_state.hpp"
 #include "xrc/client.hpp"

@@ -22,6 +22,9 @@ constexpr ExtensionInfo kExtensions[] = {
     {XR_EXT_LOCAL_FLOOR_EXTENSION_NAME, XR_EXT_local_floor_SPEC_VERSION},
     {XR_KHR_LOCATE_SPACES_EXTENSION_NAME, XR_KHR_locate_spaces_SPEC_VERSION},
     {XR_KHR_VISIBILITY_MASK_EXTENSION_NAME, XR_KHR_visibility_mask_SPEC_VERSION},
+    {XR_META_HEADSET_ID_EXTENSION_NAME, XR_META_headset_id_SPEC_VERSION},
+    {XR_EXT_USER_PRESENCE_EXTENSION_NAME, XR_EXT_user_presence_SPEC_VERSION},
+    {XR_EXT_HAND_TRACKING_EXTENSION_NAME, XR_EXT_hand_tracking_SPEC_VERSION},
 };
 
 bool isSupportedExtension(const char* name) {
@@ -225,6 +228,7 @@ XrResult XRAPI_CALL GetSystemProperties(XrInstance handle, XrSystemId systemId, 
   properties->graphicsProperties.maxSwapchainImageHeight = system.views.front().maxHeight;
   properties->trackingProperties.orientationTracking = XR_TRUE;
   properties->trackingProperties.positionTracking = XR_TRUE;
+  fillSystemExtensionProperties(*instance, *properties);
   return XR_SUCCESS;
 }
 

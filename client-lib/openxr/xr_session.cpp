@@ -257,6 +257,7 @@ XrResult XRAPI_CALL BeginSession(XrSession handle, const XrSessionBeginInfo* inf
   Lock lock(session->mutex);
   if (session->lifecycle.lost()) return XR_ERROR_SESSION_LOST;
   if (XrResult r = session->lifecycle.begin(); XR_FAILED(r)) return r;
+  sessionBegan(*session);
   return XR_SUCCESS;
 }
 

@@ -1,7 +1,9 @@
 // XR_KHR_visibility_mask. The daemon describes each view by a rectangular field of view and
-// shows all of it, so nothing is hidden: the hidden mesh is empty, the visible mesh is the
-// view's rectangle (two triangles) and the line loop its outline. Vertices lie on the z = -1
-// plane of the view, at the tangents of its fov angles, as the extension specifies.
+// shows all of it: the visible mesh is the view's rectangle (two triangles), the line loop its
+// outline, and the hidden mesh one triangle of zero area (nothing is hidden; an empty mesh would
+// tell apps the runtime has no masks at all). Vertices lie on the z = -1 plane of the view, at
+// the tangents of its fov angles, as the extension specifies; triangles and the loop run
+// counter-clockwise.
 #include <array>
 #include <cmath>
 
@@ -25,8 +27,8 @@ Mask maskOf(const std::array<float, 4>& fov, XrVisibilityMaskTypeKHR type) {
       return {corners, {0, 1, 2, 0, 2, 3}};
     case XR_VISIBILITY_MASK_TYPE_LINE_LOOP_KHR:
       return {corners, {0, 1, 2, 3}};
-    default:  // XR_VISIBILITY_MASK_TYPE_HIDDEN_TRIANGLE_MESH_KHR: the whole rectangle is shown
-      return {};
+    default:  // XR_VISIBILITY_MASK_TYPE_HIDDEN_TRIANGLE_MESH_KHR: hides nothing
+      return {{corners[0], corners[0], corners[0]}, {0, 1, 2}};
   }
 }
 
@@ -53,7 +55,8 @@ XrResult XRAPI_CALL GetVisibilityMaskKHR(XrSession handle, XrViewConfigurationTy
   const Mask m = maskOf(views[viewIndex].fov, type);
   mask->vertexCountOutput = uint32_t(m.vertices.size());
   mask->indexCountOutput = uint32_t(m.indices.size());
-  if (mask->vertexCapacityInput == 0 && mask->indexCapacityInput == 0) return XR_SUCCESS;
+  // A capacity of 0 for either array asks for the counts only (the CTS's reading of the idiom).
+  if (mask->vertexCapacityInput == 0 || mask->indexCapacityInput == 0) return XR_SUCCESS;
   if (mask->vertexCapacityInput < m.vertices.size() || mask->indexCapacityInput < m.indices.size()) {
     return XR_ERROR_SIZE_INSUFFICIENT;
   }

@@ -675,7 +675,8 @@ namespace {
 class OpenXrExtensionSession : public OpenXrSession {
  protected:
   std::vector<const char*> moreExtensions() const override {
-    return {"XR_EXT_local_floor", "XR_KHR_locate_spaces", XR_KHR_VISIBILITY_MASK_EXTENSION_NAME};
+    return {"XR_EXT_local_floor", "XR_KHR_locate_spaces", XR_KHR_VISIBILITY_MASK_EXTENSION_NAME,
+            "XR_META_headset_id", "XR_EXT_user_presence", XR_EXT_HAND_TRACKING_EXTENSION_NAME};
   }
 };
 
@@ -738,8 +739,8 @@ TEST_F(OpenXrExtensionSession, VisibilityMaskIsTheWholeViewRectangle) {
   const auto stereo = XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO;
   XrVisibilityMaskKHR mask{XR_TYPE_VISIBILITY_MASK_KHR};
   ASSERT_EQ(getMask(session_, stereo, 1, XR_VISIBILITY_MASK_TYPE_HIDDEN_TRIANGLE_MESH_KHR, &mask), XR_SUCCESS);
-  EXPECT_EQ(mask.vertexCountOutput, 0u);
-  EXPECT_EQ(mask.indexCountOutput, 0u);
+  EXPECT_EQ(mask.vertexCountOutput, 3u);  // one triangle of zero area: nothing hidden
+  EXPECT_EQ(mask.indexCountOutput, 3u);
   ASSERT_EQ(getMask(session_, stereo, 0, XR_VISIBILITY_MASK_TYPE_VISIBLE_TRIANGLE_MESH_KHR, &mask), XR_SUCCESS);
   ASSERT_EQ(mask.vertexCountOutput, 4u);
   ASSERT_EQ(mask.indexCountOutput, 6u);
@@ -761,6 +762,70 @@ TEST_F(OpenXrExtensionSession, VisibilityMaskIsTheWholeViewRectangle) {
   EXPECT_EQ(getMask(session_, stereo, 2, XR_VISIBILITY_MASK_TYPE_LINE_LOOP_KHR, &mask), XR_ERROR_VALIDATION_FAILURE);
   EXPECT_EQ(getMask(session_, XR_VIEW_CONFIGURATION_TYPE_PRIMARY_MONO, 0, XR_VISIBILITY_MASK_TYPE_LINE_LOOP_KHR, &mask),
             XR_ERROR_VIEW_CONFIGURATION_TYPE_UNSUPPORTED);
+}
+
+// What the headless system says of its headset and user: a stable headset id, a user who is
+// present (told when the session begins), no hand tracking.
+TEST_F(OpenXrExtensionSession, HeadsetIdUserPresenceAndHandTrackingOfTheHeadlessSystem) {
+  struct HeadsetId {  // XrSystemHeadsetIdPropertiesMETA (1.0.20 headers lack it)
+    XrStructureType type;
+    void* next;
+    uint8_t id[16];
+  } headset{XrStructureType(1000245000), nullptr, {}};
+  struct UserPresence {  // XrSystemUserPresencePropertiesEXT
+    XrStructureType type;
+    void* next;
+    XrBool32 supportsUserPresence;
+  } presence{XrStructureType(1000470001), &headset, XR_FALSE};
+  XrSystemHandTrackingPropertiesEXT hands{XR_TYPE_SYSTEM_HAND_TRACKING_PROPERTIES_EXT, &presence, XR_TRUE};
+  XrSystemProperties props{XR_TYPE_SYSTEM_PROPERTIES, &hands};
+  ASSERT_EQ(xrGetSystemProperties(instance_, system_, &props), XR_SUCCESS);
+  const std::vector<uint8_t> id(headset.id, headset.id + 16);
+  EXPECT_NE(id, std::vector<uint8_t>(16, 0));
+  ASSERT_EQ(xrGetSystemProperties(instance_, system_, &props), XR_SUCCESS);
+  EXPECT_EQ(std::vector<uint8_t>(headset.id, headset.id + 16), id);
+  EXPECT_EQ(presence.supportsUserPresence, XR_TRUE);
+  EXPECT_EQ(hands.supportsHandTracking, XR_FALSE);
+
+  ASSERT_NO_FATAL_FAILURE(createSession());
+  PFN_xrVoidFunction f = nullptr;
+  ASSERT_EQ(xrGetInstanceProcAddr(instance_, "xrCreateHandTrackerEXT", &f), XR_SUCCESS);
+  XrHandTrackerCreateInfoEXT trackerInfo{XR_TYPE_HAND_TRACKER_CREATE_INFO_EXT, nullptr, XR_HAND_LEFT_EXT,
+                                         XR_HAND_JOINT_SET_DEFAULT_EXT};
+  XrHandTrackerEXT tracker = XR_NULL_HANDLE;
+  EXPECT_EQ(reinterpret_cast<PFN_xrCreateHandTrackerEXT>(f)(session_, &trackerInfo, &tracker),
+            XR_ERROR_FEATURE_UNSUPPORTED);
+
+  ASSERT_NO_FATAL_FAILURE(beginSession());
+  int presentEvents = 0;
+  XrEventDataBuffer event{XR_TYPE_EVENT_DATA_BUFFER};
+  while (xrPollEvent(instance_, &event) == XR_SUCCESS) {
+    if (event.type == XrStructureType(1000470000)) {  // XrEventDataUserPresenceChangedEXT
+      struct Changed {
+        XrStructureType type;
+        const void* next;
+        XrSession session;
+        XrBool32 isUserPresent;
+      };
+      EXPECT_EQ(reinterpret_cast<const Changed&>(event).isUserPresent, XR_TRUE);
+      EXPECT_EQ(reinterpret_cast<const Changed&>(event).session, session_);
+      ++presentEvents;
+    }
+    event = {XR_TYPE_EVENT_DATA_BUFFER};
+  }
+  EXPECT_EQ(presentEvents, 1);
+}
+
+// Without XR_META_headset_id the chained structure is left alone.
+TEST_F(OpenXrSession, HeadsetIdNeedsItsExtension) {
+  struct HeadsetId {
+    XrStructureType type;
+    void* next;
+    uint8_t id[16];
+  } headset{XrStructureType(1000245000), nullptr, {}};
+  XrSystemProperties props{XR_TYPE_SYSTEM_PROPERTIES, &headset};
+  ASSERT_EQ(xrGetSystemProperties(instance_, system_, &props), XR_SUCCESS);
+  EXPECT_EQ(std::vector<uint8_t>(headset.id, headset.id + 16), std::vector<uint8_t>(16, 0));
 }
 
 // OpenXR 1.0 apps get neither without the extensions; layer names are the loader's business.
