@@ -66,6 +66,12 @@ XrResult XRAPI_CALL CreateHandTrackerEXT(XrSession, const XrHandTrackerCreateInf
 XrResult XRAPI_CALL DestroyHandTrackerEXT(XrHandTrackerEXT);
 XrResult XRAPI_CALL LocateHandJointsEXT(XrHandTrackerEXT, const XrHandJointsLocateInfoEXT*, XrHandJointLocationsEXT*);
 
+// XR_META_performance_metrics (xr_performance_metrics.cpp)
+XrResult XRAPI_CALL EnumeratePerformanceMetricsCounterPathsMETA(XrInstance, uint32_t, uint32_t*, XrPath*);
+XrResult XRAPI_CALL SetPerformanceMetricsStateMETA(XrSession, const XrPerformanceMetricsStateMETA*);
+XrResult XRAPI_CALL GetPerformanceMetricsStateMETA(XrSession, XrPerformanceMetricsStateMETA*);
+XrResult XRAPI_CALL QueryPerformanceMetricsCounterMETA(XrSession, XrPath, XrPerformanceMetricsCounterMETA*);
+
 // XR_KHR_visibility_mask (xr_visibility_mask.cpp)
 XrResult XRAPI_CALL GetVisibilityMaskKHR(XrSession, XrViewConfigurationType, uint32_t, XrVisibilityMaskTypeKHR,
                                          XrVisibilityMaskKHR*);

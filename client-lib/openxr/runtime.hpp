@@ -28,6 +28,7 @@
 #include "openxr_1_1.hpp"
 #include "openxr_newer_extensions.hpp"
 #include "path_table.hpp"
+#include "performance_metrics.hpp"
 #include "session_state.hpp"
 #include "xrc/client.hpp"
 #include "xrc/monotonic_clock.hpp"
@@ -94,6 +95,7 @@ struct Session {
   Pose localInStage XRC_GUARDED_BY(mutex);
   std::optional<uint32_t> localSpaceChanges XRC_GUARDED_BY(mutex);
   std::vector<uint64_t> childHandles XRC_GUARDED_BY(mutex);  // spaces and swapchains
+  PerformanceMetrics metrics XRC_GUARDED_BY(mutex);          // XR_META_performance_metrics
 };
 
 struct Space {

@@ -25,6 +25,7 @@ constexpr ExtensionInfo kExtensions[] = {
     {XR_META_HEADSET_ID_EXTENSION_NAME, XR_META_headset_id_SPEC_VERSION},
     {XR_EXT_USER_PRESENCE_EXTENSION_NAME, XR_EXT_user_presence_SPEC_VERSION},
     {XR_EXT_HAND_TRACKING_EXTENSION_NAME, XR_EXT_hand_tracking_SPEC_VERSION},
+    {XR_META_PERFORMANCE_METRICS_EXTENSION_NAME, XR_META_performance_metrics_SPEC_VERSION},
 };
 
 bool isSupportedExtension(const char* name) {

@@ -407,6 +407,7 @@ XrResult XRAPI_CALL BeginFrame(XrSession handle, const XrFrameBeginInfo* info) {
   const XrResult order = session->frames.begin(frameId);
   if (XR_FAILED(order)) return order;
   session->frameBegun.notify_all();
+  session->metrics.frameBegun(monotonicNowNs());
   if (session->lifecycle.lost()) return order;  // frames after the loss go nowhere (see xrWaitFrame)
   if (auto s = session->connection->beginFrame(frameId); !s)
     return daemonCallFailed(*session, "xrBeginFrame", s.error());
@@ -439,6 +440,7 @@ XrResult XRAPI_CALL EndFrame(XrSession handle, const XrFrameEndInfo* info) {
   if (XrResult r = checkConnection(*session); XR_FAILED(r) && r != XR_ERROR_SESSION_LOST) return r;
   uint64_t frameId = 0;
   if (XrResult r = session->frames.end(frameId); XR_FAILED(r)) return r;
+  session->metrics.frameEnded(monotonicNowNs());
   if (session->lifecycle.lost()) return XR_SUCCESS;  // see xrWaitFrame
   if (auto s = session->connection->endFrame(frameId, info->displayTime, layers, blendMode); !s) {
     return daemonCallFailed(*session, "xrEndFrame", s.error());

@@ -675,8 +675,9 @@ namespace {
 class OpenXrExtensionSession : public OpenXrSession {
  protected:
   std::vector<const char*> moreExtensions() const override {
-    return {"XR_EXT_local_floor", "XR_KHR_locate_spaces", XR_KHR_VISIBILITY_MASK_EXTENSION_NAME,
-            "XR_META_headset_id", "XR_EXT_user_presence", XR_EXT_HAND_TRACKING_EXTENSION_NAME};
+    return {"XR_EXT_local_floor",         "XR_KHR_locate_spaces", XR_KHR_VISIBILITY_MASK_EXTENSION_NAME,
+            "XR_META_headset_id",         "XR_EXT_user_presence", XR_EXT_HAND_TRACKING_EXTENSION_NAME,
+            "XR_META_performance_metrics"};
   }
 };
 
@@ -814,6 +815,54 @@ TEST_F(OpenXrExtensionSession, HeadsetIdUserPresenceAndHandTrackingOfTheHeadless
     event = {XR_TYPE_EVENT_DATA_BUFFER};
   }
   EXPECT_EQ(presentEvents, 1);
+}
+
+// XR_META_performance_metrics: the app's CPU time per frame, measured by the runtime once enabled.
+TEST_F(OpenXrExtensionSession, PerformanceMetricsMeasureTheAppsFrames) {
+  struct State {  // XrPerformanceMetricsStateMETA
+    XrStructureType type;
+    const void* next;
+    XrBool32 enabled;
+  };
+  struct Counter {  // XrPerformanceMetricsCounterMETA
+    XrStructureType type;
+    const void* next;
+    uint64_t counterFlags;
+    int32_t counterUnit;
+    uint32_t uintValue;
+    float floatValue;
+  };
+  using Paths = XrResult(XRAPI_PTR*)(XrInstance, uint32_t, uint32_t*, XrPath*);
+  using SetState = XrResult(XRAPI_PTR*)(XrSession, const State*);
+  using Query = XrResult(XRAPI_PTR*)(XrSession, XrPath, Counter*);
+  auto paths = proc<Paths>(instance_, "xrEnumeratePerformanceMetricsCounterPathsMETA");
+  auto setState = proc<SetState>(instance_, "xrSetPerformanceMetricsStateMETA");
+  auto query = proc<Query>(instance_, "xrQueryPerformanceMetricsCounterMETA");
+  uint32_t count = 0;
+  ASSERT_EQ(paths(instance_, 0, &count, nullptr), XR_SUCCESS);
+  ASSERT_EQ(count, 2u);
+  XrPath frametime = XR_NULL_PATH, unknown = XR_NULL_PATH;
+  ASSERT_EQ(xrStringToPath(instance_, "/perfmetrics_meta/app/cpu_frametime", &frametime), XR_SUCCESS);
+  ASSERT_EQ(xrStringToPath(instance_, "/perfmetrics_meta/app/teleport_rate", &unknown), XR_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(createSession());
+  Counter counter{XrStructureType(1000232002), nullptr, 0, 0, 0, 0};
+  EXPECT_EQ(query(session_, frametime, &counter), XR_ERROR_VALIDATION_FAILURE);  // not enabled
+  const State on{XrStructureType(1000232001), nullptr, XR_TRUE};
+  ASSERT_EQ(setState(session_, &on), XR_SUCCESS);
+  ASSERT_EQ(query(session_, frametime, &counter), XR_SUCCESS);
+  EXPECT_EQ(counter.counterFlags, 0u);  // no frame yet
+  EXPECT_EQ(query(session_, unknown, &counter), XR_ERROR_PATH_UNSUPPORTED);
+
+  ASSERT_NO_FATAL_FAILURE(beginSession());
+  XrFrameState state{XR_TYPE_FRAME_STATE};
+  ASSERT_EQ(xrWaitFrame(session_, nullptr, &state), XR_SUCCESS);
+  ASSERT_EQ(xrBeginFrame(session_, nullptr), XR_SUCCESS);
+  std::this_thread::sleep_for(5ms);
+  ASSERT_EQ(endFrame(state.predictedDisplayTime, {}), XR_SUCCESS);
+  ASSERT_EQ(query(session_, frametime, &counter), XR_SUCCESS);
+  EXPECT_EQ(counter.counterFlags, 0x5u);  // any value + float value valid
+  EXPECT_EQ(counter.counterUnit, 2);      // milliseconds
+  EXPECT_GE(counter.floatValue, 5.f);
 }
 
 // Without XR_META_headset_id the chained structure is left alone.

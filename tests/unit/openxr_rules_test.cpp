@@ -8,6 +8,7 @@
 #include "handles.hpp"
 #include "interaction_profiles.hpp"
 #include "path_table.hpp"
+#include "performance_metrics.hpp"
 #include "session_state.hpp"
 
 namespace xrc::openxr {
@@ -226,6 +227,20 @@ TEST(SessionLifecycle, RunsThroughTheSpecStatesInOrder) {
   ASSERT_EQ(s.end(seen), XR_SUCCESS);
   EXPECT_EQ(seen, (StateList{XR_SESSION_STATE_IDLE, XR_SESSION_STATE_EXITING}));
   EXPECT_FALSE(s.running());
+}
+
+TEST(PerformanceMetrics, AppFrameTimeAndCpuUtilization) {
+  PerformanceMetrics m;
+  EXPECT_FALSE(m.appCpuFrameMs());
+  m.frameEnded(5'000'000);  // an end without a begin measures nothing
+  EXPECT_FALSE(m.appCpuFrameMs());
+  m.frameBegun(10'000'000);
+  m.frameEnded(13'500'000);
+  ASSERT_TRUE(m.appCpuFrameMs());
+  EXPECT_FLOAT_EQ(*m.appCpuFrameMs(), 3.5f);
+  EXPECT_FLOAT_EQ(*cpuUtilization({100, 400}, {150, 500}), 50.f);
+  EXPECT_FALSE(cpuUtilization({100, 400}, {100, 400}));  // no time passed
+  EXPECT_TRUE(readCpuTimes());                           // Linux: /proc/stat
 }
 
 TEST(SessionLifecycle, ExitBeforeTheFirstFramePassesThroughSynchronized) {
