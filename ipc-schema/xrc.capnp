@@ -17,7 +17,7 @@ const protocolMinor :UInt16 = 6;
 # Minor 5: one call per frame: endFrame may carry the frame's releases and stand for the next
 #          waitFrame (its answer then comes when that wait's would have).
 # Minor 6: static swapchains (SwapchainInfo.createFlags XR_SWAPCHAIN_CREATE_STATIC_IMAGE_BIT: one
-#          image, released once).
+#          image, released once); cylinder and equirect layers.
 
 # --- errors -------------------------------------------------------------------------------------
 # Every call answers with an Error; code `none` means success. Errors are data, not exceptions, so
@@ -220,6 +220,29 @@ struct Layer {
       width @4 :Float32;          # meters
       height @5 :Float32;
       eyeVisibility @6 :UInt32;   # XrEyeVisibility
+    }
+    # 1.6: XR_KHR_composition_layer_cylinder. The image covers `centralAngle` of a cylinder
+    # around the pose's +y axis, centred on its -z direction; its height on the cylinder is
+    # radius * centralAngle / aspectRatio. A radius of 0 or +infinity is infinitely far away.
+    cylinder :group {
+      subImage @7 :SubImage;
+      pose @8 :Pose;
+      radius @9 :Float32;         # meters
+      centralAngle @10 :Float32;  # radians, (0, 2 pi]
+      aspectRatio @11 :Float32;   # image width / height, > 0
+      eyeVisibility @12 :UInt32;
+    }
+    # 1.6: XR_KHR_composition_layer_equirect (equirect2 is sent in this form). A direction of
+    # longitude `lon` (0 along the pose's -z, positive to +x) and polar angle `pol` (0 at +y)
+    # samples u = scale.x * (lon / 2 pi + 1/2) + bias.x, v = scale.y * pol / pi + bias.y; outside
+    # [0, 1] nothing is drawn. A radius of 0 or +infinity is infinitely far away.
+    equirect :group {
+      subImage @13 :SubImage;
+      pose @14 :Pose;
+      radius @15 :Float32;
+      scale @16 :List(Float32);   # x y
+      bias @17 :List(Float32);    # x y
+      eyeVisibility @18 :UInt32;
     }
   }
 }

@@ -26,6 +26,9 @@ constexpr ExtensionInfo kExtensions[] = {
     {XR_EXT_USER_PRESENCE_EXTENSION_NAME, XR_EXT_user_presence_SPEC_VERSION},
     {XR_EXT_HAND_TRACKING_EXTENSION_NAME, XR_EXT_hand_tracking_SPEC_VERSION},
     {XR_META_PERFORMANCE_METRICS_EXTENSION_NAME, XR_META_performance_metrics_SPEC_VERSION},
+    {XR_KHR_COMPOSITION_LAYER_CYLINDER_EXTENSION_NAME, XR_KHR_composition_layer_cylinder_SPEC_VERSION},
+    {XR_KHR_COMPOSITION_LAYER_EQUIRECT_EXTENSION_NAME, XR_KHR_composition_layer_equirect_SPEC_VERSION},
+    {XR_KHR_COMPOSITION_LAYER_EQUIRECT2_EXTENSION_NAME, XR_KHR_composition_layer_equirect2_SPEC_VERSION},
 };
 
 bool isSupportedExtension(const char* name) {

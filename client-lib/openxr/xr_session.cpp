@@ -50,15 +50,87 @@ constexpr XrCompositionLayerFlags kKnownLayerFlags = XR_COMPOSITION_LAYER_CORREC
                                                      XR_COMPOSITION_LAYER_BLEND_TEXTURE_SOURCE_ALPHA_BIT |
                                                      XR_COMPOSITION_LAYER_UNPREMULTIPLIED_ALPHA_BIT;
 
+bool isEyeVisibility(XrEyeVisibility v) {
+  return v == XR_EYE_VISIBILITY_BOTH || v == XR_EYE_VISIBILITY_LEFT || v == XR_EYE_VISIBILITY_RIGHT;
+}
+
+// A radius of a cylinder or sphere: non-negative, +infinity allowed (infinitely far).
+bool isRadius(float r) { return !std::isnan(r) && r >= 0; }
+
+// XR_KHR_composition_layer_cylinder, _equirect and _equirect2 (checked enabled), validated and
+// converted; equirect2's angles become equirect's scale and bias (see xrc.capnp).
+XrResult convertShapedLayer(Session& session, const XrCompositionLayerBaseHeader* header, const Pose& spacePose,
+                            client::Layer& out) XRC_REQUIRES(session.mutex) {
+  constexpr float kTwoPi = 6.2831853f, kPi = 3.14159265f;
+  auto place = [&](const XrSwapchainSubImage& subImage, const XrPosef& xrPose, XrEyeVisibility eyes) -> XrResult {
+    if (!isEyeVisibility(eyes)) return XR_ERROR_VALIDATION_FAILURE;
+    const Pose pose = toPose(xrPose);
+    if (!isValidPose(pose)) return XR_ERROR_POSE_INVALID;
+    auto sub = checkSubImage(session, subImage);
+    if (XR_FAILED(sub.result)) return sub.result;
+    out.quadSubImage = sub.out;
+    out.quadPose = compose(spacePose, pose);
+    out.eyeVisibility = uint32_t(eyes);
+    return XR_SUCCESS;
+  };
+  if (header->type == XR_TYPE_COMPOSITION_LAYER_CYLINDER_KHR) {
+    auto& layer = *reinterpret_cast<const XrCompositionLayerCylinderKHR*>(header);
+    if (!isRadius(layer.radius) || !(layer.centralAngle >= 0 && layer.centralAngle <= kTwoPi) ||
+        !(layer.aspectRatio > 0 && std::isfinite(layer.aspectRatio))) {
+      return XR_ERROR_VALIDATION_FAILURE;
+    }
+    out.kind = client::Layer::Kind::cylinder;
+    out.radius = layer.radius;
+    out.centralAngle = layer.centralAngle;
+    out.aspectRatio = layer.aspectRatio;
+    return place(layer.subImage, layer.pose, layer.eyeVisibility);
+  }
+  out.kind = client::Layer::Kind::equirect;
+  if (header->type == XR_TYPE_COMPOSITION_LAYER_EQUIRECT_KHR) {
+    auto& layer = *reinterpret_cast<const XrCompositionLayerEquirectKHR*>(header);
+    if (!isRadius(layer.radius) || !std::isfinite(layer.scale.x) || !std::isfinite(layer.scale.y) ||
+        !std::isfinite(layer.bias.x) || !std::isfinite(layer.bias.y)) {
+      return XR_ERROR_VALIDATION_FAILURE;
+    }
+    out.radius = layer.radius;
+    out.scale[0] = layer.scale.x;
+    out.scale[1] = layer.scale.y;
+    out.bias[0] = layer.bias.x;
+    out.bias[1] = layer.bias.y;
+    return place(layer.subImage, layer.pose, layer.eyeVisibility);
+  }
+  auto& layer = *reinterpret_cast<const XrCompositionLayerEquirect2KHR*>(header);
+  const float central = layer.centralHorizontalAngle, upper = layer.upperVerticalAngle,
+              lower = layer.lowerVerticalAngle;
+  if (!isRadius(layer.radius) || !(central > 0 && central <= kTwoPi) || !(upper <= kPi / 2 && lower >= -kPi / 2) ||
+      !(lower < upper)) {
+    return XR_ERROR_VALIDATION_FAILURE;
+  }
+  // u = lon / central + 1/2 and v = (upper - latitude) / (upper - lower), latitude = pi/2 - polar.
+  out.radius = layer.radius;
+  out.scale[0] = kTwoPi / central;
+  out.bias[0] = 0.5f - 0.5f * out.scale[0];
+  out.scale[1] = kPi / (upper - lower);
+  out.bias[1] = (upper - kPi / 2) / (upper - lower);
+  return place(layer.subImage, layer.pose, layer.eyeVisibility);
+}
+
 // One layer of xrEndFrame, validated and converted (poses into STAGE space). `skip`: the layer's
 // space cannot be located now (an action space), so it is not shown.
 XrResult convertLayer(Session& session, const XrCompositionLayerBaseHeader* header, XrTime displayTime,
                       client::Layer& out, bool& skip) XRC_REQUIRES(session.mutex) {
   skip = false;
   if (header == nullptr) return XR_ERROR_LAYER_INVALID;
-  if (header->type != XR_TYPE_COMPOSITION_LAYER_PROJECTION && header->type != XR_TYPE_COMPOSITION_LAYER_QUAD) {
-    return XR_ERROR_LAYER_INVALID;
-  }
+  const Instance& instance = *session.instance;
+  const bool known = header->type == XR_TYPE_COMPOSITION_LAYER_PROJECTION ||
+                     header->type == XR_TYPE_COMPOSITION_LAYER_QUAD ||
+                     (header->type == XR_TYPE_COMPOSITION_LAYER_CYLINDER_KHR &&
+                      instance.enabled(XR_KHR_COMPOSITION_LAYER_CYLINDER_EXTENSION_NAME)) ||
+                     (header->type == XR_TYPE_COMPOSITION_LAYER_EQUIRECT_KHR &&
+                      instance.enabled(XR_KHR_COMPOSITION_LAYER_EQUIRECT_EXTENSION_NAME)) ||
+                     (header->type == XR_TYPE_COMPOSITION_LAYER_EQUIRECT2_KHR &&
+                      instance.enabled(XR_KHR_COMPOSITION_LAYER_EQUIRECT2_EXTENSION_NAME));
+  if (!known) return XR_ERROR_LAYER_INVALID;
   if ((header->layerFlags & ~kKnownLayerFlags) != 0) return XR_ERROR_VALIDATION_FAILURE;
   auto space = lookup<Space>(header->space);
   if (!space || space->session.get() != &session) return XR_ERROR_HANDLE_INVALID;
@@ -109,6 +181,11 @@ XrResult convertLayer(Session& session, const XrCompositionLayerBaseHeader* head
       }
       out.views.push_back(pv);
     }
+  } else if (header->type != XR_TYPE_COMPOSITION_LAYER_QUAD) {
+    if (XrResult r = convertShapedLayer(session, header, spacePose, out); XR_FAILED(r)) return r;
+    // A daemon before protocol 1.6 cannot show these; the frame goes on without them.
+    skip = !located || session.instance->system.protocolMinor < 6;
+    return XR_SUCCESS;
   } else {
     auto& layer = *reinterpret_cast<const XrCompositionLayerQuad*>(header);
     out.kind = client::Layer::Kind::quad;

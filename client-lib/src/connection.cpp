@@ -457,6 +457,25 @@ EndFrameRequest endFrameRequest(IoState& io, uint64_t frameId, int64_t displayTi
           depth.setFarZ(pv.farZ);
         }
       }
+    } else if (layer.kind == Layer::Kind::cylinder) {
+      auto cylinder = out[i].initCylinder();
+      toWire(layer.quadSubImage, cylinder.initSubImage());
+      xrc::toWire(layer.quadPose, cylinder.initPose());
+      cylinder.setRadius(layer.radius);
+      cylinder.setCentralAngle(layer.centralAngle);
+      cylinder.setAspectRatio(layer.aspectRatio);
+      cylinder.setEyeVisibility(layer.eyeVisibility);
+    } else if (layer.kind == Layer::Kind::equirect) {
+      auto equirect = out[i].initEquirect();
+      toWire(layer.quadSubImage, equirect.initSubImage());
+      xrc::toWire(layer.quadPose, equirect.initPose());
+      equirect.setRadius(layer.radius);
+      auto scale = equirect.initScale(2), bias = equirect.initBias(2);
+      for (uint32_t k = 0; k < 2; ++k) {
+        scale.set(k, layer.scale[k]);
+        bias.set(k, layer.bias[k]);
+      }
+      equirect.setEyeVisibility(layer.eyeVisibility);
     } else {
       auto quad = out[i].initQuad();
       toWire(layer.quadSubImage, quad.initSubImage());

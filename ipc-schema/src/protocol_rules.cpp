@@ -274,6 +274,40 @@ Status validateQuadExtent(float width, float height) {
   return {};
 }
 
+namespace {
+Status validateShape(float radius, uint32_t eyeVisibility, const char* what) {
+  if (std::isnan(radius) || radius < 0.f) {
+    return makeError(ErrorCode::invalidArgument, "{} radius {} must be >= 0 (or infinite)", what, radius);
+  }
+  if (eyeVisibility > 2) {
+    return makeError(ErrorCode::invalidArgument, "{} eye visibility {} is not 0, 1 or 2", what, eyeVisibility);
+  }
+  return {};
+}
+}  // namespace
+
+Status validateCylinder(float radius, float centralAngle, float aspectRatio, uint32_t eyeVisibility) {
+  if (auto s = validateShape(radius, eyeVisibility, "cylinder layer"); !s) return s;
+  if (!(centralAngle > 0.f && centralAngle <= 6.2832f) || !(aspectRatio > 0.f && std::isfinite(aspectRatio))) {
+    return makeError(ErrorCode::invalidArgument,
+                     "cylinder layer central angle {} must be in (0, 2 pi] and aspect ratio {} finite and positive",
+                     centralAngle, aspectRatio);
+  }
+  return {};
+}
+
+Status validateEquirect(float radius, const std::vector<float>& scale, const std::vector<float>& bias,
+                        uint32_t eyeVisibility) {
+  if (auto s = validateShape(radius, eyeVisibility, "equirect layer"); !s) return s;
+  auto finite2 = [](const std::vector<float>& v) {
+    return v.size() == 2 && std::isfinite(v[0]) && std::isfinite(v[1]);
+  };
+  if (!finite2(scale) || !finite2(bias)) {
+    return makeError(ErrorCode::invalidArgument, "equirect layer scale and bias need 2 finite values each");
+  }
+  return {};
+}
+
 Status validatePose(const std::vector<float>& orientation, const std::vector<float>& position) {
   if (orientation.size() != 4 || position.size() != 3) {
     return makeError(ErrorCode::invalidArgument, "pose needs 4 orientation and 3 position values (got {} and {})",

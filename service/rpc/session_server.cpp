@@ -22,6 +22,9 @@ struct PendingLayer {
   std::vector<PendingView> views;
   float quadWidth = 0, quadHeight = 0;
   std::vector<float> orientation, position;
+  uint32_t eyeVisibility = 0;
+  float radius = 0, centralAngle = 0, aspectRatio = 1;
+  std::array<float, 2> scale{1, 1}, bias{0, 0};
 };
 
 // The head at `timeNs`: at once when the backend knows it, else once its runtime located it
@@ -58,6 +61,12 @@ void commitLayers(DaemonContext& ctx, CommittedFrame frame, const std::vector<Pe
     layer.quadHeight = p.quadHeight;
     layer.quadOrientation = p.orientation;
     layer.quadPosition = p.position;
+    layer.eyeVisibility = p.eyeVisibility;
+    layer.radius = p.radius;
+    layer.centralAngle = p.centralAngle;
+    layer.aspectRatio = p.aspectRatio;
+    layer.scale = p.scale;
+    layer.bias = p.bias;
     for (uint32_t eye = 0; eye < p.views.size(); ++eye) {
       const PendingView& v = p.views[eye];
       const SwapchainCore::Latest latest = v.core->latest();
@@ -440,7 +449,36 @@ kj::Promise<Status> SessionServer::end(wire::Session::EndFrameParams::Reader par
           }
         }
       }
-    } else {
+    } else if (layer.isCylinder() || layer.isEquirect()) {
+      const bool cylinder = layer.isCylinder();
+      auto pose = cylinder ? layer.getCylinder().getPose() : layer.getEquirect().getPose();
+      p.orientation = floats(pose.getOrientation());
+      p.position = floats(pose.getPosition());
+      if (auto v = validatePose(p.orientation, p.position); !v) return v;
+      if (cylinder) {
+        auto c = layer.getCylinder();
+        p.kind = CommittedLayer::Kind::cylinder;
+        if (auto v = validateCylinder(c.getRadius(), c.getCentralAngle(), c.getAspectRatio(), c.getEyeVisibility());
+            !v) {
+          return v;
+        }
+        p.radius = c.getRadius();
+        p.centralAngle = c.getCentralAngle();
+        p.aspectRatio = c.getAspectRatio();
+        p.eyeVisibility = c.getEyeVisibility();
+        if (auto v = lookup(readSubImage(c.getSubImage()), false, "cylinder layer", p.views); !v) return v;
+      } else {
+        auto e = layer.getEquirect();
+        p.kind = CommittedLayer::Kind::equirect;
+        const auto scale = floats(e.getScale()), bias = floats(e.getBias());
+        if (auto v = validateEquirect(e.getRadius(), scale, bias, e.getEyeVisibility()); !v) return v;
+        p.radius = e.getRadius();
+        p.scale = {scale[0], scale[1]};
+        p.bias = {bias[0], bias[1]};
+        p.eyeVisibility = e.getEyeVisibility();
+        if (auto v = lookup(readSubImage(e.getSubImage()), false, "equirect layer", p.views); !v) return v;
+      }
+    } else if (layer.isQuad()) {
       p.kind = CommittedLayer::Kind::quad;
       auto quad = layer.getQuad();
       if (auto v = validateQuadExtent(quad.getWidth(), quad.getHeight()); !v) return v;
@@ -452,6 +490,8 @@ kj::Promise<Status> SessionServer::end(wire::Session::EndFrameParams::Reader par
       }
       p.quadWidth = quad.getWidth();
       p.quadHeight = quad.getHeight();
+    } else {
+      return Status(makeError(ErrorCode::invalidArgument, "layer of a kind this daemon does not know"));
     }
     pending.push_back(std::move(p));
   }

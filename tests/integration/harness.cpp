@@ -95,6 +95,12 @@ std::unique_ptr<Process> startDemo(const Daemon& daemon, const TempDir& dir, con
     argv.push_back(spec.blendMode);
   }
   if (!spec.projection) argv.push_back("--no-projection");
+  if (!spec.shape.empty()) {
+    argv.push_back("--shape");
+    argv.push_back(spec.shape);
+    argv.push_back("--shape-radius");
+    argv.push_back(std::to_string(spec.shapeRadius));
+  }
   if (spec.quadPx > 0) {
     option("--quad-px", spec.quadPx);
     option("--quad-x", spec.quadX);

@@ -58,6 +58,8 @@ struct DemoSpec {
   uint64_t stallAfter = 0;
   bool stats = false;                // --stats: timing lines after the last frame
   std::string blendMode = "opaque";  // --blend-mode
+  std::string shape = "";            // --shape cylinder|equirect
+  float shapeRadius = 0;             // --shape-radius
 };
 
 std::unique_ptr<Process> startDemo(const Daemon& daemon, const TempDir& dir, const DemoSpec& spec,

@@ -675,9 +675,16 @@ namespace {
 class OpenXrExtensionSession : public OpenXrSession {
  protected:
   std::vector<const char*> moreExtensions() const override {
-    return {"XR_EXT_local_floor",         "XR_KHR_locate_spaces", XR_KHR_VISIBILITY_MASK_EXTENSION_NAME,
-            "XR_META_headset_id",         "XR_EXT_user_presence", XR_EXT_HAND_TRACKING_EXTENSION_NAME,
-            "XR_META_performance_metrics"};
+    return {"XR_EXT_local_floor",
+            "XR_KHR_locate_spaces",
+            XR_KHR_VISIBILITY_MASK_EXTENSION_NAME,
+            "XR_META_headset_id",
+            "XR_EXT_user_presence",
+            XR_EXT_HAND_TRACKING_EXTENSION_NAME,
+            "XR_META_performance_metrics",
+            XR_KHR_COMPOSITION_LAYER_CYLINDER_EXTENSION_NAME,
+            XR_KHR_COMPOSITION_LAYER_EQUIRECT_EXTENSION_NAME,
+            XR_KHR_COMPOSITION_LAYER_EQUIRECT2_EXTENSION_NAME};
   }
 };
 
@@ -863,6 +870,68 @@ TEST_F(OpenXrExtensionSession, PerformanceMetricsMeasureTheAppsFrames) {
   EXPECT_EQ(counter.counterFlags, 0x5u);  // any value + float value valid
   EXPECT_EQ(counter.counterUnit, 2);      // milliseconds
   EXPECT_GE(counter.floatValue, 5.f);
+}
+
+// Cylinder, equirect and equirect2 layers are validated and reach the daemon (their pixels:
+// ShapedLayers); without their extensions they are XR_ERROR_LAYER_INVALID.
+TEST_F(OpenXrExtensionSession, CylinderAndEquirectLayersAreCheckedAndSubmitted) {
+  ASSERT_NO_FATAL_FAILURE(createSession());
+  ASSERT_NO_FATAL_FAILURE(beginSession());
+  XrFrameState state{XR_TYPE_FRAME_STATE};
+  ASSERT_EQ(xrWaitFrame(session_, nullptr, &state), XR_SUCCESS);
+  ASSERT_EQ(xrBeginFrame(session_, nullptr), XR_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(cycleImage());
+  XrCompositionLayerCylinderKHR cylinder{XR_TYPE_COMPOSITION_LAYER_CYLINDER_KHR};
+  cylinder.space = local_;
+  cylinder.eyeVisibility = XR_EYE_VISIBILITY_BOTH;
+  cylinder.subImage = view().subImage;
+  cylinder.pose = {{0, 0, 0, 1}, {0, 0, 0}};
+  cylinder.radius = INFINITY;
+  cylinder.centralAngle = 1.5f;
+  cylinder.aspectRatio = 1;
+  XrCompositionLayerEquirectKHR equirect{XR_TYPE_COMPOSITION_LAYER_EQUIRECT_KHR};
+  equirect.space = local_;
+  equirect.eyeVisibility = XR_EYE_VISIBILITY_LEFT;
+  equirect.subImage = view().subImage;
+  equirect.pose = {{0, 0, 0, 1}, {0, 0, 0}};
+  equirect.radius = 0;
+  equirect.scale = {1, 1};
+  XrCompositionLayerEquirect2KHR equirect2{XR_TYPE_COMPOSITION_LAYER_EQUIRECT2_KHR};
+  equirect2.space = local_;
+  equirect2.eyeVisibility = XR_EYE_VISIBILITY_RIGHT;
+  equirect2.subImage = view().subImage;
+  equirect2.pose = {{0, 0, 0, 1}, {0, 0, 0}};
+  equirect2.radius = 10;
+  equirect2.centralHorizontalAngle = 1.5f;
+  equirect2.upperVerticalAngle = 0.5f;
+  equirect2.lowerVerticalAngle = -0.5f;
+  auto header = [](const auto& layer) { return reinterpret_cast<const XrCompositionLayerBaseHeader*>(&layer); };
+  XrCompositionLayerCylinderKHR badCylinder = cylinder;
+  badCylinder.radius = -1;
+  EXPECT_EQ(endFrame(state.predictedDisplayTime, {header(badCylinder)}), XR_ERROR_VALIDATION_FAILURE);
+  XrCompositionLayerEquirect2KHR badEquirect2 = equirect2;
+  badEquirect2.lowerVerticalAngle = 0.7f;  // above the upper one
+  EXPECT_EQ(endFrame(state.predictedDisplayTime, {header(badEquirect2)}), XR_ERROR_VALIDATION_FAILURE);
+  ASSERT_EQ(endFrame(state.predictedDisplayTime, {header(cylinder), header(equirect), header(equirect2)}), XR_SUCCESS);
+  EXPECT_TRUE(daemon_.waitForStatus(
+      [](const control::DaemonStatus& s) { return s.clients.size() == 1 && s.clients[0].framesSubmitted == 1; }, 5s));
+}
+
+TEST_F(OpenXrSession, CylinderLayersNeedTheirExtension) {
+  ASSERT_NO_FATAL_FAILURE(createSession());
+  ASSERT_NO_FATAL_FAILURE(beginSession());
+  XrFrameState state{XR_TYPE_FRAME_STATE};
+  ASSERT_EQ(xrWaitFrame(session_, nullptr, &state), XR_SUCCESS);
+  ASSERT_EQ(xrBeginFrame(session_, nullptr), XR_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(cycleImage());
+  XrCompositionLayerCylinderKHR cylinder{XR_TYPE_COMPOSITION_LAYER_CYLINDER_KHR};
+  cylinder.space = local_;
+  cylinder.subImage = view().subImage;
+  cylinder.pose = {{0, 0, 0, 1}, {0, 0, 0}};
+  cylinder.centralAngle = 1;
+  cylinder.aspectRatio = 1;
+  EXPECT_EQ(endFrame(state.predictedDisplayTime, {reinterpret_cast<const XrCompositionLayerBaseHeader*>(&cylinder)}),
+            XR_ERROR_LAYER_INVALID);
 }
 
 // Without XR_META_headset_id the chained structure is left alone.

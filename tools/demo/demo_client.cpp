@@ -364,6 +364,24 @@ int runDemo(const DemoOptions& o) {
       quad.quadHeight = 2 * float(o.quadPx) / float(views[0].recommendedHeight);
       layers.push_back(quad);
     }
+    if (!o.shape.empty()) {
+      // Centred on the head's position (LOCAL), facing -z: a quarter turn of arc each way.
+      client::Layer shaped;
+      shaped.kind = o.shape == "cylinder" ? client::Layer::Kind::cylinder : client::Layer::Kind::equirect;
+      shaped.flags = blendFlags;
+      shaped.quadSubImage = {targets[0].swapchain->id(), 0, 0, int32_t(width), int32_t(height), 0};
+      shaped.quadPose.position = timing.value().localInStage.position;
+      shaped.radius = o.shapeRadius;
+      constexpr float kQuarterTurn = 1.5707963f;
+      shaped.centralAngle = kQuarterTurn;
+      shaped.aspectRatio = 1;
+      // Equirect: longitudes and latitudes within +-45 degrees (equirect2's 90 x 90 window).
+      shaped.scale[0] = 4;
+      shaped.bias[0] = -1.5f;
+      shaped.scale[1] = 2;
+      shaped.bias[1] = -0.5f;
+      layers.push_back(shaped);
+    }
     callStart = Clock::now();
     if (auto s = c.endFrame(timing.value().frameId, timing.value().predictedDisplayTimeNs, layers,
                             blendMode.value().front());

@@ -22,6 +22,10 @@ struct DemoOptions {
   uint32_t mips = 1;
   uint32_t quadPx = 0;  // > 0: also submit a quad layer of that many pixels at (quadX, quadY)
   uint32_t quadX = 0, quadY = 0;
+  // "cylinder" or "equirect": also submit such a layer of view 0's image, centred straight ahead
+  // of the head, infinitely far (shapeRadius 0) or at shapeRadius meters (protocol 1.6).
+  std::string shape;
+  float shapeRadius = 0;
   bool projection = true;  // false: submit only the quad layer
   bool hold = false;       // keep the session after the last frame until stdin closes
   bool stats = false;      // print timing statistics

@@ -114,12 +114,17 @@ struct ProjectionView {
 };
 
 struct Layer {
-  enum class Kind { projection, quad } kind = Kind::projection;
+  // cylinder and equirect: daemons of protocol 1.6 and later (SystemDescription::protocolMinor).
+  enum class Kind { projection, quad, cylinder, equirect } kind = Kind::projection;
   uint64_t flags = 0;
   std::vector<ProjectionView> views;  // projection
-  SubImage quadSubImage;              // quad
+  SubImage quadSubImage;              // quad, cylinder, equirect: the image and where it is
   Pose quadPose;
-  float quadWidth = 0, quadHeight = 0;
+  float quadWidth = 0, quadHeight = 0;        // quad
+  uint32_t eyeVisibility = 0;                 // cylinder, equirect: XrEyeVisibility
+  float radius = 0;                           // cylinder, equirect: 0 or +infinity: infinitely far
+  float centralAngle = 0, aspectRatio = 1;    // cylinder
+  float scale[2] = {1, 1}, bias[2] = {0, 0};  // equirect (see xrc.capnp)
 };
 
 class Connection;

@@ -157,6 +157,11 @@ struct SwapchainFacts {
 // `facts` is null when the id does not name a swapchain of this session.
 Status validateSubImage(const SubImageRef& ref, const SwapchainFacts* facts, bool wantDepth, const char* what);
 Status validateQuadExtent(float width, float height);
+// 1.6 layers: radius >= 0 (+infinity allowed), centralAngle in (0, 2 pi], aspectRatio finite > 0;
+// equirect scale and bias finite; eye visibility 0..2.
+Status validateCylinder(float radius, float centralAngle, float aspectRatio, uint32_t eyeVisibility);
+Status validateEquirect(float radius, const std::vector<float>& scale, const std::vector<float>& bias,
+                        uint32_t eyeVisibility);
 Status validatePose(const std::vector<float>& orientation, const std::vector<float>& position);
 Status validateOverlayPlacement(bool overlay, uint32_t placement);
 

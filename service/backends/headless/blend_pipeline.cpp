@@ -1,6 +1,10 @@
 #include "blend_pipeline.hpp"
 
+#include <algorithm>
+#include <iterator>
+
 #include "blend.comp.h"
+#include "shape.comp.h"
 
 namespace xrc {
 
@@ -12,7 +16,62 @@ struct PushConstants {
   int32_t arrayIndex;
   int32_t unpremultiplied;
 };
-constexpr uint32_t kGroupSize = 8;  // local_size_x/y in blend.comp
+struct ShapePushConstants {
+  int32_t clip[4];
+  float tanFov[4];
+  float eyeToLayer[4];
+  float eyeInLayer[4];  // xyz, radius
+  float shape[4];
+  int32_t source[4];
+  int32_t kind;
+  int32_t arrayIndex;
+  int32_t blend;
+  int32_t unused;
+};
+static_assert(sizeof(ShapePushConstants) <= 128, "Vulkan guarantees 128 bytes of push constants");
+constexpr uint32_t kGroupSize = 8;  // local_size_x/y in blend.comp and shape.comp
+
+// A compute pipeline of `spirv` with the one descriptor set layout and `pushSize` bytes of
+// push constants.
+Status makeComputePipeline(VkDevice device, VkDescriptorSetLayout setLayout, const uint32_t* spirv, size_t spirvBytes,
+                           uint32_t pushSize, const char* name, vk::PipelineLayout& layoutOut,
+                           vk::Pipeline& pipelineOut) {
+  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, pushSize};
+  VkPipelineLayoutCreateInfo layoutInfo{};
+  layoutInfo.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
+  layoutInfo.setLayoutCount = 1;
+  layoutInfo.pSetLayouts = &setLayout;
+  layoutInfo.pushConstantRangeCount = 1;
+  layoutInfo.pPushConstantRanges = &range;
+  VkPipelineLayout layout;
+  if (auto s = vk::check(vkCreatePipelineLayout(device, &layoutInfo, nullptr, &layout), "vkCreatePipelineLayout"); !s) {
+    return s;
+  }
+  layoutOut = vk::PipelineLayout(device, layout);
+  VkShaderModuleCreateInfo moduleInfo{};
+  moduleInfo.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
+  moduleInfo.codeSize = spirvBytes;
+  moduleInfo.pCode = spirv;
+  VkShaderModule module;
+  if (auto s = vk::check(vkCreateShaderModule(device, &moduleInfo, nullptr, &module), "vkCreateShaderModule"); !s) {
+    return s;
+  }
+  vk::ShaderModule moduleOwner(device, module);
+  VkComputePipelineCreateInfo pipelineInfo{};
+  pipelineInfo.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
+  pipelineInfo.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  pipelineInfo.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  pipelineInfo.stage.module = module;
+  pipelineInfo.stage.pName = "main";
+  pipelineInfo.layout = layout;
+  VkPipeline pipeline;
+  if (auto s = vk::check(vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &pipelineInfo, nullptr, &pipeline), name);
+      !s) {
+    return s;
+  }
+  pipelineOut = vk::Pipeline(device, pipeline);
+  return {};
+}
 }  // namespace
 
 Result<BlendPipeline> BlendPipeline::create(VkDevice device, VkImageView displayView) {
@@ -53,42 +112,17 @@ Result<BlendPipeline> BlendPipeline::create(VkDevice device, VkImageView display
   }
   p.setLayout_ = vk::DescriptorSetLayout(device, setLayout);
 
-  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants)};
-  VkPipelineLayoutCreateInfo layoutInfo{};
-  layoutInfo.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
-  layoutInfo.setLayoutCount = 1;
-  layoutInfo.pSetLayouts = &setLayout;
-  layoutInfo.pushConstantRangeCount = 1;
-  layoutInfo.pPushConstantRanges = &range;
-  VkPipelineLayout layout;
-  if (auto s = vk::check(vkCreatePipelineLayout(device, &layoutInfo, nullptr, &layout), "vkCreatePipelineLayout"); !s) {
-    return s.error();
-  }
-  p.layout_ = vk::PipelineLayout(device, layout);
-
-  VkShaderModuleCreateInfo moduleInfo{};
-  moduleInfo.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
-  moduleInfo.codeSize = sizeof(kBlendShaderSpirv);
-  moduleInfo.pCode = kBlendShaderSpirv;
-  VkShaderModule module;
-  if (auto s = vk::check(vkCreateShaderModule(device, &moduleInfo, nullptr, &module), "vkCreateShaderModule"); !s) {
-    return s.error();
-  }
-  vk::ShaderModule moduleOwner(device, module);
-  VkComputePipelineCreateInfo pipelineInfo{};
-  pipelineInfo.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
-  pipelineInfo.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-  pipelineInfo.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-  pipelineInfo.stage.module = module;
-  pipelineInfo.stage.pName = "main";
-  pipelineInfo.layout = layout;
-  VkPipeline pipeline;
-  if (auto s = vk::check(vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &pipelineInfo, nullptr, &pipeline),
-                         "vkCreateComputePipelines(blend)");
+  if (auto s = makeComputePipeline(device, setLayout, kBlendShaderSpirv, sizeof(kBlendShaderSpirv),
+                                   sizeof(PushConstants), "vkCreateComputePipelines(blend)", p.layout_, p.pipeline_);
       !s) {
     return s.error();
   }
-  p.pipeline_ = vk::Pipeline(device, pipeline);
+  if (auto s = makeComputePipeline(device, setLayout, kShapeShaderSpirv, sizeof(kShapeShaderSpirv),
+                                   sizeof(ShapePushConstants), "vkCreateComputePipelines(shape)", p.shapeLayout_,
+                                   p.shapePipeline_);
+      !s) {
+    return s.error();
+  }
 
   VkDescriptorPoolSize sizes[2] = {{VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, kMaxDrawsPerFrame},
                                    {VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, kMaxDrawsPerFrame}};
@@ -110,7 +144,7 @@ Status BlendPipeline::beginFrame() {
   return vk::check(vkResetDescriptorPool(device_, pool_.get(), 0), "vkResetDescriptorPool");
 }
 
-Status BlendPipeline::record(VkCommandBuffer cb, const BlendDraw& draw) {
+Result<VkDescriptorSet> BlendPipeline::drawSet(VkImageView sourceView) {
   if (drawsThisFrame_ >= kMaxDrawsPerFrame) {
     return makeError(ErrorCode::exhausted, "more than {} blended layer views in one display frame", kMaxDrawsPerFrame);
   }
@@ -121,10 +155,11 @@ Status BlendPipeline::record(VkCommandBuffer cb, const BlendDraw& draw) {
   alloc.descriptorSetCount = 1;
   alloc.pSetLayouts = &setLayout;
   VkDescriptorSet set;
-  if (auto s = vk::check(vkAllocateDescriptorSets(device_, &alloc, &set), "vkAllocateDescriptorSets"); !s) return s;
+  if (auto s = vk::check(vkAllocateDescriptorSets(device_, &alloc, &set), "vkAllocateDescriptorSets"); !s) {
+    return s.error();
+  }
   drawsThisFrame_++;
-
-  VkDescriptorImageInfo source{sampler_.get(), draw.source, VK_IMAGE_LAYOUT_GENERAL};
+  VkDescriptorImageInfo source{sampler_.get(), sourceView, VK_IMAGE_LAYOUT_GENERAL};
   VkDescriptorImageInfo display{VK_NULL_HANDLE, displayView_, VK_IMAGE_LAYOUT_GENERAL};
   VkWriteDescriptorSet writes[2]{};
   for (auto& w : writes) {
@@ -139,7 +174,38 @@ Status BlendPipeline::record(VkCommandBuffer cb, const BlendDraw& draw) {
   writes[1].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
   writes[1].pImageInfo = &display;
   vkUpdateDescriptorSets(device_, 2, writes, 0, nullptr);
+  return set;
+}
 
+Status BlendPipeline::record(VkCommandBuffer cb, const ShapeDraw& draw) {
+  auto set = drawSet(draw.source);
+  if (!set) return set.error();
+  VkDescriptorSet descriptors = set.value();
+  ShapePushConstants c{};
+  const int32_t clip[4] = {draw.eyeX0, draw.eyeY0, draw.eyeX1, draw.eyeY1};
+  std::copy(std::begin(clip), std::end(clip), c.clip);
+  std::copy(std::begin(draw.tanFov), std::end(draw.tanFov), c.tanFov);
+  std::copy(std::begin(draw.eyeToLayer), std::end(draw.eyeToLayer), c.eyeToLayer);
+  std::copy(std::begin(draw.eyeInLayer), std::end(draw.eyeInLayer), c.eyeInLayer);
+  c.eyeInLayer[3] = draw.radius;
+  std::copy(std::begin(draw.shape), std::end(draw.shape), c.shape);
+  const int32_t source[4] = {draw.srcX, draw.srcY, draw.srcW, draw.srcH};
+  std::copy(std::begin(source), std::end(source), c.source);
+  c.kind = draw.equirect ? 1 : 0;
+  c.arrayIndex = int32_t(draw.arrayIndex);
+  c.blend = draw.blend;
+  vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, shapePipeline_.get());
+  vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, shapeLayout_.get(), 0, 1, &descriptors, 0, nullptr);
+  vkCmdPushConstants(cb, shapeLayout_.get(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(c), &c);
+  const uint32_t w = uint32_t(draw.eyeX1 - draw.eyeX0), h = uint32_t(draw.eyeY1 - draw.eyeY0);
+  vkCmdDispatch(cb, (w + kGroupSize - 1) / kGroupSize, (h + kGroupSize - 1) / kGroupSize, 1);
+  return {};
+}
+
+Status BlendPipeline::record(VkCommandBuffer cb, const BlendDraw& draw) {
+  auto drawn = drawSet(draw.source);
+  if (!drawn) return drawn.error();
+  VkDescriptorSet set = drawn.value();
   const PushConstants constants{{draw.clipX0, draw.clipY0, draw.clipX1, draw.clipY1},
                                 {draw.targetX, draw.targetY, draw.targetW, draw.targetH},
                                 {draw.srcX, draw.srcY, draw.srcW, draw.srcH},

@@ -1,6 +1,6 @@
-// The headless display's alpha blending: a compute pipeline that blends one layer's sub-image
-// over the display output (the layer_flags of protocol_rules.hpp). Opaque layers keep using
-// plain copies. Display thread only.
+// The headless display's compute drawing: blending one layer's sub-image over the display output
+// (the layer_flags of protocol_rules.hpp; opaque quads and projections keep using plain copies),
+// and drawing cylinder and equirect layers (shaders/shape.comp). Display thread only.
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -21,6 +21,21 @@ struct BlendDraw {
   bool unpremultiplied = false;
 };
 
+// One eye's worth of a cylinder or equirect layer (see shaders/shape.comp).
+struct ShapeDraw {
+  VkImageView source = VK_NULL_HANDLE;
+  uint32_t arrayIndex = 0;
+  int32_t srcX = 0, srcY = 0, srcW = 0, srcH = 0;
+  int32_t eyeX0 = 0, eyeY0 = 0, eyeX1 = 0, eyeY1 = 0;  // the eye's rectangle in the output
+  float tanFov[4] = {};                                // left right up down
+  float eyeToLayer[4] = {0, 0, 0, 1};                  // quaternion x y z w
+  float eyeInLayer[3] = {};
+  float radius = 0;  // 0: infinitely far
+  float shape[4] = {};
+  bool equirect = false;
+  int32_t blend = 0;  // 0 opaque, 1 premultiplied, 2 unpremultiplied
+};
+
 class BlendPipeline {
  public:
   // Most blended draws one display frame can record (descriptor sets are per draw).
@@ -32,16 +47,19 @@ class BlendPipeline {
   Status beginFrame();
   // Records one draw. The display image is in GENERAL layout, the source readable in GENERAL.
   Status record(VkCommandBuffer cb, const BlendDraw& draw);
+  Status record(VkCommandBuffer cb, const ShapeDraw& draw);
 
  private:
   VkDevice device_ = VK_NULL_HANDLE;
   VkImageView displayView_ = VK_NULL_HANDLE;
   vk::Sampler sampler_;
   vk::DescriptorSetLayout setLayout_;
-  vk::PipelineLayout layout_;
-  vk::Pipeline pipeline_;
+  vk::PipelineLayout layout_, shapeLayout_;
+  vk::Pipeline pipeline_, shapePipeline_;
   vk::DescriptorPool pool_;
   uint32_t drawsThisFrame_ = 0;
+
+  Result<VkDescriptorSet> drawSet(VkImageView source);
 };
 
 }  // namespace xrc

@@ -447,6 +447,52 @@ Status HeadlessBackend::submit(uint64_t copyValue, const std::function<void(VkCo
   return {};
 }
 
+void HeadlessBackend::recordShape(VkCommandBuffer cb, const CommittedLayer& layer, const LayerView& view,
+                                  const Pose& head, size_t position, const std::vector<size_t>& coveredBelow,
+                                  Status& recordStatus) {
+  auto& sc = static_cast<HeadlessSwapchain&>(*view.swapchain);
+  Pose layerPose;
+  std::copy_n(layer.quadOrientation.begin(), 4, layerPose.orientation.begin());
+  std::copy_n(layer.quadPosition.begin(), 3, layerPose.position.begin());
+  const Pose stageToLayer = inverse(layerPose);
+  const bool blended = (layer.flags & layer_flags::blendTextureSourceAlpha) != 0;
+  for (uint32_t eye = 0; eye < options_.viewCount; ++eye) {
+    // XrEyeVisibility: 0 both, 1 left (eye 0), 2 right (eye 1).
+    if ((layer.eyeVisibility == 1 && eye != 0) || (layer.eyeVisibility == 2 && eye != 1)) continue;
+    if (position < coveredBelow[eye]) continue;  // an opaque projection above fills this eye
+    const ViewInfo& info = system_.views[eye];
+    const Pose eyeInLayer = xrc::compose(stageToLayer, xrc::compose(head, info.eyeInHead));
+    ShapeDraw draw;
+    draw.source = sc.images[view.runtimeIndex].view.get();
+    draw.arrayIndex = view.arrayIndex;
+    draw.srcX = view.x;
+    draw.srcY = view.y;
+    draw.srcW = view.width;
+    draw.srcH = view.height;
+    draw.eyeX0 = int32_t(eye * options_.viewWidth);
+    draw.eyeX1 = draw.eyeX0 + int32_t(options_.viewWidth);
+    draw.eyeY1 = int32_t(options_.viewHeight);
+    for (int i = 0; i < 4; ++i) draw.tanFov[i] = std::tan(info.fov[i]);
+    std::copy_n(eyeInLayer.orientation.begin(), 4, draw.eyeToLayer);
+    std::copy_n(eyeInLayer.position.begin(), 3, draw.eyeInLayer);
+    draw.radius = std::isfinite(layer.radius) ? layer.radius : 0.f;
+    draw.equirect = layer.kind == CommittedLayer::Kind::equirect;
+    if (draw.equirect) {
+      draw.shape[0] = layer.scale[0];
+      draw.shape[1] = layer.scale[1];
+      draw.shape[2] = layer.bias[0];
+      draw.shape[3] = layer.bias[1];
+    } else {
+      draw.shape[0] = layer.centralAngle;
+      draw.shape[1] = layer.aspectRatio;
+    }
+    draw.blend = !blended ? 0 : (layer.flags & layer_flags::unpremultipliedAlpha) != 0 ? 2 : 1;
+    if (auto s = blend_->record(cb, draw); !s && recordStatus) recordStatus = s;
+    const VkMemoryBarrier waw{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, kComposeWrites, kComposeReadsWrites};
+    vkCmdPipelineBarrier(cb, kComposeStages, kComposeStages, 0, 1, &waw, 0, nullptr, 0, nullptr);
+  }
+}
+
 Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
   const uint32_t viewW = options_.viewWidth, viewH = options_.viewHeight;
   // Every runtime image subresource read this frame, transitioned once each way.
@@ -517,6 +563,8 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
 
   if (auto s = blend_->beginFrame(); !s) return s;
   Status recordStatus;
+  // Where each eye is now, for the layers drawn by ray (cylinder, equirect).
+  const Pose head = headPoseAt(monotonicNowNs());
   // Everything stays in GENERAL while composing: copies and the blend shader both use it.
   auto record = [&](VkCommandBuffer cb) {
     const VkImageSubresourceRange outRange{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
@@ -552,6 +600,10 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
             int32_t x0, y0, x1, y1;  // eye-local pixels, may extend past the eye
           };
           std::vector<Target> targets;
+          if (layer.kind == CommittedLayer::Kind::cylinder || layer.kind == CommittedLayer::Kind::equirect) {
+            recordShape(cb, layer, view, head, at - 1, coveredBelow, recordStatus);
+            continue;
+          }
           if (layer.kind == CommittedLayer::Kind::projection) {
             if (view.eye >= options_.viewCount) continue;
             targets.push_back({view.eye, 0, 0, int32_t(viewW), int32_t(viewH)});

@@ -72,6 +72,9 @@ class HeadlessBackend final : public Backend {
 
  private:
   Pose headPoseAt(int64_t timeNs) const;
+  // A cylinder or equirect layer's view, drawn by ray into each eye it is visible in.
+  void recordShape(VkCommandBuffer cb, const CommittedLayer& layer, const LayerView& view, const Pose& head,
+                   size_t position, const std::vector<size_t>& coveredBelow, Status& recordStatus);
   Status init();
   void scheduleTick();
   void tick(int64_t vsyncNs);

@@ -158,7 +158,7 @@ void addLayers(const CommittedFrame& frame, XrSpace stage, size_t viewCount, Fra
       p.viewCount = uint32_t(views.size());
       p.views = views.data();
       out.order.push_back(reinterpret_cast<const XrCompositionLayerBaseHeader*>(&p));
-    } else {
+    } else if (layer.kind == CommittedLayer::Kind::quad) {
       if (layer.views.size() != 1 || layer.quadOrientation.size() != 4 || layer.quadPosition.size() != 3) continue;
       XrCompositionLayerQuad& q = out.quads.emplace_back();
       q = oxr::make<XrCompositionLayerQuad>(XR_TYPE_COMPOSITION_LAYER_QUAD);
@@ -172,6 +172,7 @@ void addLayers(const CommittedFrame& frame, XrSpace stage, size_t viewCount, Fra
       q.size = {layer.quadWidth, layer.quadHeight};
       out.order.push_back(reinterpret_cast<const XrCompositionLayerBaseHeader*>(&q));
     }
+    // Cylinder and equirect layers are not forwarded to the runtime yet (docs/OPENXR.md).
   }
 }
 
