@@ -17,7 +17,8 @@ const protocolMinor :UInt16 = 6;
 # Minor 5: one call per frame: endFrame may carry the frame's releases and stand for the next
 #          waitFrame (its answer then comes when that wait's would have).
 # Minor 6: static swapchains (SwapchainInfo.createFlags XR_SWAPCHAIN_CREATE_STATIC_IMAGE_BIT: one
-#          image, released once); cylinder and equirect layers.
+#          image, released once); cube map swapchains (faceCount 6); cylinder, equirect and cube
+#          layers.
 
 # --- errors -------------------------------------------------------------------------------------
 # Every call answers with an Error; code `none` means success. Errors are data, not exceptions, so
@@ -154,7 +155,7 @@ struct SwapchainCreateInfo {
   sampleCount @3 :UInt32;
   width @4 :UInt32;
   height @5 :UInt32;
-  faceCount @6 :UInt32;
+  faceCount @6 :UInt32;     # 1, or 6: a cube map (minor 6; its image has 6 layers per array element)
   arraySize @7 :UInt32;
   mipCount @8 :UInt32;
 }
@@ -243,6 +244,14 @@ struct Layer {
       scale @16 :List(Float32);   # x y
       bias @17 :List(Float32);    # x y
       eyeVisibility @18 :UInt32;
+    }
+    # 1.6: XR_KHR_composition_layer_cube. subImage names a cube map swapchain (faceCount 6; its
+    # whole extent) and the cube's array element; a direction in the layer's orientation samples
+    # the cube as Vulkan does. Always infinitely far: the pose's position is not used.
+    cube :group {
+      subImage @19 :SubImage;
+      orientation @20 :List(Float32);  # x y z w, in STAGE
+      eyeVisibility @21 :UInt32;
     }
   }
 }

@@ -114,6 +114,7 @@ struct SwapchainObject {
   // OpenXR makes the app synchronize calls on one swapchain; client-lib does the rest.
   std::unique_ptr<client::Swapchain> impl;
   uint32_t width = 0, height = 0, arraySize = 0;
+  uint32_t faceCount = 1;  // 6: a cube map
   bool isStatic = false;  // XR_SWAPCHAIN_CREATE_STATIC_IMAGE_BIT: one acquire in its lifetime
   std::atomic<bool> everReleased{false};
   // OpenXR's order rules for acquire / wait / release (spec 10.1.4), checked before client-lib

@@ -57,8 +57,8 @@ bool isEyeVisibility(XrEyeVisibility v) {
 // A radius of a cylinder or sphere: non-negative, +infinity allowed (infinitely far).
 bool isRadius(float r) { return !std::isnan(r) && r >= 0; }
 
-// XR_KHR_composition_layer_cylinder, _equirect and _equirect2 (checked enabled), validated and
-// converted; equirect2's angles become equirect's scale and bias (see xrc.capnp).
+// XR_KHR_composition_layer_cylinder, _equirect, _equirect2 and _cube (checked enabled),
+// validated and converted; equirect2's angles become equirect's scale and bias (see xrc.capnp).
 XrResult convertShapedLayer(Session& session, const XrCompositionLayerBaseHeader* header, const Pose& spacePose,
                             client::Layer& out) XRC_REQUIRES(session.mutex) {
   constexpr float kTwoPi = 6.2831853f, kPi = 3.14159265f;
@@ -73,6 +73,19 @@ XrResult convertShapedLayer(Session& session, const XrCompositionLayerBaseHeader
     out.eyeVisibility = uint32_t(eyes);
     return XR_SUCCESS;
   };
+  if (header->type == XR_TYPE_COMPOSITION_LAYER_CUBE_KHR) {
+    auto& layer = *reinterpret_cast<const XrCompositionLayerCubeKHR*>(header);
+    if (!isEyeVisibility(layer.eyeVisibility)) return XR_ERROR_VALIDATION_FAILURE;
+    auto swapchain = lookup<SwapchainObject>(layer.swapchain);
+    if (!swapchain || swapchain->session.get() != &session) return XR_ERROR_HANDLE_INVALID;
+    if (swapchain->faceCount != 6) return XR_ERROR_VALIDATION_FAILURE;  // not a cube map
+    XrSwapchainSubImage whole{
+        layer.swapchain, {{0, 0}, {int32_t(swapchain->width), int32_t(swapchain->height)}}, layer.imageArrayIndex};
+    if (XrResult r = place(whole, {layer.orientation, {0, 0, 0}}, layer.eyeVisibility); XR_FAILED(r)) return r;
+    out.kind = client::Layer::Kind::cube;
+    out.quadPose.position = {0, 0, 0};  // infinitely far: only the orientation counts
+    return XR_SUCCESS;
+  }
   if (header->type == XR_TYPE_COMPOSITION_LAYER_CYLINDER_KHR) {
     auto& layer = *reinterpret_cast<const XrCompositionLayerCylinderKHR*>(header);
     if (!isRadius(layer.radius) || !(layer.centralAngle >= 0 && layer.centralAngle <= kTwoPi) ||
@@ -129,7 +142,9 @@ XrResult convertLayer(Session& session, const XrCompositionLayerBaseHeader* head
                      (header->type == XR_TYPE_COMPOSITION_LAYER_EQUIRECT_KHR &&
                       instance.enabled(XR_KHR_COMPOSITION_LAYER_EQUIRECT_EXTENSION_NAME)) ||
                      (header->type == XR_TYPE_COMPOSITION_LAYER_EQUIRECT2_KHR &&
-                      instance.enabled(XR_KHR_COMPOSITION_LAYER_EQUIRECT2_EXTENSION_NAME));
+                      instance.enabled(XR_KHR_COMPOSITION_LAYER_EQUIRECT2_EXTENSION_NAME)) ||
+                     (header->type == XR_TYPE_COMPOSITION_LAYER_CUBE_KHR &&
+                      instance.enabled(XR_KHR_COMPOSITION_LAYER_CUBE_EXTENSION_NAME));
   if (!known) return XR_ERROR_LAYER_INVALID;
   if ((header->layerFlags & ~kKnownLayerFlags) != 0) return XR_ERROR_VALIDATION_FAILURE;
   auto space = lookup<Space>(header->space);

@@ -72,6 +72,7 @@ XrResult XRAPI_CALL CreateSwapchain(XrSession handle, const XrSwapchainCreateInf
   swapchain->width = info->width;
   swapchain->height = info->height;
   swapchain->arraySize = info->arraySize;
+  swapchain->faceCount = info->faceCount;
   swapchain->isStatic = (info->createFlags & XR_SWAPCHAIN_CREATE_STATIC_IMAGE_BIT) != 0;
   {
     Lock lock(session->mutex);

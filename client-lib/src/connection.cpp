@@ -465,6 +465,12 @@ EndFrameRequest endFrameRequest(IoState& io, uint64_t frameId, int64_t displayTi
       cylinder.setCentralAngle(layer.centralAngle);
       cylinder.setAspectRatio(layer.aspectRatio);
       cylinder.setEyeVisibility(layer.eyeVisibility);
+    } else if (layer.kind == Layer::Kind::cube) {
+      auto cube = out[i].initCube();
+      toWire(layer.quadSubImage, cube.initSubImage());
+      auto orientation = cube.initOrientation(4);
+      for (uint32_t k = 0; k < 4; ++k) orientation.set(k, layer.quadPose.orientation[k]);
+      cube.setEyeVisibility(layer.eyeVisibility);
     } else if (layer.kind == Layer::Kind::equirect) {
       auto equirect = out[i].initEquirect();
       toWire(layer.quadSubImage, equirect.initSubImage());

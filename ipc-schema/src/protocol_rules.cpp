@@ -143,8 +143,11 @@ Status validateSwapchainRequest(const SwapchainRequest& r, const SwapchainLimits
   if (r.sampleCount != 1) {
     return makeError(ErrorCode::unsupported, "sample count {} is not supported (only 1)", r.sampleCount);
   }
-  if (r.faceCount != 1) {
-    return makeError(ErrorCode::unsupported, "face count {} is not supported (only 1)", r.faceCount);
+  if (r.faceCount != 1 && r.faceCount != 6) {
+    return makeError(ErrorCode::unsupported, "face count {} is not supported (1, or 6 for a cube map)", r.faceCount);
+  }
+  if (r.faceCount == 6 && r.width != r.height) {
+    return makeError(ErrorCode::invalidArgument, "a cube map swapchain must be square (got {}x{})", r.width, r.height);
   }
   if (r.arraySize == 0 || r.arraySize > limits.maxArrayLayers) {
     return makeError(ErrorCode::invalidArgument, "array size {} is outside 1..{}", r.arraySize, limits.maxArrayLayers);
@@ -243,13 +246,18 @@ Status ImageCycle::copyDone(uint32_t index) {
 
 // --- layers ------------------------------------------------------------------------------------
 
-Status validateSubImage(const SubImageRef& ref, const SwapchainFacts* facts, bool wantDepth, const char* what) {
+Status validateSubImage(const SubImageRef& ref, const SwapchainFacts* facts, bool wantDepth, const char* what,
+                        bool wantCube) {
   if (facts == nullptr) {
     return makeError(ErrorCode::notFound, "{}: swapchain {} is not a swapchain of this session", what, ref.swapchainId);
   }
   if (facts->depth != wantDepth) {
     return makeError(ErrorCode::invalidArgument, "{}: swapchain {} is a {} swapchain", what, ref.swapchainId,
                      facts->depth ? "depth" : "color");
+  }
+  if ((facts->faceCount == 6) != wantCube) {
+    return makeError(ErrorCode::invalidArgument, "{}: swapchain {} {} a cube map", what, ref.swapchainId,
+                     wantCube ? "is not" : "is");
   }
   if (!facts->hasContent) {
     return makeError(ErrorCode::callOrder, "{}: swapchain {} has never been released", what, ref.swapchainId);

@@ -100,11 +100,13 @@ VkImageCreateInfo sharedImageCreateInfo(const SwapchainRequest& r) {
   VkImageCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO;
   info.flags = (r.usageFlags & xr_usage::mutableFormat) ? VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT : 0;
+  // A cube map (protocol 1.6): 6 faces per array element, +X -X +Y -Y +Z -Z, as Vulkan orders them.
+  if (r.faceCount == 6) info.flags |= VK_IMAGE_CREATE_CUBE_COMPATIBLE_BIT;
   info.imageType = VK_IMAGE_TYPE_2D;
   info.format = static_cast<VkFormat>(r.format);
   info.extent = {r.width, r.height, 1};
   info.mipLevels = r.mipCount;
-  info.arrayLayers = r.arraySize;
+  info.arrayLayers = r.arraySize * (r.faceCount == 6 ? 6 : 1);
   info.samples = static_cast<VkSampleCountFlagBits>(r.sampleCount);
   info.tiling = VK_IMAGE_TILING_OPTIMAL;
   info.usage = usage;

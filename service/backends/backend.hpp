@@ -101,11 +101,11 @@ struct LayerView {
 };
 
 struct CommittedLayer {
-  enum class Kind { projection, quad, cylinder, equirect } kind = Kind::projection;
+  enum class Kind { projection, quad, cylinder, equirect, cube } kind = Kind::projection;
   uint64_t flags = 0;
   std::vector<LayerView> views;  // projection: one per view; the others: one
   float quadWidth = 0, quadHeight = 0;
-  std::vector<float> quadOrientation, quadPosition;  // quad, cylinder, equirect: the pose in STAGE
+  std::vector<float> quadOrientation, quadPosition;  // quad, cylinder, equirect, cube: the pose in STAGE
   uint32_t eyeVisibility = 0;                        // cylinder, equirect: XrEyeVisibility
   float radius = 0;                                  // cylinder, equirect (xrc.capnp's meaning)
   float centralAngle = 0, aspectRatio = 1;           // cylinder

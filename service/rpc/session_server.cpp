@@ -404,15 +404,20 @@ kj::Promise<Status> SessionServer::end(wire::Session::EndFrameParams::Reader par
   }
 
   // Validate everything before touching any state.
-  auto lookup = [&](const SubImageRef& ref, bool depth, const char* what, std::vector<PendingView>& out) -> Status {
+  auto lookup = [&](const SubImageRef& ref, bool depth, const char* what, std::vector<PendingView>& out,
+                    bool cube = false) -> Status {
     auto it = s.swapchains.find(ref.swapchainId);
     std::optional<SwapchainFacts> facts;
     if (it != s.swapchains.end()) {
       const auto& req = it->second->core->request;
-      facts = SwapchainFacts{req.width, req.height, req.arraySize, vk::isDepthFormat(VkFormat(req.format)),
+      facts = SwapchainFacts{req.width,
+                             req.height,
+                             req.arraySize,
+                             req.faceCount,
+                             vk::isDepthFormat(VkFormat(req.format)),
                              it->second->releasesRequested > 0};
     }
-    if (auto v = validateSubImage(ref, facts ? &*facts : nullptr, depth, what); !v) return v;
+    if (auto v = validateSubImage(ref, facts ? &*facts : nullptr, depth, what, cube); !v) return v;
     out.push_back(PendingView{it->second->core, ref, Pose{}, {}});
     return {};
   };
@@ -478,6 +483,18 @@ kj::Promise<Status> SessionServer::end(wire::Session::EndFrameParams::Reader par
         p.eyeVisibility = e.getEyeVisibility();
         if (auto v = lookup(readSubImage(e.getSubImage()), false, "equirect layer", p.views); !v) return v;
       }
+    } else if (layer.isCube()) {
+      auto c = layer.getCube();
+      p.kind = CommittedLayer::Kind::cube;
+      p.orientation = floats(c.getOrientation());
+      p.position = {0, 0, 0};
+      if (auto v = validatePose(p.orientation, p.position); !v) return v;
+      if (c.getEyeVisibility() > 2) {
+        return Status(makeError(ErrorCode::invalidArgument, "cube layer eye visibility {} is not 0, 1 or 2",
+                                c.getEyeVisibility()));
+      }
+      p.eyeVisibility = c.getEyeVisibility();
+      if (auto v = lookup(readSubImage(c.getSubImage()), false, "cube layer", p.views, /*cube=*/true); !v) return v;
     } else if (layer.isQuad()) {
       p.kind = CommittedLayer::Kind::quad;
       auto quad = layer.getQuad();

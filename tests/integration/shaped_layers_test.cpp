@@ -1,4 +1,4 @@
-// Cylinder and equirect layers (protocol 1.6) on the headless display: a demo client submits one
+// Cylinder, equirect and cube layers (protocol 1.6) on the headless display: a demo client submits one
 // of its images as such a layer only, and every output pixel of both eyes is checked against the
 // texel the layer's geometry puts there (or the cleared background where the layer is not).
 #include <gtest/gtest.h>
@@ -28,13 +28,34 @@ struct Shape {
 // Where the eye's ray through output pixel (x, y) meets the demo's layer (centred on the head,
 // facing -z; see tools/demo), as (u, v); nullopt where it misses. The same geometry as
 // shaders/shape.comp, computed independently here.
-std::optional<std::array<double, 2>> layerUv(const Shape& shape, uint32_t eye, uint32_t x, uint32_t y) {
+// A cube's face and (u, v) for direction d, as Vulkan selects them (the faces are the demo's
+// cube swapchain's layers 0..5).
+std::array<double, 3> cubeFaceUv(const double d[3]) {
+  const double ax = std::fabs(d[0]), ay = std::fabs(d[1]), az = std::fabs(d[2]);
+  double face, sc, tc, ma;
+  if (ax >= ay && ax >= az) {
+    face = d[0] > 0 ? 0 : 1, sc = d[0] > 0 ? -d[2] : d[2], tc = -d[1], ma = ax;
+  } else if (ay >= az) {
+    face = d[1] > 0 ? 2 : 3, sc = d[0], tc = d[1] > 0 ? d[2] : -d[2], ma = ay;
+  } else {
+    face = d[2] > 0 ? 4 : 5, sc = d[2] > 0 ? d[0] : -d[0], tc = -d[1], ma = az;
+  }
+  return {face, 0.5 * (sc / ma + 1), 0.5 * (tc / ma + 1)};
+}
+
+std::optional<std::array<double, 2>> layerUv(const Shape& shape, uint32_t eye, uint32_t x, uint32_t y,
+                                             uint32_t* face = nullptr) {
   const double tx = -1 + 2 * (x + 0.5) / kView, ty = 1 - 2 * (y + 0.5) / kView;  // 90-degree fov
   const double len = std::sqrt(tx * tx + ty * ty + 1);
   const double d[3] = {tx / len, ty / len, -1 / len};
   const double o[3] = {eye == 0 ? -kHalfIpd : kHalfIpd, 0, 0};
   const double r = shape.radius;
   double u = 0, v = 0;
+  if (std::string(shape.kind) == "cube") {
+    const auto fuv = cubeFaceUv(d);
+    if (face != nullptr) *face = uint32_t(fuv[0]);
+    return std::array<double, 2>{fuv[1], fuv[2]};
+  }
   if (std::string(shape.kind) == "cylinder") {
     double hit[3];
     double radius = r;
@@ -106,12 +127,17 @@ TEST_P(ShapedLayers, EveryPixelShowsTheTexelItsRayHits) {
       for (uint32_t x = 0; x < kView; ++x) {
         uint32_t got;
         std::memcpy(&got, px.data.data() + (size_t(y) * px.width + eye * kView + x) * 4, 4);
-        const auto uv = layerUv(shape, eye, x, y);
+        uint32_t face = 0;
+        const auto uv = layerUv(shape, eye, x, y, &face);
+        const bool cube = std::string(shape.kind) == "cube";
+        // The cube swapchain is the demo's third (after the two eyes'); the others use eye 0's.
+        const pattern::Key key{spec.seed, cube ? 2u : 0u, kStall - 1, cube ? face : 0u, 0};
         // The GPU's float math may land one texel over at texel edges, and a pixel off at the
         // layer's border: any of the neighbouring texels (or the background there) is right.
         bool ok = false;
         const double sx = uv ? (*uv)[0] * kView : 0, sy = uv ? (*uv)[1] * kView : 0;
-        const bool border = !uv || sx < 1 || sy < 1 || sx > kView - 1 || sy > kView - 1;
+        // A cube has no border: its faces meet (a texel of the neighbouring face is as right).
+        const bool border = !uv || (!cube && (sx < 1 || sy < 1 || sx > kView - 1 || sy > kView - 1));
         if (!uv || border) ok = got == 0xff000000u;  // cleared to opaque black
         if (uv) {
           covered++;
@@ -119,7 +145,12 @@ TEST_P(ShapedLayers, EveryPixelShowsTheTexelItsRayHits) {
             for (int dx = -1; dx <= 1 && !ok; ++dx) {
               const int tx = std::clamp(int(sx) + dx, 0, int(kView) - 1),
                         ty = std::clamp(int(sy) + dy, 0, int(kView) - 1);
-              ok = got == pattern::color({spec.seed, 0, kStall - 1, 0, 0}, uint32_t(tx), uint32_t(ty));
+              ok = got == pattern::color(key, uint32_t(tx), uint32_t(ty));
+              // At a cube's edge the GPU may pick the neighbouring face.
+              for (uint32_t f = 0; cube && f < 6 && !ok; ++f) {
+                ok = got == pattern::color({spec.seed, 2u, kStall - 1, f, 0}, uint32_t(tx), uint32_t(ty)) &&
+                     (sx < 1 || sy < 1 || sx > kView - 1 || sy > kView - 1);
+              }
             }
           }
         }
@@ -134,9 +165,9 @@ TEST_P(ShapedLayers, EveryPixelShowsTheTexelItsRayHits) {
   EXPECT_EQ(mismatches, 0u) << first;
 }
 
-INSTANTIATE_TEST_SUITE_P(CylinderAndEquirect, ShapedLayers,
+INSTANTIATE_TEST_SUITE_P(CylinderEquirectCube, ShapedLayers,
                          ::testing::Values(Shape{"cylinder", 0}, Shape{"cylinder", 2}, Shape{"equirect", 0},
-                                           Shape{"equirect", 3}),
+                                           Shape{"equirect", 3}, Shape{"cube", 0}),
                          [](const auto& info) {
                            return fmt::format("{}{}", info.param.kind,
                                               info.param.radius == 0 ? std::string("AtInfinity")

@@ -42,7 +42,7 @@ Status createTarget(VulkanApp& app, client::Connection& conn, const SwapchainReq
   t.format = VkFormat(request.format);
   t.width = request.width;
   t.height = request.height;
-  t.layers = request.arraySize;
+  t.layers = request.arraySize * request.faceCount;  // a cube map's faces are layers too
   t.mips = request.mipCount;
   VkDevice device = app.device();
   VkCommandPoolCreateInfo poolInfo{};
@@ -249,6 +249,20 @@ int runDemo(const DemoOptions& o) {
       return fail("depth swapchain", s.error());
     }
   }
+  // --shape cube: a square cube map swapchain of its own, its six faces rendered as six layers.
+  size_t cubeTarget = 0;
+  if (o.shape == "cube") {
+    SwapchainRequest cube = color;
+    cube.faceCount = 6;
+    cube.width = cube.height = std::min(width, height);
+    cube.arraySize = 1;
+    cube.mipCount = 1;
+    targets.emplace_back();
+    cubeTarget = targets.size() - 1;
+    if (auto s = createTarget(*app.value(), c, cube, uint32_t(cubeTarget), targets.back()); !s) {
+      return fail("cube swapchain", s.error());
+    }
+  }
   std::printf("client %u connected sync=%s swapchains=", c.clientId(), syncModeName(c.syncMode()));
   for (const auto& t : targets) std::printf("%u%s", t.swapchain->id(), &t == &targets.back() ? "\n" : ",");
   std::fflush(stdout);
@@ -367,9 +381,15 @@ int runDemo(const DemoOptions& o) {
     if (!o.shape.empty()) {
       // Centred on the head's position (LOCAL), facing -z: a quarter turn of arc each way.
       client::Layer shaped;
-      shaped.kind = o.shape == "cylinder" ? client::Layer::Kind::cylinder : client::Layer::Kind::equirect;
+      shaped.kind = o.shape == "cylinder"   ? client::Layer::Kind::cylinder
+                    : o.shape == "equirect" ? client::Layer::Kind::equirect
+                                            : client::Layer::Kind::cube;
       shaped.flags = blendFlags;
       shaped.quadSubImage = {targets[0].swapchain->id(), 0, 0, int32_t(width), int32_t(height), 0};
+      if (shaped.kind == client::Layer::Kind::cube) {
+        const RenderTarget& cube = targets[cubeTarget];
+        shaped.quadSubImage = {cube.swapchain->id(), 0, 0, int32_t(cube.width), int32_t(cube.height), 0};
+      }
       shaped.quadPose.position = timing.value().localInStage.position;
       shaped.radius = o.shapeRadius;
       constexpr float kQuarterTurn = 1.5707963f;

@@ -23,7 +23,8 @@ struct DemoOptions {
   uint32_t quadPx = 0;  // > 0: also submit a quad layer of that many pixels at (quadX, quadY)
   uint32_t quadX = 0, quadY = 0;
   // "cylinder" or "equirect": also submit such a layer of view 0's image, centred straight ahead
-  // of the head, infinitely far (shapeRadius 0) or at shapeRadius meters (protocol 1.6).
+  // of the head, infinitely far (shapeRadius 0) or at shapeRadius meters; "cube": a cube layer of
+  // a cube map swapchain of its own, unrotated (protocol 1.6).
   std::string shape;
   float shapeRadius = 0;
   bool projection = true;  // false: submit only the quad layer

@@ -21,8 +21,8 @@ int main(int argc, char** argv) {
   app.add_option("--quad-px", o.quadPx, "Also submit a quad layer of this size in pixels");
   app.add_option("--shape", o.shape,
                  "Also submit a cylinder (90 degrees wide, aspect 1) or equirect (90 x 90 degrees) layer of view 0's "
-                 "image, straight ahead")
-      ->check(CLI::IsMember({"cylinder", "equirect"}));
+                 "image straight ahead, or a cube layer of a cube map swapchain of its own")
+      ->check(CLI::IsMember({"cylinder", "equirect", "cube"}));
   app.add_option("--shape-radius", o.shapeRadius, "Radius of the --shape layer in meters (0: infinitely far)")
       ->check(CLI::Range(0.f, 1000.f));
   app.add_option("--quad-x", o.quadX, "Quad position in the eye (pixels)");

@@ -114,11 +114,13 @@ struct ProjectionView {
 };
 
 struct Layer {
-  // cylinder and equirect: daemons of protocol 1.6 and later (SystemDescription::protocolMinor).
-  enum class Kind { projection, quad, cylinder, equirect } kind = Kind::projection;
+  // cylinder, equirect, cube: daemons of protocol 1.6 and later (SystemDescription::protocolMinor).
+  // cube: only quadPose's orientation is used.
+  enum class Kind { projection, quad, cylinder, equirect, cube } kind = Kind::projection;
   uint64_t flags = 0;
   std::vector<ProjectionView> views;  // projection
-  SubImage quadSubImage;              // quad, cylinder, equirect: the image and where it is
+  SubImage quadSubImage;  // quad, cylinder, equirect: the image and where it is; cube: the cube
+                          // map swapchain (whole extent) and the cube's array index
   Pose quadPose;
   float quadWidth = 0, quadHeight = 0;        // quad
   uint32_t eyeVisibility = 0;                 // cylinder, equirect: XrEyeVisibility

@@ -150,12 +150,15 @@ struct SwapchainFacts {
   uint32_t width = 0;
   uint32_t height = 0;
   uint32_t arraySize = 1;
+  uint32_t faceCount = 1;
   bool depth = false;
   bool hasContent = false;  // released at least once
 };
 
 // `facts` is null when the id does not name a swapchain of this session.
-Status validateSubImage(const SubImageRef& ref, const SwapchainFacts* facts, bool wantDepth, const char* what);
+// Cube layers need a cube map swapchain (faceCount 6); no other layer may use one.
+Status validateSubImage(const SubImageRef& ref, const SwapchainFacts* facts, bool wantDepth, const char* what,
+                        bool wantCube = false);
 Status validateQuadExtent(float width, float height);
 // 1.6 layers: radius >= 0 (+infinity allowed), centralAngle in (0, 2 pi], aspectRatio finite > 0;
 // equirect scale and bias finite; eye visibility 0..2.

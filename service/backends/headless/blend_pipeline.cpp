@@ -191,7 +191,7 @@ Status BlendPipeline::record(VkCommandBuffer cb, const ShapeDraw& draw) {
   std::copy(std::begin(draw.shape), std::end(draw.shape), c.shape);
   const int32_t source[4] = {draw.srcX, draw.srcY, draw.srcW, draw.srcH};
   std::copy(std::begin(source), std::end(source), c.source);
-  c.kind = draw.equirect ? 1 : 0;
+  c.kind = int32_t(draw.kind);
   c.arrayIndex = int32_t(draw.arrayIndex);
   c.blend = draw.blend;
   vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, shapePipeline_.get());

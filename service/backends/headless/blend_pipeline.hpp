@@ -21,7 +21,7 @@ struct BlendDraw {
   bool unpremultiplied = false;
 };
 
-// One eye's worth of a cylinder or equirect layer (see shaders/shape.comp).
+// One eye's worth of a cylinder, equirect or cube layer (see shaders/shape.comp).
 struct ShapeDraw {
   VkImageView source = VK_NULL_HANDLE;
   uint32_t arrayIndex = 0;
@@ -32,7 +32,7 @@ struct ShapeDraw {
   float eyeInLayer[3] = {};
   float radius = 0;  // 0: infinitely far
   float shape[4] = {};
-  bool equirect = false;
+  enum class Kind { cylinder = 0, equirect = 1, cube = 2 } kind = Kind::cylinder;
   int32_t blend = 0;  // 0 opaque, 1 premultiplied, 2 unpremultiplied
 };
 

@@ -476,8 +476,13 @@ void HeadlessBackend::recordShape(VkCommandBuffer cb, const CommittedLayer& laye
     std::copy_n(eyeInLayer.orientation.begin(), 4, draw.eyeToLayer);
     std::copy_n(eyeInLayer.position.begin(), 3, draw.eyeInLayer);
     draw.radius = std::isfinite(layer.radius) ? layer.radius : 0.f;
-    draw.equirect = layer.kind == CommittedLayer::Kind::equirect;
-    if (draw.equirect) {
+    draw.kind = layer.kind == CommittedLayer::Kind::cylinder   ? ShapeDraw::Kind::cylinder
+                : layer.kind == CommittedLayer::Kind::equirect ? ShapeDraw::Kind::equirect
+                                                               : ShapeDraw::Kind::cube;
+    if (draw.kind == ShapeDraw::Kind::cube) {
+      draw.radius = 0;                        // a cube is infinitely far
+      draw.arrayIndex = view.arrayIndex * 6;  // its +X face; the shader adds the face
+    } else if (draw.kind == ShapeDraw::Kind::equirect) {
       draw.shape[0] = layer.scale[0];
       draw.shape[1] = layer.scale[1];
       draw.shape[2] = layer.bias[0];
@@ -504,12 +509,15 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
   std::vector<Source> sources;
   uint64_t copyValue = 0;
   std::vector<ShownLayer> shown;
-  auto addSource = [&](const LayerView& view) {
+  auto addSource = [&](const CommittedLayer& layer, const LayerView& view) {
     auto& sc = static_cast<HeadlessSwapchain&>(*view.swapchain);
     VkImage image = sc.images[view.runtimeIndex].image.get();
-    VkImageSubresourceRange range{vk::aspectMask(sc.info.format), 0, 1, view.arrayIndex, 1};
+    // A cube layer reads the 6 faces of its cube.
+    const bool cube = layer.kind == CommittedLayer::Kind::cube;
+    VkImageSubresourceRange range{vk::aspectMask(sc.info.format), 0, 1, view.arrayIndex * (cube ? 6 : 1),
+                                  cube ? 6u : 1u};
     for (const auto& s : sources) {
-      if (s.image == image && s.range.baseArrayLayer == view.arrayIndex) return;
+      if (s.image == image && s.range.baseArrayLayer == range.baseArrayLayer) return;
     }
     sources.push_back({image, vk::attachmentLayout(sc.info.format), range});
     copyValue = std::max(copyValue, view.copyValue);
@@ -552,7 +560,7 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
       for (const auto& view : layer.views) {
         const bool draw = drawnAt(layer, view, drawn.size());
         drawn.push_back(draw);
-        if (draw) addSource(view);
+        if (draw) addSource(layer, view);
         const bool covered = layer.kind == CommittedLayer::Kind::projection ? view.eye < options_.viewCount
                                                                             : true;  // drawnAt checked the eyes
         if (!draw && isColor(view) && covered) culled++;
@@ -600,7 +608,8 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
             int32_t x0, y0, x1, y1;  // eye-local pixels, may extend past the eye
           };
           std::vector<Target> targets;
-          if (layer.kind == CommittedLayer::Kind::cylinder || layer.kind == CommittedLayer::Kind::equirect) {
+          if (layer.kind == CommittedLayer::Kind::cylinder || layer.kind == CommittedLayer::Kind::equirect ||
+              layer.kind == CommittedLayer::Kind::cube) {
             recordShape(cb, layer, view, head, at - 1, coveredBelow, recordStatus);
             continue;
           }

@@ -1,9 +1,10 @@
 #version 450
-// Draws a cylinder or equirect layer (XR_KHR_composition_layer_cylinder / _equirect) into one
-// eye of the display output: each output pixel's view ray is turned into the layer's space,
-// intersected with the layer's cylinder (axis +y) or sphere, and the point hit picks the texel
-// (nearest). A radius of 0 means infinitely far: only the ray's direction counts. Pixels whose
-// ray misses the image are left alone. Blending as blend.comp.
+// Draws a cylinder, equirect or cube layer (XR_KHR_composition_layer_cylinder / _equirect /
+// _cube) into one eye of the display output: each output pixel's view ray is turned into the
+// layer's space, intersected with the layer's cylinder (axis +y) or sphere, and the point hit
+// picks the texel (nearest); a cube map is sampled by the ray's direction, face by face as
+// Vulkan selects them. A radius of 0 means infinitely far: only the ray's direction counts.
+// Pixels whose ray misses the image are left alone. Blending as blend.comp.
 layout(local_size_x = 8, local_size_y = 8) in;
 
 layout(set = 0, binding = 0) uniform sampler2DArray source;
@@ -16,7 +17,7 @@ layout(push_constant) uniform Params {
   vec4 eyeInLayer;   // xyz: the eye in layer space; w: radius (0: infinitely far)
   vec4 shape;        // cylinder: centralAngle aspectRatio; equirect: scale.x scale.y bias.x bias.y
   ivec4 source;      // the sub-image: x y width height
-  int kind;          // 0: cylinder, 1: equirect
+  int kind;          // 0: cylinder, 1: equirect, 2: cube (arrayIndex: the cube's +X face)
   int arrayIndex;
   int blend;         // 0: opaque, 1: source alpha (premultiplied), 2: source alpha, unpremultiplied
   int unused;
@@ -37,7 +38,29 @@ void main() {
   const vec3 o = p.eyeInLayer.xyz;
   float r = p.eyeInLayer.w;
   vec2 uv;
-  if (p.kind == 0) {
+  int layer = p.arrayIndex;
+  if (p.kind == 2) {
+    // Vulkan's cube face selection (major axis, then sc/tc per face).
+    const vec3 a = abs(d);
+    float sc, tc, ma;
+    if (a.x >= a.y && a.x >= a.z) {
+      layer += d.x > 0.0 ? 0 : 1;
+      sc = d.x > 0.0 ? -d.z : d.z;
+      tc = -d.y;
+      ma = a.x;
+    } else if (a.y >= a.z) {
+      layer += d.y > 0.0 ? 2 : 3;
+      sc = d.x;
+      tc = d.y > 0.0 ? d.z : -d.z;
+      ma = a.y;
+    } else {
+      layer += d.z > 0.0 ? 4 : 5;
+      sc = d.z > 0.0 ? d.x : -d.x;
+      tc = -d.y;
+      ma = a.z;
+    }
+    uv = 0.5 * (vec2(sc, tc) / ma + 1.0);
+  } else if (p.kind == 0) {
     vec3 hit;
     if (r <= 0.0) {
       const float h = length(d.xz);
@@ -72,7 +95,7 @@ void main() {
   }
   if (uv.x < 0.0 || uv.y < 0.0 || uv.x > 1.0 || uv.y > 1.0) return;
   const ivec2 src_px = p.source.xy + min(ivec2(uv * vec2(p.source.zw)), p.source.zw - 1);
-  vec4 s = texelFetch(source, ivec3(src_px, p.arrayIndex), 0);
+  vec4 s = texelFetch(source, ivec3(src_px, layer), 0);
   if (p.blend == 0) {
     imageStore(display, out_px, s);
     return;
