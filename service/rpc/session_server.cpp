@@ -413,9 +413,9 @@ kj::Promise<Status> SessionServer::end(wire::Session::EndFrameParams::Reader par
       facts = SwapchainFacts{req.width,
                              req.height,
                              req.arraySize,
-                             req.faceCount,
                              vk::isDepthFormat(VkFormat(req.format)),
-                             it->second->releasesRequested > 0};
+                             it->second->releasesRequested > 0,
+                             req.faceCount};
     }
     if (auto v = validateSubImage(ref, facts ? &*facts : nullptr, depth, what, cube); !v) return v;
     out.push_back(PendingView{it->second->core, ref, Pose{}, {}});

@@ -39,7 +39,10 @@ stop_daemon() {
 }
 trap 'stop_daemon; rm -rf "$runtime_dir"' EXIT
 start_daemon() {  # a fresh daemon per run: one run's leftovers never decide another's result
-  "$daemon" --backend headless --socket "$XR_COMPOSITOR_SOCKET" >"$1/daemon.log" 2>&1 &
+  # Views of 512x512 (XRC_CTS_VIEW_SIZE): lavapipe renders the suite's frames and composes the
+  # daemon's on 2 CPU cores, so the default 1440x1600 would take the suite several times longer.
+  "$daemon" --backend headless --socket "$XR_COMPOSITOR_SOCKET" --view-size "${XRC_CTS_VIEW_SIZE:-512x512}" \
+    >"$1/daemon.log" 2>&1 &
   daemon_pid=$!
   for _ in $(seq 100); do [ -S "$XR_COMPOSITOR_SOCKET" ] && return 0; sleep 0.1; done
   echo "conformance: the daemon did not start (see $1/daemon.log)" >&2

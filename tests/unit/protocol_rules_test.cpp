@@ -137,8 +137,15 @@ TEST(SwapchainValidation, RejectsBadExtentsCountsAndFormats) {
   r.sampleCount = 4;
   EXPECT_EQ(codeOf(r), ErrorCode::unsupported);
   r = colorRequest();
-  r.faceCount = 6;
+  r.faceCount = 6;  // a cube map must be square
+  EXPECT_EQ(codeOf(r), ErrorCode::invalidArgument);
+  r.height = r.width;
+  EXPECT_EQ(codeOf(r), ErrorCode::none);
+  r.faceCount = 3;
   EXPECT_EQ(codeOf(r), ErrorCode::unsupported);
+  r = colorRequest();
+  r.createFlags = swapchain_flags::staticImage;
+  EXPECT_EQ(codeOf(r), ErrorCode::none);
   r = colorRequest();
   r.usageFlags |= 1ull << 40;
   EXPECT_EQ(codeOf(r), ErrorCode::invalidArgument);
@@ -254,6 +261,12 @@ TEST(Layers, SubImageMustNameAReleasedSwapchainOfTheSessionWithinBounds) {
   EXPECT_EQ(validateSubImage(ref, &facts, false, "view").error().code, ErrorCode::invalidArgument);
   ref = {4, 0, 0, 0, 128, 0};
   EXPECT_EQ(validateSubImage(ref, &facts, false, "view").error().code, ErrorCode::invalidArgument);
+  SwapchainFacts cube = facts;
+  cube.faceCount = 6;  // only cube layers may use a cube map, and they only cube maps
+  ref = {4, 0, 0, 256, 128, 0};
+  EXPECT_EQ(validateSubImage(ref, &cube, false, "quad").error().code, ErrorCode::invalidArgument);
+  EXPECT_TRUE(validateSubImage(ref, &cube, false, "cube", /*wantCube=*/true).ok());
+  EXPECT_EQ(validateSubImage(ref, &facts, false, "cube", /*wantCube=*/true).error().code, ErrorCode::invalidArgument);
   ref = {4, -1, 0, 16, 16, 0};
   EXPECT_EQ(validateSubImage(ref, &facts, false, "view").error().code, ErrorCode::invalidArgument);
   facts.hasContent = false;

@@ -150,9 +150,9 @@ struct SwapchainFacts {
   uint32_t width = 0;
   uint32_t height = 0;
   uint32_t arraySize = 1;
-  uint32_t faceCount = 1;
   bool depth = false;
   bool hasContent = false;  // released at least once
+  uint32_t faceCount = 1;   // 6: a cube map
 };
 
 // `facts` is null when the id does not name a swapchain of this session.
