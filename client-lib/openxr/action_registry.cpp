@@ -106,13 +106,13 @@ XrResult ActionRegistry::suggestBindings(XrPath profile, const std::vector<const
                                          const std::vector<XrPath>& bindings) {
   std::string profileText;
   if (paths_.toString(profile, profileText) != XR_SUCCESS) return XR_ERROR_PATH_INVALID;
-  if (!isKnownInteractionProfile(profileText, apiVersion_)) return XR_ERROR_PATH_UNSUPPORTED;
+  if (!isKnownInteractionProfile(profileText, scope_)) return XR_ERROR_PATH_UNSUPPORTED;
   if (bindings.empty()) return XR_ERROR_VALIDATION_FAILURE;
   std::vector<std::pair<const Action*, XrPath>> accepted;
   for (size_t i = 0; i < bindings.size(); ++i) {
     std::string bindingText;
     if (paths_.toString(bindings[i], bindingText) != XR_SUCCESS) return XR_ERROR_PATH_INVALID;
-    if (!isBindingPathOfProfile(profileText, bindingText, apiVersion_)) return XR_ERROR_PATH_UNSUPPORTED;
+    if (!isBindingPathOfProfile(profileText, bindingText, scope_)) return XR_ERROR_PATH_UNSUPPORTED;
     accepted.emplace_back(actions[i], bindings[i]);
   }
   Lock lock(mutex_);

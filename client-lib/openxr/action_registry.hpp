@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "interaction_profiles.hpp"
 #include "openxr_1_1.hpp"
 #include "path_table.hpp"
 #include "xrc/thread_annotations.hpp"
@@ -38,9 +39,10 @@ struct ActionSet {
 class ActionRegistry {
  public:
   explicit ActionRegistry(PathTable& paths) : paths_(paths) {}
-  // The instance's API version: which interaction profiles and components exist for its app.
+  // The instance's API version and extensions: which interaction profiles and components exist
+  // for its app.
   // Set once, before the instance is published to other threads.
-  void setApiVersion(XrVersion api) { apiVersion_ = api; }
+  void setScope(ProfileScope scope) { scope_ = std::move(scope); }
 
   XrResult createActionSet(const XrActionSetCreateInfo& info, std::shared_ptr<ActionSet>& out);
   void destroyActionSet(const std::shared_ptr<ActionSet>& set);
@@ -63,7 +65,7 @@ class ActionRegistry {
 
  private:
   PathTable& paths_;
-  XrVersion apiVersion_ = kApi10;
+  ProfileScope scope_;
   mutable Mutex mutex_;
   std::set<std::string> setNames_ XRC_GUARDED_BY(mutex_), setLocalizedNames_ XRC_GUARDED_BY(mutex_);
   std::map<XrPath, std::vector<std::pair<const Action*, XrPath>>> suggested_ XRC_GUARDED_BY(mutex_);

@@ -16,19 +16,37 @@ bool matchesComponent(std::string_view leaf, std::string_view component) {
 
 }  // namespace
 
-const InteractionProfileInfo* findInteractionProfile(std::string_view profilePath, XrVersion api) {
-  for (const InteractionProfileInfo& p : interactionProfileTable()) {
-    if (p.path == profilePath) return apiAtLeast(api, p.since) ? &p : nullptr;
+// Profiles of extensions this runtime offers (registry values), besides the core table.
+const std::vector<InteractionProfileInfo>& extensionProfiles() {
+  static const std::vector<InteractionProfileInfo> profiles = {
+      {"/interaction_profiles/ext/eye_gaze_interaction",
+       kApi10,
+       {"/user/eyes_ext"},
+       {{"", "/input/gaze_ext/pose", XR_ACTION_TYPE_POSE_INPUT, kApi10}},
+       "XR_EXT_eye_gaze_interaction"},
+  };
+  return profiles;
+}
+
+const InteractionProfileInfo* findInteractionProfile(std::string_view profilePath, const ProfileScope& scope) {
+  for (const auto* table : {&interactionProfileTable(), &extensionProfiles()}) {
+    for (const InteractionProfileInfo& p : *table) {
+      if (p.path != profilePath) continue;
+      const bool offered = apiAtLeast(scope.api, p.since) &&
+                           (p.extension.empty() || scope.extensions.count(std::string(p.extension)) != 0);
+      return offered ? &p : nullptr;
+    }
   }
   return nullptr;
 }
 
-bool isKnownInteractionProfile(std::string_view profilePath, XrVersion api) {
-  return findInteractionProfile(profilePath, api) != nullptr;
+bool isKnownInteractionProfile(std::string_view profilePath, const ProfileScope& scope) {
+  return findInteractionProfile(profilePath, scope) != nullptr;
 }
 
-bool isBindingPathOfProfile(std::string_view profilePath, std::string_view bindingPath, XrVersion api) {
-  const InteractionProfileInfo* profile = findInteractionProfile(profilePath, api);
+bool isBindingPathOfProfile(std::string_view profilePath, std::string_view bindingPath, const ProfileScope& scope) {
+  const XrVersion api = scope.api;
+  const InteractionProfileInfo* profile = findInteractionProfile(profilePath, scope);
   if (profile == nullptr) return false;
   for (std::string_view user : profile->userPaths) {
     if (bindingPath.substr(0, user.size()) != user) continue;
@@ -43,8 +61,8 @@ bool isBindingPathOfProfile(std::string_view profilePath, std::string_view bindi
 }
 
 bool isTopLevelUserPath(std::string_view path) {
-  static constexpr std::array<std::string_view, 5> kTopLevel{"/user/hand/left", "/user/hand/right", "/user/head",
-                                                             "/user/gamepad", "/user/treadmill"};
+  static constexpr std::array<std::string_view, 6> kTopLevel{"/user/hand/left", "/user/hand/right", "/user/head",
+                                                             "/user/gamepad",   "/user/treadmill",  "/user/eyes_ext"};
   for (std::string_view p : kTopLevel) {
     if (p == path) return true;
   }

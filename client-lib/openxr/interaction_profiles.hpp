@@ -4,6 +4,8 @@
 // instance was created with.
 #pragma once
 
+#include <set>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -23,16 +25,23 @@ struct InteractionProfileInfo {
   XrVersion since;
   std::vector<std::string_view> userPaths;
   std::vector<ProfileComponent> components;
+  std::string_view extension = {};  // non-empty: offered only with this extension enabled
+};
+
+// What an app may bind to: its API version and enabled extensions.
+struct ProfileScope {
+  XrVersion api = kApi10;
+  std::set<std::string> extensions = {};
 };
 
 const std::vector<InteractionProfileInfo>& interactionProfileTable();
-const InteractionProfileInfo* findInteractionProfile(std::string_view profilePath, XrVersion api);
+const InteractionProfileInfo* findInteractionProfile(std::string_view profilePath, const ProfileScope& scope);
 
-bool isKnownInteractionProfile(std::string_view profilePath, XrVersion api = kApi10);
+bool isKnownInteractionProfile(std::string_view profilePath, const ProfileScope& scope = {});
 // A full binding path ("/user/hand/left/input/trigger/value") or one naming a component without
 // its identifier ("/user/hand/left/input/trigger"), as OpenXR allows.
-bool isBindingPathOfProfile(std::string_view profilePath, std::string_view bindingPath, XrVersion api = kApi10);
-// /user/hand/left, /user/hand/right, /user/head, /user/gamepad, /user/treadmill.
+bool isBindingPathOfProfile(std::string_view profilePath, std::string_view bindingPath, const ProfileScope& scope = {});
+// /user/hand/left, /user/hand/right, /user/head, /user/gamepad, /user/treadmill, /user/eyes_ext.
 bool isTopLevelUserPath(std::string_view path);
 
 }  // namespace xrc::openxr

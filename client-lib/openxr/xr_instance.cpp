@@ -30,6 +30,7 @@ constexpr ExtensionInfo kExtensions[] = {
     {XR_KHR_COMPOSITION_LAYER_EQUIRECT_EXTENSION_NAME, XR_KHR_composition_layer_equirect_SPEC_VERSION},
     {XR_KHR_COMPOSITION_LAYER_EQUIRECT2_EXTENSION_NAME, XR_KHR_composition_layer_equirect2_SPEC_VERSION},
     {XR_KHR_COMPOSITION_LAYER_CUBE_EXTENSION_NAME, XR_KHR_composition_layer_cube_SPEC_VERSION},
+    {XR_EXT_EYE_GAZE_INTERACTION_EXTENSION_NAME, XR_EXT_eye_gaze_interaction_SPEC_VERSION},
 };
 
 bool isSupportedExtension(const char* name) {
@@ -108,7 +109,6 @@ XrResult XRAPI_CALL CreateInstance(const XrInstanceCreateInfo* info, XrInstance*
   // (the CTS always enables its conformance layer by name), so a runtime ignores them.
   auto instance = std::make_shared<Instance>();
   instance->apiVersion = app.apiVersion;
-  instance->actions.setApiVersion(app.apiVersion);
   instance->applicationName =
       std::string(app.applicationName, strnlen(app.applicationName, XR_MAX_APPLICATION_NAME_SIZE));
   for (uint32_t i = 0; i < info->enabledExtensionCount; ++i) {
@@ -116,6 +116,7 @@ XrResult XRAPI_CALL CreateInstance(const XrInstanceCreateInfo* info, XrInstance*
     if (name == nullptr || !isSupportedExtension(name)) return XR_ERROR_EXTENSION_NOT_PRESENT;
     instance->extensions.insert(name);
   }
+  instance->actions.setScope({app.apiVersion, instance->extensions});
   // The daemon must be there now: an app asking for an instance without it gets a clear failure
   // instead of a session that never becomes ready.
   auto system = client::describe(instance->socketPath);

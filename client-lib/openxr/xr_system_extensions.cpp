@@ -5,7 +5,8 @@
 // - user presence: the headless backend's simulated user always wears the headset, so its
 //   sessions learn "present" when they begin; other backends do not report presence (yet), so
 //   the system says it does not support it;
-// - hand tracking: no backend tracks hands (yet): the system says so and trackers cannot be made.
+// - hand tracking: no backend tracks hands (yet): the system says so and trackers cannot be made;
+// - eye gaze interaction: likewise no eye tracker: its profile binds, its pose is never active.
 #include <cstring>
 
 #include "entry_points.hpp"
@@ -42,6 +43,10 @@ void fillSystemExtensionProperties(const Instance& instance, XrSystemProperties&
                instance.enabled(XR_EXT_USER_PRESENCE_EXTENSION_NAME)) {
       reinterpret_cast<XrSystemUserPresencePropertiesEXT*>(next)->supportsUserPresence =
           reportsUserPresence(instance) ? XR_TRUE : XR_FALSE;
+    } else if (next->type == XR_TYPE_SYSTEM_EYE_GAZE_INTERACTION_PROPERTIES_EXT &&
+               instance.enabled(XR_EXT_EYE_GAZE_INTERACTION_EXTENSION_NAME)) {
+      // No backend tracks eyes yet: the profile can be bound, its pose is never active.
+      reinterpret_cast<XrSystemEyeGazeInteractionPropertiesEXT*>(next)->supportsEyeGazeInteraction = XR_FALSE;
     } else if (next->type == XR_TYPE_SYSTEM_HAND_TRACKING_PROPERTIES_EXT &&
                instance.enabled(XR_EXT_HAND_TRACKING_EXTENSION_NAME)) {
       reinterpret_cast<XrSystemHandTrackingPropertiesEXT*>(next)->supportsHandTracking = XR_FALSE;

@@ -684,7 +684,8 @@ class OpenXrExtensionSession : public OpenXrSession {
             "XR_META_performance_metrics",
             XR_KHR_COMPOSITION_LAYER_CYLINDER_EXTENSION_NAME,
             XR_KHR_COMPOSITION_LAYER_EQUIRECT_EXTENSION_NAME,
-            XR_KHR_COMPOSITION_LAYER_EQUIRECT2_EXTENSION_NAME};
+            XR_KHR_COMPOSITION_LAYER_EQUIRECT2_EXTENSION_NAME,
+            XR_EXT_EYE_GAZE_INTERACTION_EXTENSION_NAME};
   }
 };
 
@@ -932,6 +933,39 @@ TEST_F(OpenXrSession, CylinderLayersNeedTheirExtension) {
   cylinder.aspectRatio = 1;
   EXPECT_EQ(endFrame(state.predictedDisplayTime, {reinterpret_cast<const XrCompositionLayerBaseHeader*>(&cylinder)}),
             XR_ERROR_LAYER_INVALID);
+}
+
+// XR_EXT_eye_gaze_interaction: no eye tracker, but apps may bind the gaze pose and make its space.
+TEST_F(OpenXrExtensionSession, EyeGazeProfileBindsWithoutAnEyeTracker) {
+  XrSystemEyeGazeInteractionPropertiesEXT gaze{XR_TYPE_SYSTEM_EYE_GAZE_INTERACTION_PROPERTIES_EXT, nullptr, XR_TRUE};
+  XrSystemProperties props{XR_TYPE_SYSTEM_PROPERTIES, &gaze};
+  ASSERT_EQ(xrGetSystemProperties(instance_, system_, &props), XR_SUCCESS);
+  EXPECT_EQ(gaze.supportsEyeGazeInteraction, XR_FALSE);
+  XrActionSetCreateInfo setInfo{XR_TYPE_ACTION_SET_CREATE_INFO};
+  std::strcpy(setInfo.actionSetName, "gameplay");
+  std::strcpy(setInfo.localizedActionSetName, "Gameplay");
+  XrActionSet set = XR_NULL_HANDLE;
+  ASSERT_EQ(xrCreateActionSet(instance_, &setInfo, &set), XR_SUCCESS);
+  XrActionCreateInfo actionInfo{XR_TYPE_ACTION_CREATE_INFO};
+  std::strcpy(actionInfo.actionName, "user_intent");
+  std::strcpy(actionInfo.localizedActionName, "User Intent");
+  actionInfo.actionType = XR_ACTION_TYPE_POSE_INPUT;
+  XrAction intent = XR_NULL_HANDLE;
+  ASSERT_EQ(xrCreateAction(set, &actionInfo, &intent), XR_SUCCESS);
+  XrPath profile = XR_NULL_PATH, pose = XR_NULL_PATH;
+  ASSERT_EQ(xrStringToPath(instance_, "/interaction_profiles/ext/eye_gaze_interaction", &profile), XR_SUCCESS);
+  ASSERT_EQ(xrStringToPath(instance_, "/user/eyes_ext/input/gaze_ext/pose", &pose), XR_SUCCESS);
+  XrActionSuggestedBinding binding{intent, pose};
+  XrInteractionProfileSuggestedBinding suggested{XR_TYPE_INTERACTION_PROFILE_SUGGESTED_BINDING, nullptr, profile, 1,
+                                                 &binding};
+  EXPECT_EQ(xrSuggestInteractionProfileBindings(instance_, &suggested), XR_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(createSession());
+  XrSessionActionSetsAttachInfo attach{XR_TYPE_SESSION_ACTION_SETS_ATTACH_INFO, nullptr, 1, &set};
+  ASSERT_EQ(xrAttachSessionActionSets(session_, &attach), XR_SUCCESS);
+  XrActionSpaceCreateInfo spaceInfo{
+      XR_TYPE_ACTION_SPACE_CREATE_INFO, nullptr, intent, XR_NULL_PATH, {{0, 0, 0, 1}, {0, 0, 0}}};
+  XrSpace gazeSpace = XR_NULL_HANDLE;
+  EXPECT_EQ(xrCreateActionSpace(session_, &spaceInfo, &gazeSpace), XR_SUCCESS);
 }
 
 // Without XR_META_headset_id the chained structure is left alone.

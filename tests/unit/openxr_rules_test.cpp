@@ -49,17 +49,24 @@ TEST(PathTable, InternsStringsAndRejectsUnknownAtoms) {
 
 TEST(InteractionProfiles, OpenXr11ProfilesAndGripSurfaceOnlyForOpenXr11Apps) {
   const char* cosmos = "/interaction_profiles/htc/vive_cosmos_controller";
-  EXPECT_FALSE(isKnownInteractionProfile(cosmos, kApi10));
-  EXPECT_TRUE(isKnownInteractionProfile(cosmos, kApi11));
-  EXPECT_TRUE(isKnownInteractionProfile("/interaction_profiles/meta/touch_plus_controller", XR_MAKE_VERSION(1, 1, 7)));
-  EXPECT_TRUE(isBindingPathOfProfile(cosmos, "/user/hand/left/input/x/click", kApi11));
-  EXPECT_FALSE(isBindingPathOfProfile(cosmos, "/user/hand/right/input/x/click", kApi11));
-  EXPECT_TRUE(isBindingPathOfProfile(cosmos, "/user/hand/right/input/thumbstick", kApi11));  // vector2
+  EXPECT_FALSE(isKnownInteractionProfile(cosmos, ProfileScope{kApi10, {}}));
+  EXPECT_TRUE(isKnownInteractionProfile(cosmos, ProfileScope{kApi11, {}}));
+  EXPECT_TRUE(
+      isKnownInteractionProfile("/interaction_profiles/meta/touch_plus_controller", {XR_MAKE_VERSION(1, 1, 7), {}}));
+  EXPECT_TRUE(isBindingPathOfProfile(cosmos, "/user/hand/left/input/x/click", ProfileScope{kApi11, {}}));
+  EXPECT_FALSE(isBindingPathOfProfile(cosmos, "/user/hand/right/input/x/click", ProfileScope{kApi11, {}}));
+  EXPECT_TRUE(
+      isBindingPathOfProfile(cosmos, "/user/hand/right/input/thumbstick", ProfileScope{kApi11, {}}));  // vector2
   const char* simple = "/interaction_profiles/khr/simple_controller";
-  EXPECT_FALSE(isBindingPathOfProfile(simple, "/user/hand/left/input/grip_surface/pose", kApi10));
-  EXPECT_TRUE(isBindingPathOfProfile(simple, "/user/hand/left/input/grip_surface/pose", kApi11));
-  // Extension-only profiles are not offered.
-  EXPECT_FALSE(isKnownInteractionProfile("/interaction_profiles/ext/eye_gaze_interaction", kApi11));
+  EXPECT_FALSE(isBindingPathOfProfile(simple, "/user/hand/left/input/grip_surface/pose", ProfileScope{kApi10, {}}));
+  EXPECT_TRUE(isBindingPathOfProfile(simple, "/user/hand/left/input/grip_surface/pose", ProfileScope{kApi11, {}}));
+  // Extension profiles only with their extension.
+  const char* gaze = "/interaction_profiles/ext/eye_gaze_interaction";
+  EXPECT_FALSE(isKnownInteractionProfile(gaze, ProfileScope{kApi11, {}}));
+  const ProfileScope withGaze{kApi10, {"XR_EXT_eye_gaze_interaction"}};
+  EXPECT_TRUE(isBindingPathOfProfile(gaze, "/user/eyes_ext/input/gaze_ext/pose", withGaze));
+  EXPECT_FALSE(isBindingPathOfProfile(gaze, "/user/hand/left/input/gaze_ext/pose", withGaze));
+  EXPECT_FALSE(isKnownInteractionProfile("/interaction_profiles/htc/vive_tracker_htcx", ProfileScope{kApi11, {}}));
   EXPECT_TRUE(apiAtLeast(XR_MAKE_VERSION(1, 1, 0), kApi11));
   EXPECT_FALSE(apiAtLeast(XR_MAKE_VERSION(1, 0, 40), kApi11));
 }
