@@ -176,6 +176,15 @@ class OpenXrSession : public ::testing::Test {
     ASSERT_EQ(xrBeginSession(session_, &begin), XR_SUCCESS);
   }
 
+  // A running session's first frame, begun, with one image of the swapchain released for it.
+  void startFrameWithAnImage(XrFrameState& state) {
+    ASSERT_NO_FATAL_FAILURE(createSession());
+    ASSERT_NO_FATAL_FAILURE(beginSession());
+    ASSERT_EQ(xrWaitFrame(session_, nullptr, &state), XR_SUCCESS);
+    ASSERT_EQ(xrBeginFrame(session_, nullptr), XR_SUCCESS);
+    ASSERT_NO_FATAL_FAILURE(cycleImage());
+  }
+
   // acquire -> wait -> release of the swapchain's next image.
   void cycleImage() {
     uint32_t index = 0;
@@ -876,12 +885,8 @@ TEST_F(OpenXrExtensionSession, PerformanceMetricsMeasureTheAppsFrames) {
 // Cylinder, equirect and equirect2 layers are validated and reach the daemon (their pixels:
 // ShapedLayers); without their extensions they are XR_ERROR_LAYER_INVALID.
 TEST_F(OpenXrExtensionSession, CylinderAndEquirectLayersAreCheckedAndSubmitted) {
-  ASSERT_NO_FATAL_FAILURE(createSession());
-  ASSERT_NO_FATAL_FAILURE(beginSession());
   XrFrameState state{XR_TYPE_FRAME_STATE};
-  ASSERT_EQ(xrWaitFrame(session_, nullptr, &state), XR_SUCCESS);
-  ASSERT_EQ(xrBeginFrame(session_, nullptr), XR_SUCCESS);
-  ASSERT_NO_FATAL_FAILURE(cycleImage());
+  ASSERT_NO_FATAL_FAILURE(startFrameWithAnImage(state));
   XrCompositionLayerCylinderKHR cylinder{XR_TYPE_COMPOSITION_LAYER_CYLINDER_KHR};
   cylinder.space = local_;
   cylinder.eyeVisibility = XR_EYE_VISIBILITY_BOTH;
@@ -919,12 +924,8 @@ TEST_F(OpenXrExtensionSession, CylinderAndEquirectLayersAreCheckedAndSubmitted) 
 }
 
 TEST_F(OpenXrSession, CylinderLayersNeedTheirExtension) {
-  ASSERT_NO_FATAL_FAILURE(createSession());
-  ASSERT_NO_FATAL_FAILURE(beginSession());
   XrFrameState state{XR_TYPE_FRAME_STATE};
-  ASSERT_EQ(xrWaitFrame(session_, nullptr, &state), XR_SUCCESS);
-  ASSERT_EQ(xrBeginFrame(session_, nullptr), XR_SUCCESS);
-  ASSERT_NO_FATAL_FAILURE(cycleImage());
+  ASSERT_NO_FATAL_FAILURE(startFrameWithAnImage(state));
   XrCompositionLayerCylinderKHR cylinder{XR_TYPE_COMPOSITION_LAYER_CYLINDER_KHR};
   cylinder.space = local_;
   cylinder.subImage = view().subImage;
