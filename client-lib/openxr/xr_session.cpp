@@ -20,10 +20,12 @@ struct SubImageCheck {
   client::SubImage out;
 };
 
-SubImageCheck checkSubImage(const Session& session, const XrSwapchainSubImage& sub) {
+// `cube`: for a cube layer, which needs a cube map; every other layer needs a 2D swapchain.
+SubImageCheck checkSubImage(const Session& session, const XrSwapchainSubImage& sub, bool cube = false) {
   SubImageCheck check;
   auto swapchain = lookup<SwapchainObject>(sub.swapchain);
   if (!swapchain || swapchain->session.get() != &session) return {XR_ERROR_HANDLE_INVALID, {}};
+  if ((swapchain->faceCount == 6) != cube) return {XR_ERROR_VALIDATION_FAILURE, {}};
   if (!swapchain->everReleased) return {XR_ERROR_LAYER_INVALID, {}};
   const XrRect2Di& r = sub.imageRect;
   if (r.offset.x < 0 || r.offset.y < 0 || r.extent.width <= 0 || r.extent.height <= 0 ||
@@ -59,14 +61,17 @@ bool isRadius(float r) { return !std::isnan(r) && r >= 0; }
 
 // XR_KHR_composition_layer_cylinder, _equirect, _equirect2 and _cube (checked enabled),
 // validated and converted; equirect2's angles become equirect's scale and bias (see xrc.capnp).
+// `empty`: a valid layer that covers nothing (a zero angle), which is not sent.
 XrResult convertShapedLayer(Session& session, const XrCompositionLayerBaseHeader* header, const Pose& spacePose,
-                            client::Layer& out) XRC_REQUIRES(session.mutex) {
+                            client::Layer& out, bool& empty) XRC_REQUIRES(session.mutex) {
   constexpr float kTwoPi = 6.2831853f, kPi = 3.14159265f;
-  auto place = [&](const XrSwapchainSubImage& subImage, const XrPosef& xrPose, XrEyeVisibility eyes) -> XrResult {
+  empty = false;
+  auto place = [&](const XrSwapchainSubImage& subImage, const XrPosef& xrPose, XrEyeVisibility eyes,
+                   bool cube = false) -> XrResult {
     if (!isEyeVisibility(eyes)) return XR_ERROR_VALIDATION_FAILURE;
     const Pose pose = toPose(xrPose);
     if (!isValidPose(pose)) return XR_ERROR_POSE_INVALID;
-    auto sub = checkSubImage(session, subImage);
+    auto sub = checkSubImage(session, subImage, cube);
     if (XR_FAILED(sub.result)) return sub.result;
     out.quadSubImage = sub.out;
     out.quadPose = compose(spacePose, pose);
@@ -81,7 +86,9 @@ XrResult convertShapedLayer(Session& session, const XrCompositionLayerBaseHeader
     if (swapchain->faceCount != 6) return XR_ERROR_VALIDATION_FAILURE;  // not a cube map
     XrSwapchainSubImage whole{
         layer.swapchain, {{0, 0}, {int32_t(swapchain->width), int32_t(swapchain->height)}}, layer.imageArrayIndex};
-    if (XrResult r = place(whole, {layer.orientation, {0, 0, 0}}, layer.eyeVisibility); XR_FAILED(r)) return r;
+    if (XrResult r = place(whole, {layer.orientation, {0, 0, 0}}, layer.eyeVisibility, /*cube=*/true); XR_FAILED(r)) {
+      return r;
+    }
     out.kind = client::Layer::Kind::cube;
     out.quadPose.position = {0, 0, 0};  // infinitely far: only the orientation counts
     return XR_SUCCESS;
@@ -93,6 +100,7 @@ XrResult convertShapedLayer(Session& session, const XrCompositionLayerBaseHeader
       return XR_ERROR_VALIDATION_FAILURE;
     }
     out.kind = client::Layer::Kind::cylinder;
+    empty = layer.centralAngle == 0;
     out.radius = layer.radius;
     out.centralAngle = layer.centralAngle;
     out.aspectRatio = layer.aspectRatio;
@@ -115,8 +123,8 @@ XrResult convertShapedLayer(Session& session, const XrCompositionLayerBaseHeader
   auto& layer = *reinterpret_cast<const XrCompositionLayerEquirect2KHR*>(header);
   const float central = layer.centralHorizontalAngle, upper = layer.upperVerticalAngle,
               lower = layer.lowerVerticalAngle;
-  if (!isRadius(layer.radius) || !(central > 0 && central <= kTwoPi) || !(upper <= kPi / 2 && lower >= -kPi / 2) ||
-      !(lower < upper)) {
+  if (!isRadius(layer.radius) || !(central >= 0 && central <= kTwoPi) || !(upper <= kPi / 2 && lower >= -kPi / 2) ||
+      !(lower <= upper)) {
     return XR_ERROR_VALIDATION_FAILURE;
   }
   // u = lon / central + 1/2 and v = (upper - latitude) / (upper - lower), latitude = pi/2 - polar.
@@ -125,6 +133,9 @@ XrResult convertShapedLayer(Session& session, const XrCompositionLayerBaseHeader
   out.bias[0] = 0.5f - 0.5f * out.scale[0];
   out.scale[1] = kPi / (upper - lower);
   out.bias[1] = (upper - kPi / 2) / (upper - lower);
+  // A zero-wide or zero-high window (or one so thin its mapping is not finite) shows nothing.
+  empty = !(std::isfinite(out.scale[0]) && std::isfinite(out.bias[0]) && std::isfinite(out.scale[1]) &&
+            std::isfinite(out.bias[1]));
   return place(layer.subImage, layer.pose, layer.eyeVisibility);
 }
 
@@ -197,9 +208,10 @@ XrResult convertLayer(Session& session, const XrCompositionLayerBaseHeader* head
       out.views.push_back(pv);
     }
   } else if (header->type != XR_TYPE_COMPOSITION_LAYER_QUAD) {
-    if (XrResult r = convertShapedLayer(session, header, spacePose, out); XR_FAILED(r)) return r;
+    bool empty = false;
+    if (XrResult r = convertShapedLayer(session, header, spacePose, out, empty); XR_FAILED(r)) return r;
     // A daemon before protocol 1.6 cannot show these; the frame goes on without them.
-    skip = !located || session.instance->system.protocolMinor < 6;
+    skip = !located || empty || session.instance->system.protocolMinor < 6;
     return XR_SUCCESS;
   } else {
     auto& layer = *reinterpret_cast<const XrCompositionLayerQuad*>(header);

@@ -149,8 +149,10 @@ Status validateSwapchainRequest(const SwapchainRequest& r, const SwapchainLimits
   if (r.faceCount == 6 && r.width != r.height) {
     return makeError(ErrorCode::invalidArgument, "a cube map swapchain must be square (got {}x{})", r.width, r.height);
   }
-  if (r.arraySize == 0 || r.arraySize > limits.maxArrayLayers) {
-    return makeError(ErrorCode::invalidArgument, "array size {} is outside 1..{}", r.arraySize, limits.maxArrayLayers);
+  // A cube map's faces are image layers too: the bound is on the image's layers.
+  if (r.arraySize == 0 || uint64_t(r.arraySize) * (r.faceCount == 6 ? 6 : 1) > limits.maxArrayLayers) {
+    return makeError(ErrorCode::invalidArgument, "array size {} ({} image layers) is outside 1..{} layers", r.arraySize,
+                     uint64_t(r.arraySize) * (r.faceCount == 6 ? 6 : 1), limits.maxArrayLayers);
   }
   uint32_t maxMips = 1;
   for (uint32_t extent = std::max(r.width, r.height); extent > 1; extent >>= 1) ++maxMips;

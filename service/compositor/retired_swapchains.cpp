@@ -1,5 +1,6 @@
 #include "retired_swapchains.hpp"
 
+#include <iterator>
 #include <thread>
 
 #include "../log.hpp"
@@ -16,7 +17,8 @@ RetiredSwapchains::~RetiredSwapchains() {
   // Deliberately never freed (not even by static destructors, which run after the device is
   // gone): the GPU may still read them.
   static auto& leftAtExit = *std::make_unique<std::vector<std::shared_ptr<SwapchainCore>>>().release();
-  leftAtExit = std::move(kept_);
+  leftAtExit.insert(leftAtExit.end(), std::make_move_iterator(kept_.begin()), std::make_move_iterator(kept_.end()));
+  kept_.clear();
 }
 
 bool RetiredSwapchains::defaultIdleCheck(SwapchainCore& core) { return !core.shared || core.shared->idle(); }

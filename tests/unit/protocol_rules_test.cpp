@@ -141,6 +141,9 @@ TEST(SwapchainValidation, RejectsBadExtentsCountsAndFormats) {
   EXPECT_EQ(codeOf(r), ErrorCode::invalidArgument);
   r.height = r.width;
   EXPECT_EQ(codeOf(r), ErrorCode::none);
+  r.arraySize = 3;  // 18 image layers: more than the 16 a swapchain may have
+  EXPECT_EQ(codeOf(r), ErrorCode::invalidArgument);
+  r.arraySize = 1;
   r.faceCount = 3;
   EXPECT_EQ(codeOf(r), ErrorCode::unsupported);
   r = colorRequest();

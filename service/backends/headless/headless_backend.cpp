@@ -475,7 +475,8 @@ void HeadlessBackend::recordShape(VkCommandBuffer cb, const CommittedLayer& laye
     for (int i = 0; i < 4; ++i) draw.tanFov[i] = std::tan(info.fov[i]);
     std::copy_n(eyeInLayer.orientation.begin(), 4, draw.eyeToLayer);
     std::copy_n(eyeInLayer.position.begin(), 3, draw.eyeInLayer);
-    draw.radius = std::isfinite(layer.radius) ? layer.radius : 0.f;
+    // Infinitely far also when the radius is too large to square in float: the same picture.
+    draw.radius = std::isfinite(layer.radius * layer.radius) ? layer.radius : 0.f;
     draw.kind = layer.kind == CommittedLayer::Kind::cylinder   ? ShapeDraw::Kind::cylinder
                 : layer.kind == CommittedLayer::Kind::equirect ? ShapeDraw::Kind::equirect
                                                                : ShapeDraw::Kind::cube;

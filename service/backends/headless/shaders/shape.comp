@@ -93,7 +93,8 @@ void main() {
     const float lon = atan(dir.x, -dir.z), polar = acos(clamp(dir.y, -1.0, 1.0));
     uv = vec2(p.shape.x * (lon / (2.0 * kPi) + 0.5) + p.shape.z, p.shape.y * polar / kPi + p.shape.w);
   }
-  if (uv.x < 0.0 || uv.y < 0.0 || uv.x > 1.0 || uv.y > 1.0) return;
+  // Written so that NaN (degenerate geometry from extreme but finite parameters) fails it too.
+  if (!(all(greaterThanEqual(uv, vec2(0.0))) && all(lessThanEqual(uv, vec2(1.0))))) return;
   const ivec2 src_px = p.source.xy + min(ivec2(uv * vec2(p.source.zw)), p.source.zw - 1);
   vec4 s = texelFetch(source, ivec3(src_px, layer), 0);
   if (p.blend == 0) {
