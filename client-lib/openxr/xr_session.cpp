@@ -80,10 +80,9 @@ XrResult convertShapedLayer(Session& session, const XrCompositionLayerBaseHeader
   };
   if (header->type == XR_TYPE_COMPOSITION_LAYER_CUBE_KHR) {
     auto& layer = *reinterpret_cast<const XrCompositionLayerCubeKHR*>(header);
-    if (!isEyeVisibility(layer.eyeVisibility)) return XR_ERROR_VALIDATION_FAILURE;
+    // The cube map's whole extent; place() checks the eyes, and checkSubImage that it is a cube map.
     auto swapchain = lookup<SwapchainObject>(layer.swapchain);
     if (!swapchain || swapchain->session.get() != &session) return XR_ERROR_HANDLE_INVALID;
-    if (swapchain->faceCount != 6) return XR_ERROR_VALIDATION_FAILURE;  // not a cube map
     XrSwapchainSubImage whole{
         layer.swapchain, {{0, 0}, {int32_t(swapchain->width), int32_t(swapchain->height)}}, layer.imageArrayIndex};
     if (XrResult r = place(whole, {layer.orientation, {0, 0, 0}}, layer.eyeVisibility, /*cube=*/true); XR_FAILED(r)) {

@@ -100,16 +100,21 @@ struct LayerView {
   std::array<float, 4> fov{};
 };
 
+// What a cylinder, equirect or cube layer adds to its pose and sub-image (xrc.capnp's meaning).
+struct LayerShape {
+  uint32_t eyeVisibility = 0;                    // XrEyeVisibility
+  float radius = 0;                              // cylinder, equirect
+  float centralAngle = 0, aspectRatio = 1;       // cylinder
+  std::array<float, 2> scale{1, 1}, bias{0, 0};  // equirect
+};
+
 struct CommittedLayer {
   enum class Kind { projection, quad, cylinder, equirect, cube } kind = Kind::projection;
   uint64_t flags = 0;
   std::vector<LayerView> views;  // projection: one per view; the others: one
   float quadWidth = 0, quadHeight = 0;
   std::vector<float> quadOrientation, quadPosition;  // quad, cylinder, equirect, cube: the pose in STAGE
-  uint32_t eyeVisibility = 0;                        // cylinder, equirect: XrEyeVisibility
-  float radius = 0;                                  // cylinder, equirect (xrc.capnp's meaning)
-  float centralAngle = 0, aspectRatio = 1;           // cylinder
-  std::array<float, 2> scale{1, 1}, bias{0, 0};      // equirect
+  LayerShape shape;                                  // cylinder, equirect, cube
 };
 
 struct CommittedFrame {

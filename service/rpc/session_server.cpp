@@ -22,9 +22,7 @@ struct PendingLayer {
   std::vector<PendingView> views;
   float quadWidth = 0, quadHeight = 0;
   std::vector<float> orientation, position;
-  uint32_t eyeVisibility = 0;
-  float radius = 0, centralAngle = 0, aspectRatio = 1;
-  std::array<float, 2> scale{1, 1}, bias{0, 0};
+  LayerShape shape;
 };
 
 // The head at `timeNs`: at once when the backend knows it, else once its runtime located it
@@ -61,12 +59,7 @@ void commitLayers(DaemonContext& ctx, CommittedFrame frame, const std::vector<Pe
     layer.quadHeight = p.quadHeight;
     layer.quadOrientation = p.orientation;
     layer.quadPosition = p.position;
-    layer.eyeVisibility = p.eyeVisibility;
-    layer.radius = p.radius;
-    layer.centralAngle = p.centralAngle;
-    layer.aspectRatio = p.aspectRatio;
-    layer.scale = p.scale;
-    layer.bias = p.bias;
+    layer.shape = p.shape;
     for (uint32_t eye = 0; eye < p.views.size(); ++eye) {
       const PendingView& v = p.views[eye];
       const SwapchainCore::Latest latest = v.core->latest();
@@ -467,20 +460,20 @@ kj::Promise<Status> SessionServer::end(wire::Session::EndFrameParams::Reader par
             !v) {
           return v;
         }
-        p.radius = c.getRadius();
-        p.centralAngle = c.getCentralAngle();
-        p.aspectRatio = c.getAspectRatio();
-        p.eyeVisibility = c.getEyeVisibility();
+        p.shape.radius = c.getRadius();
+        p.shape.centralAngle = c.getCentralAngle();
+        p.shape.aspectRatio = c.getAspectRatio();
+        p.shape.eyeVisibility = c.getEyeVisibility();
         if (auto v = lookup(readSubImage(c.getSubImage()), false, "cylinder layer", p.views); !v) return v;
       } else {
         auto e = layer.getEquirect();
         p.kind = CommittedLayer::Kind::equirect;
         const auto scale = floats(e.getScale()), bias = floats(e.getBias());
         if (auto v = validateEquirect(e.getRadius(), scale, bias, e.getEyeVisibility()); !v) return v;
-        p.radius = e.getRadius();
-        p.scale = {scale[0], scale[1]};
-        p.bias = {bias[0], bias[1]};
-        p.eyeVisibility = e.getEyeVisibility();
+        p.shape.radius = e.getRadius();
+        p.shape.scale = {scale[0], scale[1]};
+        p.shape.bias = {bias[0], bias[1]};
+        p.shape.eyeVisibility = e.getEyeVisibility();
         if (auto v = lookup(readSubImage(e.getSubImage()), false, "equirect layer", p.views); !v) return v;
       }
     } else if (layer.isCube()) {
@@ -493,7 +486,7 @@ kj::Promise<Status> SessionServer::end(wire::Session::EndFrameParams::Reader par
         return Status(makeError(ErrorCode::invalidArgument, "cube layer eye visibility {} is not 0, 1 or 2",
                                 c.getEyeVisibility()));
       }
-      p.eyeVisibility = c.getEyeVisibility();
+      p.shape.eyeVisibility = c.getEyeVisibility();
       if (auto v = lookup(readSubImage(c.getSubImage()), false, "cube layer", p.views, /*cube=*/true); !v) return v;
     } else if (layer.isQuad()) {
       p.kind = CommittedLayer::Kind::quad;

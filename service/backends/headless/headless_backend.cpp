@@ -456,9 +456,10 @@ void HeadlessBackend::recordShape(VkCommandBuffer cb, const CommittedLayer& laye
   std::copy_n(layer.quadPosition.begin(), 3, layerPose.position.begin());
   const Pose stageToLayer = inverse(layerPose);
   const bool blended = (layer.flags & layer_flags::blendTextureSourceAlpha) != 0;
+  const LayerShape& shape = layer.shape;
   for (uint32_t eye = 0; eye < options_.viewCount; ++eye) {
     // XrEyeVisibility: 0 both, 1 left (eye 0), 2 right (eye 1).
-    if ((layer.eyeVisibility == 1 && eye != 0) || (layer.eyeVisibility == 2 && eye != 1)) continue;
+    if ((shape.eyeVisibility == 1 && eye != 0) || (shape.eyeVisibility == 2 && eye != 1)) continue;
     if (position < coveredBelow[eye]) continue;  // an opaque projection above fills this eye
     const ViewInfo& info = system_.views[eye];
     const Pose eyeInLayer = xrc::compose(stageToLayer, xrc::compose(head, info.eyeInHead));
@@ -476,7 +477,7 @@ void HeadlessBackend::recordShape(VkCommandBuffer cb, const CommittedLayer& laye
     std::copy_n(eyeInLayer.orientation.begin(), 4, draw.eyeToLayer);
     std::copy_n(eyeInLayer.position.begin(), 3, draw.eyeInLayer);
     // Infinitely far also when the radius is too large to square in float: the same picture.
-    draw.radius = std::isfinite(layer.radius * layer.radius) ? layer.radius : 0.f;
+    draw.radius = std::isfinite(shape.radius * shape.radius) ? shape.radius : 0.f;
     draw.kind = layer.kind == CommittedLayer::Kind::cylinder   ? ShapeDraw::Kind::cylinder
                 : layer.kind == CommittedLayer::Kind::equirect ? ShapeDraw::Kind::equirect
                                                                : ShapeDraw::Kind::cube;
@@ -484,13 +485,13 @@ void HeadlessBackend::recordShape(VkCommandBuffer cb, const CommittedLayer& laye
       draw.radius = 0;                        // a cube is infinitely far
       draw.arrayIndex = view.arrayIndex * 6;  // its +X face; the shader adds the face
     } else if (draw.kind == ShapeDraw::Kind::equirect) {
-      draw.shape[0] = layer.scale[0];
-      draw.shape[1] = layer.scale[1];
-      draw.shape[2] = layer.bias[0];
-      draw.shape[3] = layer.bias[1];
+      draw.shape[0] = shape.scale[0];
+      draw.shape[1] = shape.scale[1];
+      draw.shape[2] = shape.bias[0];
+      draw.shape[3] = shape.bias[1];
     } else {
-      draw.shape[0] = layer.centralAngle;
-      draw.shape[1] = layer.aspectRatio;
+      draw.shape[0] = shape.centralAngle;
+      draw.shape[1] = shape.aspectRatio;
     }
     draw.blend = !blended ? 0 : (layer.flags & layer_flags::unpremultipliedAlpha) != 0 ? 2 : 1;
     if (auto s = blend_->record(cb, draw); !s && recordStatus) recordStatus = s;
