@@ -30,8 +30,8 @@ struct ViewInfo {
 struct SystemInfo {
   std::string backendName;
   std::vector<ViewInfo> views;
-  double refreshHz = 90.0;
-  Pose localInStage;  // see SystemDescription in xrc.capnp
+  double refreshHz = 90.0;  // at start; Backend::refreshHz() follows a runtime that changes it
+  Pose localInStage;        // see SystemDescription in xrc.capnp
   float stageBoundsWidth = 0, stageBoundsDepth = 0;
   // Swapchain formats the backend's runtime takes; empty: whatever the device can share.
   std::vector<int64_t> runtimeFormats;
@@ -55,6 +55,11 @@ inline std::vector<int64_t> usableFormats(const std::vector<int64_t>& deviceForm
 struct DisplayClock {
   int64_t originNs = 0;
   int64_t periodNs = 0;
+  // How long before a vsync the display takes the client frames it shows then: 0 where the
+  // display composes at the vsync itself (headless); over another runtime, the daemon must hand
+  // its frame over well before the runtime displays it, so clients' frames are due that much
+  // earlier.
+  int64_t latchLeadNs = 0;
   // First vsync strictly after `t`.
   int64_t nextVsyncAfter(int64_t t) const {
     if (t < originNs) return originNs;
@@ -132,6 +137,9 @@ class Backend {
   virtual ~Backend() = default;
 
   virtual const SystemInfo& systemInfo() const = 0;
+  // Any thread: the display's refresh rate now (a runtime under the daemon may change it, and
+  // says so only once its frames run).
+  virtual double refreshHz() const { return systemInfo().refreshHz; }
   virtual DisplayClock clock() const = 0;
   virtual uint64_t displayFrames() const = 0;
   // Layer views skipped because an opaque projection view above filled their eye.

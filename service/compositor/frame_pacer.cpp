@@ -24,15 +24,17 @@ FramePacer::Plan FramePacer::next(int64_t nowNs, const DisplayClock& clock) {
     }
   }
   const int64_t budget = int64_t(periods_) * period;
-  // The earliest target the client can still make from now, and the cadence's next slot.
-  int64_t predicted = clock.nextVsyncAfter(nowNs) + budget;
+  // The earliest target the client can still make from now, and the cadence's next slot. A frame
+  // for vsync V is due when the display latches it, `latchLeadNs` before V.
+  const int64_t lead = std::max<int64_t>(0, clock.latchLeadNs);
+  int64_t predicted = clock.nextVsyncAfter(nowNs + lead) + budget;
   if (lastPredictedNs_ != 0) predicted = std::max(predicted, lastPredictedNs_ + budget);
   // Keep targets on the cadence's grid when the client fell behind by more than a slot.
   if (lastPredictedNs_ != 0 && (predicted - lastPredictedNs_) % budget != 0) {
     predicted = lastPredictedNs_ + ((predicted - lastPredictedNs_) / budget + 1) * budget;
   }
   lastPredictedNs_ = predicted;
-  Plan plan{predicted, predicted - budget, periods_};
+  Plan plan{predicted, predicted - lead - budget, periods_};
   lastWakeNs_ = std::max(nowNs, plan.wakeNs);
   return plan;
 }

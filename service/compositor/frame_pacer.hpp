@@ -13,7 +13,7 @@ class FramePacer {
  public:
   struct Plan {
     int64_t predictedNs = 0;  // the vsync the frame targets
-    int64_t wakeNs = 0;       // when waitFrame answers: `periods` display periods before it
+    int64_t wakeNs = 0;       // when waitFrame answers: `periods` periods before the frame is latched
     uint32_t periods = 1;     // the client's cadence: every n-th display frame
   };
 

@@ -42,7 +42,7 @@ void fillSystemDescription(DaemonContext& ctx, wire::SystemDescription::Builder 
   toWire(ctx.backend.localSpace().localInStage, out.initLocalInStage());
   out.setStageBoundsWidth(system.stageBoundsWidth);
   out.setStageBoundsDepth(system.stageBoundsDepth);
-  out.setRefreshHz(float(system.refreshHz));
+  out.setRefreshHz(float(ctx.backend.refreshHz()));
   const auto formats = usableFormats(ctx.gpu.swapchainFormats(), system);
   auto list = out.initSwapchainFormats(uint32_t(formats.size()));
   for (uint32_t i = 0; i < formats.size(); ++i) list.set(i, formats[i]);
@@ -64,7 +64,7 @@ kj::Promise<void> ControlServer::status(StatusContext context) {
   status.setDaemonVersion(XRC_VERSION);
   status.setBackend(ctx_.backend.systemInfo().backendName);
   status.setUptimeNs(monotonicNowNs() - ctx_.startNs);
-  status.setRefreshHz(float(ctx_.backend.systemInfo().refreshHz));
+  status.setRefreshHz(float(ctx_.backend.refreshHz()));
   status.setDisplayFrames(ctx_.backend.displayFrames());
   status.setLayerViewsCulled(ctx_.backend.layerViewsCulled());
   status.setDisplayFramesGpuLate(ctx_.backend.displayFramesGpuLate());

@@ -28,6 +28,28 @@ TEST(FramePacer, FastClientTargetsEveryVsyncOnePeriodAhead) {
   }
 }
 
+// Over another runtime the daemon latches frames `latchLeadNs` before the vsync they are for:
+// the client is woken a full period before that latch, and targets the vsync after it.
+TEST(FramePacer, ALatchLeadMovesTheWakeBeforeTheLatch) {
+  DisplayClock clock = kClock;
+  clock.latchLeadNs = kPeriod * 3 / 2;  // e.g. a runtime predicting 1.5 periods ahead
+  FramePacer pacer;
+  int64_t now = vsync(10) + 1'000'000;
+  auto plan = pacer.next(now, clock);
+  // The next latch after `now` is that of vsync(12) (vsync(11)'s was before vsync(10)).
+  EXPECT_EQ(plan.wakeNs, vsync(12) - clock.latchLeadNs);
+  EXPECT_GT(plan.wakeNs, now);
+  EXPECT_EQ(plan.predictedNs, vsync(13));
+  for (int i = 0; i < 20; ++i) {
+    now = plan.wakeNs + 2'000'000;
+    const auto next = pacer.next(now, clock);
+    EXPECT_EQ(next.predictedNs, plan.predictedNs + kPeriod);
+    // Done by the latch of its vsync: one whole period from the wake.
+    EXPECT_EQ(next.predictedNs - clock.latchLeadNs - next.wakeNs, kPeriod);
+    plan = next;
+  }
+}
+
 TEST(FramePacer, SlowClientMovesToAWholeMultipleAndBack) {
   FramePacer pacer;
   auto plan = pacer.next(vsync(10), kClock);

@@ -432,6 +432,7 @@ int runDemo(const DemoOptions& o) {
     }
     std::printf("\n");
   }
+  if (o.hold) std::printf("holding the session until stdin closes\n");
   std::fflush(stdout);
   if (o.hold) {
     char byte;

@@ -348,15 +348,12 @@ Status OpenXrBackend::openSession(std::unique_ptr<OpenXrInstance> instance) {
     pollEvents();
     if (!running_) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  refresh_.reset();
   if (running_) frame();
   if (lost_) return makeError(ErrorCode::unsupported, "the OpenXR runtime was lost while the session started");
-  const double refreshHz = 1e9 / double(clock().periodNs);
-  if (first && running_) {
-    system_.refreshHz = refreshHz;
-  } else if (std::abs(refreshHz - system_.refreshHz) > 0.5) {
-    log::warn("the OpenXR runtime now displays at {:.1f} Hz; clients were told {:.1f} Hz", refreshHz,
-              system_.refreshHz);
-  }
+  // A first guess (the runtime's first frames may have a placeholder period): refreshHz() and
+  // every waitFrame answer follow the runtime's frames from here on.
+  if (first && running_) system_.refreshHz = refreshHz();
   if (!running_) log::warn("the OpenXR runtime has not made the session ready within 5 s; waiting for it");
   return {};
 }
@@ -364,6 +361,11 @@ Status OpenXrBackend::openSession(std::unique_ptr<OpenXrInstance> instance) {
 DisplayClock OpenXrBackend::clock() const {
   Lock lock(timingMutex_);
   return clock_;
+}
+
+double OpenXrBackend::refreshHz() const {
+  const int64_t period = refreshPeriodNs_.load();
+  return period > 0 ? 1e9 / double(period) : system_.refreshHz;
 }
 
 std::optional<Pose> OpenXrBackend::knownHeadPose(int64_t timeNs) const {
@@ -808,23 +810,45 @@ void OpenXrBackend::frame() {
   auto vsync = xr.toMonotonicNs(state.predictedDisplayTime);
   if (!vsync) return loseRuntime(vsync.error().describe());
   const int64_t period = state.predictedDisplayPeriod > 0 ? state.predictedDisplayPeriod : clock().periodNs;
+  const int64_t refreshNs = refresh_.add(period);
+  if (const int64_t before = refreshPeriodNs_.exchange(refreshNs);
+      before == 0 || std::abs(1e9 / double(before) - 1e9 / double(refreshNs)) > 0.5) {
+    log::info("the OpenXR runtime displays at {:.2f} Hz", 1e9 / double(refreshNs));
+  }
+  // Latch clients' frames late, so that a client paced to this vsync has time to finish: half a
+  // refresh period before it. But never more than half a period after xrWaitFrame returned: the
+  // runtime paces the daemon like any application, counting the time from xrWaitFrame's return
+  // to the next call as its work, and a longer wait would look like a slow application and move
+  // the daemon to a longer frame period, which lengthens the wait in turn. Runtimes predict
+  // display times well ahead of xrWaitFrame's return (Monado: about two periods), so the latch
+  // is usually the second bound; clients are paced to it (DisplayClock::latchLeadNs), not to
+  // the display time, or their frames would miss it by the runtime's lead.
+  // A runtime that wakes the daemon less than half a period before the display time (Monado at
+  // 20 Hz: 17 ms of 50) is latched for at once.
+  const int64_t latchNs = std::max(start, std::min(vsync.value() - refreshNs / 2, start + refreshNs / 2));
   {
     Lock lock(timingMutex_);
     clock_.originNs = vsync.value();
     clock_.periodNs = period;
+    clock_.latchLeadNs = vsync.value() - latchNs;
+  }
+  {
+    // At once, as applications do: what the runtime does in xrBeginFrame (under Monado, a round
+    // trip to its service) overlaps the wait for clients' frames instead of delaying xrEndFrame.
+    Lock lock(link->queue.submitMutex);
+    auto begin = oxr::make<XrFrameBeginInfo>(XR_TYPE_FRAME_BEGIN_INFO);
+    r = xrBeginFrame(session, &begin);
+  }
+  if (r == XR_ERROR_SESSION_LOST || r == XR_ERROR_INSTANCE_LOST) return loseRuntime("xrBeginFrame: runtime lost");
+  if (auto s = xr.check(r, "xrBeginFrame"); !s) {
+    log::error("{}", s.error().describe());
+    return;
   }
   // The head at this display time and the next one: the times clients' waitFrame targets (they
   // wake a period ahead), so answering them needs no call into the runtime.
   for (const int64_t t : {vsync.value(), vsync.value() + period}) {
     if (auto head = locateInStage(*link, link->view.get(), t)) rememberHead(t, *head);
   }
-  // Latch clients' frames late, so that a client paced to this vsync has time to finish: half a
-  // display period before it. But never more than half a period after xrWaitFrame returned: the
-  // runtime paces the daemon like any application, counting the time from xrWaitFrame's return
-  // to the next call as its work, and a longer wait would look like a slow application and move
-  // the daemon to a longer frame period, which lengthens the wait in turn.
-  basePeriodNs_ = basePeriodNs_ == 0 ? period : std::min(basePeriodNs_, period);
-  const int64_t latchNs = std::min(vsync.value() - basePeriodNs_ / 2, start + basePeriodNs_ / 2);
   if (const int64_t wait = latchNs - monotonicNowNs(); wait > 0) {
     std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
   }
@@ -853,12 +877,10 @@ void OpenXrBackend::frame() {
   end.layers = layers.order.data();
   {
     Lock lock(link->queue.submitMutex);
-    auto begin = oxr::make<XrFrameBeginInfo>(XR_TYPE_FRAME_BEGIN_INFO);
-    r = xrBeginFrame(session, &begin);
-    if (XR_SUCCEEDED(r)) r = xrEndFrame(session, &end);
+    r = xrEndFrame(session, &end);
   }
   if (r == XR_ERROR_SESSION_LOST || r == XR_ERROR_INSTANCE_LOST) return loseRuntime("xrEndFrame: runtime lost");
-  if (auto s = xr.check(r, "xrBeginFrame/xrEndFrame"); !s) {
+  if (auto s = xr.check(r, "xrEndFrame"); !s) {
     log::error("{}", s.error().describe());
     return;
   }

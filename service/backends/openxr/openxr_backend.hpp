@@ -18,6 +18,7 @@
 #include "../../gpu/timeline.hpp"
 #include "../backend.hpp"
 #include "openxr_instance.hpp"
+#include "refresh_tracker.hpp"
 
 namespace xrc {
 
@@ -43,6 +44,7 @@ class OpenXrBackend final : public Backend {
 
   const SystemInfo& systemInfo() const override { return system_; }
   DisplayClock clock() const override XRC_EXCLUDES(timingMutex_);
+  double refreshHz() const override;
   uint64_t displayFrames() const override { return displayFrames_.load(); }
   uint64_t loopIterations() const override { return loopIterations_.load(); }
   // Display times the display loop located the head at are known; other times are located on
@@ -98,6 +100,7 @@ class OpenXrBackend final : public Backend {
   SystemInfo system_;  // fixed after create()
   std::atomic<uint64_t> displayFrames_{0};
   std::atomic<uint64_t> loopIterations_{0};
+  std::atomic<int64_t> refreshPeriodNs_{0};  // refresh_'s, for any thread; 0 before the first frame
 
   mutable Mutex linkMutex_;
   // Instance, session and spaces; swapchains keep it alive so it goes after the last of them.
@@ -117,7 +120,10 @@ class OpenXrBackend final : public Backend {
   bool lost_ = false;     // the runtime is gone; reconnect() retries
   int64_t nextAttemptNs_ = 0;
   int64_t backoffNs_ = 0;
-  int64_t basePeriodNs_ = 0;  // the shortest display period the runtime gave: its refresh period
+  // The runtime's refresh period: the shortest display period of its recent frames. A runtime
+  // may answer an application's first frames with a placeholder period (Monado: 16 ms) and may
+  // give a slow application a multiple of its refresh period; neither is the display's rate.
+  RefreshTracker refresh_;
   std::vector<EnvironmentBlendMode> runtimeBlendModes_;  // the current runtime's, preferred first
 
   std::atomic<bool> stopRequested_{false};

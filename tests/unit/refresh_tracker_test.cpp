@@ -1,0 +1,48 @@
+// The openxr backend's view of its runtime's refresh rate (RefreshTracker): placeholder periods of
+// a runtime's first frames and throttled frames of a slow application are not the display's rate.
+#include <gtest/gtest.h>
+
+#include "backends/openxr/refresh_tracker.hpp"
+
+namespace xrc {
+namespace {
+
+constexpr int64_t k20Hz = 50'000'000;
+constexpr int64_t k90Hz = 11'111'111;
+constexpr int64_t kPlaceholder = 16'000'000;  // Monado 25's app pacer, first frames
+
+TEST(RefreshTracker, APlaceholderPeriodPassesOnceItLeavesTheWindow) {
+  RefreshTracker refresh;
+  EXPECT_EQ(refresh.periodNs(), 0);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(refresh.add(kPlaceholder), kPlaceholder);
+  // Shorter than the real period: it stays the minimum while it is among the recent frames.
+  for (size_t i = 0; i + 3 < RefreshTracker::kWindow; ++i) refresh.add(k20Hz);
+  EXPECT_EQ(refresh.periodNs(), kPlaceholder);
+  for (int i = 0; i < 3; ++i) refresh.add(k20Hz);
+  EXPECT_EQ(refresh.periodNs(), k20Hz);
+}
+
+TEST(RefreshTracker, ALongerPlaceholderGivesWayAtTheFirstRealFrame) {
+  RefreshTracker refresh;
+  refresh.add(kPlaceholder);
+  EXPECT_EQ(refresh.add(k90Hz), k90Hz);
+}
+
+TEST(RefreshTracker, ThrottledFramesOfASlowApplicationAreNotTheRefreshRate) {
+  RefreshTracker refresh;
+  for (int i = 0; i < 10; ++i) refresh.add(k90Hz);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(refresh.add(2 * k90Hz), k90Hz);
+}
+
+TEST(RefreshTracker, ARealChangeOfRateIsFollowedAndResetForgetsTheOldRuntime) {
+  RefreshTracker refresh;
+  for (int i = 0; i < 10; ++i) refresh.add(k90Hz);
+  for (size_t i = 0; i < RefreshTracker::kWindow; ++i) refresh.add(k20Hz);
+  EXPECT_EQ(refresh.periodNs(), k20Hz);
+  refresh.reset();
+  EXPECT_EQ(refresh.periodNs(), 0);
+  EXPECT_EQ(refresh.add(k90Hz), k90Hz);
+}
+
+}  // namespace
+}  // namespace xrc
