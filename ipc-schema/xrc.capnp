@@ -6,7 +6,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("xrc::wire");
 
 const protocolMajor :UInt16 = 1;
-const protocolMinor :UInt16 = 6;
+const protocolMinor :UInt16 = 7;
 # Minor 1: view poses/fovs, head pose with waitFrame, locateHead.
 # Minor 2: overlay sessions, session roles, per-frame stats, Control.setPrimary/kick.
 # Minor 3: environment blend modes (system description, endFrame, status); LOCAL space changes
@@ -19,6 +19,9 @@ const protocolMinor :UInt16 = 6;
 # Minor 6: static swapchains (SwapchainInfo.createFlags XR_SWAPCHAIN_CREATE_STATIC_IMAGE_BIT: one
 #          image, released once); cube map swapchains (faceCount 6); cylinder, equirect and cube
 #          layers.
+# Minor 7: controller input with each frame's timing (FrameTiming.input, focused session only),
+#          haptics (Session.applyHaptic/stopHaptic), simulated controllers (Control.setInput,
+#          setHandPose) and haptic counts in status.
 
 # --- errors -------------------------------------------------------------------------------------
 # Every call answers with an Error; code `none` means success. Errors are data, not exceptions, so
@@ -276,6 +279,35 @@ struct FrameTiming {
   # XrEventDataReferenceSpaceChangePending for LOCAL).
   localInStage @8 :Pose;
   localSpaceChanges @9 :UInt32;
+  # 1.7: the controllers as of this answer, for the focused session; no hands otherwise.
+  input @10 :InputState;
+}
+
+# --- input (1.7) ---------------------------------------------------------------------------------
+# The state of the controllers the daemon's display has, published to the focused session with
+# every frame's timing, so reading input costs no call of its own. A component is named as in
+# OpenXR's interaction profiles, relative to the hand ("/input/select/click", "/input/trigger/value",
+# "/input/thumbstick" with x and y); components not listed read as 0 and unchanged.
+struct InputComponent {
+  path @0 :Text;
+  x @1 :Float32;       # the value (a click: 0 or 1)
+  y @2 :Float32;       # a vector2's y
+  changedAt @3 :Int64;  # ns, CLOCK_MONOTONIC: when the value last changed
+}
+
+struct HandInput {
+  # The interaction profile of the device in this hand ("/interaction_profiles/khr/simple_controller"),
+  # empty when the hand has none.
+  profile @0 :Text;
+  components @1 :List(InputComponent);
+  gripValid @2 :Bool;
+  grip @3 :Pose;       # in STAGE at the timing's predictedDisplayTime
+  aimValid @4 :Bool;
+  aim @5 :Pose;
+}
+
+struct InputState {
+  hands @0 :List(HandInput);   # [left, right]
 }
 
 struct ImageRelease {
@@ -308,6 +340,13 @@ interface Session {
   # The head's pose in STAGE space at `time` (ns, CLOCK_MONOTONIC), for times that no waitFrame
   # answer covered. `time` must be positive.
   locateHead @4 (time :Int64) -> (error :Error, headInStage :Pose);
+  # 1.7: a vibration on a hand's output ("/output/haptic"): `durationNs` (-1: the device's
+  # minimum pulse), `frequency` in Hz (0: the device's default), `amplitude` 0..1. Only the
+  # focused session may vibrate (`callOrder` otherwise); a display without that output answers
+  # `unsupported`.
+  applyHaptic @5 (hand :UInt8, output :Text, durationNs :Int64, frequency :Float32, amplitude :Float32)
+      -> (error :Error);
+  stopHaptic @6 (hand :UInt8, output :Text) -> (error :Error);
 }
 
 # --- control (xr-compositorctl) -----------------------------------------------------------------
@@ -383,6 +422,16 @@ struct DaemonStatus {
   # (missedDisplayFrames), however short its work. Headless only (zero under openxr, whose
   # runtime paces the loop).
   displayWakeDelayUs @16 :Percentiles;
+  # 1.7: haptic feedback the display's controllers received, per hand [left, right].
+  haptics @17 :List(HapticStatus);
+}
+
+struct HapticStatus {
+  pulses @0 :UInt64;          # applyHaptic calls that reached the device
+  stops @1 :UInt64;
+  lastAmplitude @2 :Float32;
+  lastDurationNs @3 :Int64;
+  lastFrequency @4 :Float32;
 }
 
 struct Pixels {
@@ -420,6 +469,12 @@ interface Control {
   # Moves LOCAL to where the head is now (its position, its heading; gravity-aligned), as a
   # headset's recenter does (1.3). Backends whose runtime owns the spaces answer `unsupported`.
   recenter @5 () -> (error :Error);
+  # 1.7: drive a simulated controller (backends that have them: headless). `profile` non-empty
+  # gives the hand that device (empty: keeps it); `component` non-empty sets that component's
+  # value (x, y). Answers `unsupported` on backends whose controllers are real.
+  setInput @6 (hand :UInt8, profile :Text, component :Text, x :Float32, y :Float32) -> (error :Error);
+  # 1.7: where a simulated controller is, in STAGE (aim: where it points).
+  setHandPose @7 (hand :UInt8, grip :Pose, aim :Pose) -> (error :Error);
 }
 
 # --- bootstrap ----------------------------------------------------------------------------------

@@ -164,4 +164,14 @@ size_t ActionRegistry::suggestedProfiles() const {
   return suggested_.size();
 }
 
+SuggestedBindings ActionRegistry::suggestions() const {
+  SuggestedBindings out;
+  Lock lock(mutex_);
+  for (const auto& [profile, bindings] : suggested_) {
+    auto& list = out[paths_.stringOf(profile)];
+    for (const auto& [action, binding] : bindings) list.push_back(SuggestedBinding{action, paths_.stringOf(binding)});
+  }
+  return out;
+}
+
 }  // namespace xrc::openxr

@@ -36,6 +36,13 @@ struct ActionSet {
   std::vector<std::shared_ptr<Action>> actions;
 };
 
+// The bindings an app suggested, by interaction profile path (what the input mapper reads).
+struct SuggestedBinding {
+  const Action* action = nullptr;  // only compared: the suggestion may outlive the action
+  std::string path;                // "/user/hand/left/input/select/click"
+};
+using SuggestedBindings = std::map<std::string, std::vector<SuggestedBinding>>;
+
 class ActionRegistry {
  public:
   explicit ActionRegistry(PathTable& paths) : paths_(paths) {}
@@ -43,6 +50,7 @@ class ActionRegistry {
   // for its app.
   // Set once, before the instance is published to other threads.
   void setScope(ProfileScope scope) { scope_ = std::move(scope); }
+  const ProfileScope& scope() const { return scope_; }
 
   XrResult createActionSet(const XrActionSetCreateInfo& info, std::shared_ptr<ActionSet>& out);
   void destroyActionSet(const std::shared_ptr<ActionSet>& set);
@@ -62,6 +70,8 @@ class ActionRegistry {
   XrResult checkSync(const std::vector<ActionSet*>& sessionAttached, const ActionSet& set, XrPath subactionPath) const;
 
   size_t suggestedProfiles() const;
+  // Every suggestion as path strings, by interaction profile (input_mapper.hpp).
+  SuggestedBindings suggestions() const;
 
  private:
   PathTable& paths_;

@@ -154,7 +154,17 @@ XrResult headPoseAt(Session& session, XrTime time, Pose& out) {
 
 XrResult spaceInStage(Session& session, const Space& space, XrTime time, Pose& out, bool& located) {
   located = false;
-  if (space.isAction) return XR_SUCCESS;  // no input device: never located
+  if (space.isAction) {
+    // Where the daemon last said the bound controller is (the frame's predicted display time;
+    // poses are not extrapolated to other times). Unbound or untracked: not located.
+    const std::string subaction =
+        space.subactionPath == XR_NULL_PATH ? std::string{} : session.instance->paths.stringOf(space.subactionPath);
+    const auto pose = session.input.pose(*space.action, subaction, session.instance->actions.suggestions());
+    if (!pose) return XR_SUCCESS;
+    out = compose(*pose, space.offset);
+    located = true;
+    return XR_SUCCESS;
+  }
   Pose reference;                         // STAGE
   // An if chain, not a switch: LOCAL_FLOOR is not a value of the 1.0 headers' enum.
   if (space.referenceType == XR_REFERENCE_SPACE_TYPE_LOCAL) {

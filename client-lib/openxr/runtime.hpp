@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "action_registry.hpp"
+#include "input_mapper.hpp"
 #include "call_stats.hpp"
 #include "handles.hpp"
 #include "openxr_1_1.hpp"
@@ -96,7 +97,14 @@ struct Session {
   std::optional<uint32_t> localSpaceChanges XRC_GUARDED_BY(mutex);
   std::vector<uint64_t> childHandles XRC_GUARDED_BY(mutex);  // spaces and swapchains
   PerformanceMetrics metrics XRC_GUARDED_BY(mutex);          // XR_META_performance_metrics
+  // The daemon's controllers (each waitFrame answer of a focused session) and the action states
+  // they give this session's actions.
+  InputMapper input XRC_GUARDED_BY(mutex);
 };
+
+// The current interaction profiles follow the daemon's input and the app's suggestions; when one
+// changes, the app gets XrEventDataInteractionProfileChanged. Needs attached action sets.
+void noticeInteractionProfiles(Session& session) XRC_REQUIRES(session.mutex);
 
 struct Space {
   static constexpr HandleType kHandleType = HandleType::space;

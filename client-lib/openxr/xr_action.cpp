@@ -1,7 +1,9 @@
-// The action API. No physical input source is bound here (the daemon has none to offer yet), so
-// states are inactive, bound sources are empty and haptics go nowhere, exactly as OpenXR
-// specifies for unbound actions; all parameters are validated as for a runtime with devices.
+// The action API over the controllers the daemon publishes with each frame (InputMapper): the
+// current interaction profile per hand, action states as of xrSyncActions, bound sources and their
+// names, and haptics sent to the daemon. Actions bound to nothing the display has are inactive,
+// as OpenXR specifies; all parameters are validated as for any runtime.
 #include <algorithm>
+#include <cmath>
 
 #include "entry_points.hpp"
 #include "interaction_profiles.hpp"
@@ -128,6 +130,7 @@ XrResult XRAPI_CALL AttachSessionActionSets(XrSession handle, const XrSessionAct
   Lock lock(session->mutex);
   if (XrResult r = session->instance->actions.attach(sets, session->attachedSets); XR_FAILED(r)) return r;
   session->attachedSetsKeepAlive = std::move(keep);
+  noticeInteractionProfiles(*session);
   return XR_SUCCESS;
 }
 
@@ -141,46 +144,61 @@ XrResult XRAPI_CALL GetCurrentInteractionProfile(XrSession handle, XrPath topLev
   if (!isTopLevelUserPath(text)) return XR_ERROR_PATH_UNSUPPORTED;
   Lock lock(session->mutex);
   if (session->attachedSets.empty()) return XR_ERROR_ACTIONSET_NOT_ATTACHED;
-  state->interactionProfile = XR_NULL_PATH;  // no device, so no profile is current
+  state->interactionProfile = XR_NULL_PATH;
+  for (size_t h = 0; h < kHandCount; ++h) {
+    if (text == kHandUserPaths[h] && !session->input.profile(h).empty()) {
+      state->interactionProfile = session->instance->paths.find(session->input.profile(h));
+    }
+  }
   return XR_SUCCESS;
 }
 
 namespace {
-// Nothing is bound, so every input reads as inactive with its zero value (OpenXR 11.5).
-template <typename State, typename Value>
-XrResult inactiveState(XrSession session, const XrActionStateGetInfo* info, State* state, XrStructureType stateType,
-                       XrActionType actionType, Value zero) {
+// The state of the action as of the last xrSyncActions (OpenXR 11.5), for the subaction path
+// asked (XR_NULL_PATH: all of them).
+template <typename State, typename Fill>
+XrResult syncedState(XrSession session, const XrActionStateGetInfo* info, State* state, XrStructureType stateType,
+                     XrActionType actionType, Fill fill) {
   auto r = resolve(session, info, state, stateType, actionType);
   if (XR_FAILED(r.result)) return r.result;
-  state->currentState = zero;
-  state->changedSinceLastSync = XR_FALSE;
-  state->lastChangeTime = 0;
-  state->isActive = XR_FALSE;
+  Lock lock(r.session->mutex);
+  const std::string subaction =
+      info->subactionPath == XR_NULL_PATH ? std::string{} : r.session->instance->paths.stringOf(info->subactionPath);
+  const ActionValue value = r.session->input.state(*r.action->action, subaction);
+  fill(*state, value);
+  state->changedSinceLastSync = value.changedSinceLastSync ? XR_TRUE : XR_FALSE;
+  state->lastChangeTime = value.lastChangeNs;
+  state->isActive = value.active ? XR_TRUE : XR_FALSE;
   return XR_SUCCESS;
 }
 }  // namespace
 
 XrResult XRAPI_CALL GetActionStateBoolean(XrSession session, const XrActionStateGetInfo* info,
                                           XrActionStateBoolean* state) {
-  return inactiveState(session, info, state, XR_TYPE_ACTION_STATE_BOOLEAN, XR_ACTION_TYPE_BOOLEAN_INPUT, XrBool32(XR_FALSE));
+  return syncedState(session, info, state, XR_TYPE_ACTION_STATE_BOOLEAN, XR_ACTION_TYPE_BOOLEAN_INPUT,
+                     [](XrActionStateBoolean& s, const ActionValue& v) { s.currentState = v.x != 0 ? XR_TRUE : XR_FALSE; });
 }
 
 XrResult XRAPI_CALL GetActionStateFloat(XrSession session, const XrActionStateGetInfo* info,
                                         XrActionStateFloat* state) {
-  return inactiveState(session, info, state, XR_TYPE_ACTION_STATE_FLOAT, XR_ACTION_TYPE_FLOAT_INPUT, 0.0f);
+  return syncedState(session, info, state, XR_TYPE_ACTION_STATE_FLOAT, XR_ACTION_TYPE_FLOAT_INPUT,
+                     [](XrActionStateFloat& s, const ActionValue& v) { s.currentState = v.x; });
 }
 
 XrResult XRAPI_CALL GetActionStateVector2f(XrSession session, const XrActionStateGetInfo* info,
                                            XrActionStateVector2f* state) {
-  return inactiveState(session, info, state, XR_TYPE_ACTION_STATE_VECTOR2F, XR_ACTION_TYPE_VECTOR2F_INPUT,
-                       XrVector2f{0, 0});
+  return syncedState(session, info, state, XR_TYPE_ACTION_STATE_VECTOR2F, XR_ACTION_TYPE_VECTOR2F_INPUT,
+                     [](XrActionStateVector2f& s, const ActionValue& v) { s.currentState = {v.x, v.y}; });
 }
 
 XrResult XRAPI_CALL GetActionStatePose(XrSession session, const XrActionStateGetInfo* info,
                                        XrActionStatePose* state) {
   auto r = resolve(session, info, state, XR_TYPE_ACTION_STATE_POSE, XR_ACTION_TYPE_POSE_INPUT);
   if (XR_FAILED(r.result)) return r.result;
-  state->isActive = XR_FALSE;
+  Lock lock(r.session->mutex);
+  const std::string subaction =
+      info->subactionPath == XR_NULL_PATH ? std::string{} : r.session->instance->paths.stringOf(info->subactionPath);
+  state->isActive = r.session->input.state(*r.action->action, subaction).active ? XR_TRUE : XR_FALSE;
   return XR_SUCCESS;
 }
 
@@ -201,7 +219,31 @@ XrResult XRAPI_CALL SyncActions(XrSession handle, const XrActionsSyncInfo* info)
       return r;
     }
   }
-  return session->lifecycle.state() == XR_SESSION_STATE_FOCUSED ? XR_SUCCESS : XR_SESSION_NOT_FOCUSED;
+  // The active sets' actions read the daemon's input as of now; every other action (and all of
+  // them while the session is not focused) is inactive until a sync includes it again.
+  const bool focused = session->lifecycle.state() == XR_SESSION_STATE_FOCUSED;
+  std::vector<const ActionSet*> active;
+  for (uint32_t i = 0; focused && i < info->countActiveActionSets; ++i) {
+    active.push_back(lookup<ActionSetObject>(info->activeActionSets[i].actionSet)->set.get());
+  }
+  noticeInteractionProfiles(*session);
+  const SuggestedBindings suggested = session->instance->actions.suggestions();
+  std::vector<const Action*> synced;
+  std::vector<std::vector<std::string>> subactions;
+  for (const ActionSet* set : session->attachedSets) {
+    const bool isActive = std::find(active.begin(), active.end(), set) != active.end();
+    for (const auto& action : set->actions) {
+      if (!isActive) {
+        session->input.deactivate(*action);
+        continue;
+      }
+      synced.push_back(action.get());
+      auto& names = subactions.emplace_back();
+      for (XrPath path : action->subactionPaths) names.push_back(session->instance->paths.stringOf(path));
+    }
+  }
+  session->input.sync(synced, subactions, suggested, monotonicNowNs());
+  return focused ? XR_SUCCESS : XR_SESSION_NOT_FOCUSED;
 }
 
 XrResult XRAPI_CALL EnumerateBoundSourcesForAction(XrSession handle, const XrBoundSourcesForActionEnumerateInfo* info,
@@ -211,18 +253,26 @@ XrResult XRAPI_CALL EnumerateBoundSourcesForAction(XrSession handle, const XrBou
   if (!hasType(info, XR_TYPE_BOUND_SOURCES_FOR_ACTION_ENUMERATE_INFO)) return XR_ERROR_VALIDATION_FAILURE;
   auto action = lookup<ActionObject>(info->action);
   if (!action || action->instance != session->instance || action->action->destroyed) return XR_ERROR_HANDLE_INVALID;
+  std::vector<XrPath> paths;
   {
     Lock lock(session->mutex);
     const auto& attached = session->attachedSets;
     if (std::find(attached.begin(), attached.end(), action->action->set) == attached.end()) {
       return XR_ERROR_ACTIONSET_NOT_ATTACHED;
     }
+    // The sources of the current interaction profiles (their paths were interned by the app's
+    // suggestions, so they exist in the path table).
+    for (const BoundSource& source :
+         session->input.sources(*action->action, {}, session->instance->actions.suggestions())) {
+      const XrPath path = session->instance->paths.find(source.path());
+      if (path != XR_NULL_PATH && std::find(paths.begin(), paths.end(), path) == paths.end()) paths.push_back(path);
+    }
   }
-  return enumerate(std::vector<XrPath>{}, capacity, count, sources);
+  return enumerate(paths, capacity, count, sources);
 }
 
 XrResult XRAPI_CALL GetInputSourceLocalizedName(XrSession handle, const XrInputSourceLocalizedNameGetInfo* info,
-                                                uint32_t, uint32_t*, char*) {
+                                                uint32_t capacity, uint32_t* count, char* buffer) {
   auto session = lookup<Session>(handle);
   if (!session) return XR_ERROR_HANDLE_INVALID;
   if (!hasType(info, XR_TYPE_INPUT_SOURCE_LOCALIZED_NAME_GET_INFO)) return XR_ERROR_VALIDATION_FAILURE;
@@ -230,14 +280,32 @@ XrResult XRAPI_CALL GetInputSourceLocalizedName(XrSession handle, const XrInputS
                                                    XR_INPUT_SOURCE_LOCALIZED_NAME_INTERACTION_PROFILE_BIT |
                                                    XR_INPUT_SOURCE_LOCALIZED_NAME_COMPONENT_BIT;
   if (info->whichComponents == 0 || (info->whichComponents & ~kAll) != 0) return XR_ERROR_VALIDATION_FAILURE;
+  std::string text;
+  if (session->instance->paths.toString(info->sourcePath, text) != XR_SUCCESS) return XR_ERROR_PATH_INVALID;
+  std::string name;
   {
     Lock lock(session->mutex);
     if (session->attachedSets.empty()) return XR_ERROR_ACTIONSET_NOT_ATTACHED;
+    // A source is a path xrEnumerateBoundSourcesForAction can return: a hand's component in its
+    // current interaction profile.
+    for (size_t h = 0; h < kHandCount && name.empty(); ++h) {
+      const std::string hand = kHandUserPaths[h];
+      const std::string& profile = session->input.profile(h);
+      if (profile.empty() || text.compare(0, hand.size() + 1, hand + "/") != 0) continue;
+      if (!isBindingPathOfProfile(profile, text, session->instance->actions.scope())) continue;
+      std::vector<std::string> parts;
+      if (info->whichComponents & XR_INPUT_SOURCE_LOCALIZED_NAME_USER_PATH_BIT) parts.push_back(localizedUserPath(hand));
+      if (info->whichComponents & XR_INPUT_SOURCE_LOCALIZED_NAME_INTERACTION_PROFILE_BIT) {
+        parts.push_back(localizedProfile(profile));
+      }
+      if (info->whichComponents & XR_INPUT_SOURCE_LOCALIZED_NAME_COMPONENT_BIT) {
+        parts.push_back(localizedComponent(text.substr(hand.size())));
+      }
+      for (const auto& part : parts) name += (name.empty() ? "" : " ") + part;
+    }
   }
-  std::string text;
-  if (session->instance->paths.toString(info->sourcePath, text) != XR_SUCCESS) return XR_ERROR_PATH_INVALID;
-  // Only paths xrEnumerateBoundSourcesForAction returned are sources, and it returns none.
-  return XR_ERROR_PATH_UNSUPPORTED;
+  if (name.empty()) return XR_ERROR_PATH_UNSUPPORTED;
+  return enumerateString(name, capacity, count, buffer);
 }
 
 namespace {
@@ -258,6 +326,19 @@ XrResult checkHaptic(XrSession handle, const XrHapticActionInfo* info, std::shar
 }
 }  // namespace
 
+namespace {
+// The outputs the action is bound to in the current profiles, for the subaction path asked.
+std::vector<BoundSource> hapticOutputs(Session& session, const XrHapticActionInfo& info) {
+  auto action = lookup<ActionObject>(info.action);
+  Lock lock(session.mutex);
+  const std::string subaction =
+      info.subactionPath == XR_NULL_PATH ? std::string{} : session.instance->paths.stringOf(info.subactionPath);
+  auto sources = session.input.sources(*action->action, subaction, session.instance->actions.suggestions());
+  std::erase_if(sources, [](const BoundSource& s) { return s.component.compare(0, 8, "/output/") != 0; });
+  return sources;
+}
+}  // namespace
+
 XrResult XRAPI_CALL ApplyHapticFeedback(XrSession handle, const XrHapticActionInfo* info,
                                         const XrHapticBaseHeader* feedback) {
   std::shared_ptr<Session> session;
@@ -265,12 +346,41 @@ XrResult XRAPI_CALL ApplyHapticFeedback(XrSession handle, const XrHapticActionIn
     if (!lookup<Session>(handle)) return XR_ERROR_HANDLE_INVALID;
     return XR_ERROR_VALIDATION_FAILURE;
   }
-  return checkHaptic(handle, info, session);  // nothing is bound: the vibration goes nowhere
+  const auto& vibration = *reinterpret_cast<const XrHapticVibration*>(feedback);
+  if (!std::isfinite(vibration.amplitude) || !std::isfinite(vibration.frequency) || vibration.frequency < 0 ||
+      vibration.duration < XR_MIN_HAPTIC_DURATION) {
+    if (!lookup<Session>(handle)) return XR_ERROR_HANDLE_INVALID;
+    return XR_ERROR_VALIDATION_FAILURE;
+  }
+  XrResult r = checkHaptic(handle, info, session);
+  if (r != XR_SUCCESS) return r;  // also XR_SESSION_NOT_FOCUSED: nothing vibrates then
+  const HapticPulse pulse{vibration.duration, vibration.frequency, std::clamp(vibration.amplitude, 0.0f, 1.0f)};
+  for (const BoundSource& output : hapticOutputs(*session, *info)) {
+    // The daemon decides; a display without the output (or a focus lost meanwhile) only means
+    // this pulse is not felt, which OpenXR does not report.
+    (void)session->connection->applyHaptic(uint32_t(output.hand), output.component, pulse);
+  }
+  return XR_SUCCESS;
 }
 
 XrResult XRAPI_CALL StopHapticFeedback(XrSession handle, const XrHapticActionInfo* info) {
   std::shared_ptr<Session> session;
-  return checkHaptic(handle, info, session);
+  XrResult r = checkHaptic(handle, info, session);
+  if (r != XR_SUCCESS) return r;
+  for (const BoundSource& output : hapticOutputs(*session, *info)) {
+    (void)session->connection->stopHaptic(uint32_t(output.hand), output.component);
+  }
+  return XR_SUCCESS;
+}
+
+void noticeInteractionProfiles(Session& session) {
+  if (session.attachedSets.empty()) return;
+  if (!session.input.updateProfiles(session.instance->actions.suggestions())) return;
+  XrEventDataBuffer buffer{};
+  auto& event = reinterpret_cast<XrEventDataInteractionProfileChanged&>(buffer);
+  event.type = XR_TYPE_EVENT_DATA_INTERACTION_PROFILE_CHANGED;
+  event.session = fromRaw<XrSession>(session.handle);
+  session.instance->pushEvent(buffer);
 }
 
 }  // namespace xrc::openxr

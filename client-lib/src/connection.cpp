@@ -227,6 +227,7 @@ FrameTiming fromWire(wire::FrameTiming::Reader t) {
   timing.stopping = t.getStopping();
   timing.localInStage = xrc::fromWire(t.getLocalInStage());
   timing.localSpaceChanges = t.getLocalSpaceChanges();
+  timing.input = xrc::fromWire(t.getInput());
   return timing;
 }
 
@@ -304,6 +305,45 @@ Result<Pose> Connection::locateHead(int64_t timeNs) {
       "locateHead");
   impl_->roundTrips++;
   return reply;
+}
+
+Status Connection::applyHaptic(uint32_t hand, const std::string& output, const HapticPulse& pulse) {
+  if (auto s = impl_->takeAsyncError(); !s) return s;
+  auto reply = impl_->link->call<bool>(
+      [hand, output, pulse](IoState& io) {
+        auto request = io.session.applyHapticRequest();
+        request.setHand(uint8_t(std::min<uint32_t>(hand, 255)));
+        request.setOutput(output);
+        request.setDurationNs(pulse.durationNs);
+        request.setFrequency(pulse.frequency);
+        request.setAmplitude(pulse.amplitude);
+        return request.send().then([](capnp::Response<wire::Session::ApplyHapticResults>&& r) -> Result<bool> {
+          if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
+          return true;
+        });
+      },
+      "applyHaptic");
+  impl_->roundTrips++;
+  if (!reply) return reply.error();
+  return {};
+}
+
+Status Connection::stopHaptic(uint32_t hand, const std::string& output) {
+  if (auto s = impl_->takeAsyncError(); !s) return s;
+  auto reply = impl_->link->call<bool>(
+      [hand, output](IoState& io) {
+        auto request = io.session.stopHapticRequest();
+        request.setHand(uint8_t(std::min<uint32_t>(hand, 255)));
+        request.setOutput(output);
+        return request.send().then([](capnp::Response<wire::Session::StopHapticResults>&& r) -> Result<bool> {
+          if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
+          return true;
+        });
+      },
+      "stopHaptic");
+  impl_->roundTrips++;
+  if (!reply) return reply.error();
+  return {};
 }
 
 Status Connection::poll() {

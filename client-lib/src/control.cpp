@@ -101,6 +101,10 @@ Result<DaemonStatus> ControlClient::status() {
               out.primaryClientId = in.getPrimaryClientId();
               out.daemonPid = in.getDaemonPid();
               out.environmentBlendMode = xrc::fromWire(in.getEnvironmentBlendMode());
+              for (auto h : in.getHaptics()) {
+                out.haptics.push_back(HapticStatus{
+                    h.getPulses(), h.getStops(), {h.getLastDurationNs(), h.getLastFrequency(), h.getLastAmplitude()}});
+              }
               for (auto c : in.getClients()) {
                 ClientStatus s;
                 s.id = c.getId();
@@ -193,6 +197,35 @@ Status ControlClient::recenter() {
           if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
           return true;
         });
+  });
+}
+
+Status ControlClient::setInput(uint32_t hand, const std::string& profile, const std::string& component, float x,
+                               float y) {
+  return simpleCall(*impl_->link, "setInput", [=](client::IoState& io) {
+    auto request = io.control.setInputRequest();
+    request.setHand(uint8_t(std::min<uint32_t>(hand, 255)));
+    request.setProfile(profile);
+    request.setComponent(component);
+    request.setX(x);
+    request.setY(y);
+    return request.send().then([](capnp::Response<wire::Control::SetInputResults>&& r) -> Result<bool> {
+      if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
+      return true;
+    });
+  });
+}
+
+Status ControlClient::setHandPose(uint32_t hand, const Pose& grip, const Pose& aim) {
+  return simpleCall(*impl_->link, "setHandPose", [=](client::IoState& io) {
+    auto request = io.control.setHandPoseRequest();
+    request.setHand(uint8_t(std::min<uint32_t>(hand, 255)));
+    xrc::toWire(grip, request.initGrip());
+    xrc::toWire(aim, request.initAim());
+    return request.send().then([](capnp::Response<wire::Control::SetHandPoseResults>&& r) -> Result<bool> {
+      if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
+      return true;
+    });
   });
 }
 

@@ -76,6 +76,46 @@ Pose fromWire(wire::Pose::Reader in) {
   return out;
 }
 
+void toWire(const InputSnapshot& input, wire::InputState::Builder out) {
+  if (!input.present) return;
+  auto hands = out.initHands(uint32_t(input.hands.size()));
+  for (uint32_t h = 0; h < hands.size(); ++h) {
+    const HandInput& in = input.hands[h];
+    auto hand = hands[h];
+    hand.setProfile(in.profile);
+    auto components = hand.initComponents(uint32_t(in.components.size()));
+    for (uint32_t i = 0; i < components.size(); ++i) {
+      components[i].setPath(in.components[i].path);
+      components[i].setX(in.components[i].x);
+      components[i].setY(in.components[i].y);
+      components[i].setChangedAt(in.components[i].changedNs);
+    }
+    hand.setGripValid(in.grip.has_value());
+    toWire(in.grip.value_or(Pose{}), hand.initGrip());
+    hand.setAimValid(in.aim.has_value());
+    toWire(in.aim.value_or(Pose{}), hand.initAim());
+  }
+}
+
+InputSnapshot fromWire(wire::InputState::Reader in) {
+  InputSnapshot out;
+  auto hands = in.getHands();
+  out.present = hands.size() > 0;
+  for (uint32_t h = 0; h < hands.size() && h < out.hands.size(); ++h) {
+    auto hand = hands[h];
+    HandInput& to = out.hands[h];
+    to.profile = hand.getProfile().cStr();
+    auto components = hand.getComponents();
+    for (uint32_t i = 0; i < components.size() && i < kMaxComponentsPerHand; ++i) {
+      to.components.push_back(InputComponentState{components[i].getPath().cStr(), components[i].getX(),
+                                                  components[i].getY(), components[i].getChangedAt()});
+    }
+    if (hand.getGripValid()) to.grip = fromWire(hand.getGrip());
+    if (hand.getAimValid()) to.aim = fromWire(hand.getAim());
+  }
+  return out;
+}
+
 void toWire(const SwapchainRequest& r, wire::SwapchainCreateInfo::Builder out) {
   out.setCreateFlags(r.createFlags);
   out.setUsageFlags(r.usageFlags);

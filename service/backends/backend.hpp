@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "xrc/input.hpp"
 #include "xrc/monotonic_clock.hpp"
 #include "xrc/pose.hpp"
 #include "xrc/protocol_rules.hpp"
@@ -132,6 +133,8 @@ struct CommittedFrame {
   std::vector<CommittedLayer> layers;
 };
 
+class SimulatedControllers;
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -159,6 +162,25 @@ class Backend {
   virtual void locateHead(int64_t timeNs, std::function<void(const Pose&)> done) = 0;
   // Any thread: LOCAL as of now (systemInfo().localInStage until it first moves).
   virtual LocalSpace localSpace() const = 0;
+  // Any thread, without waiting: the display's controllers as of now, their poses for `timeNs`
+  // where the backend can predict them (not present where the display has no controllers).
+  virtual InputSnapshot input(int64_t timeNs) const {
+    (void)timeNs;
+    return {};
+  }
+  // Any thread: haptic feedback on a hand's output ("/output/haptic").
+  virtual Status applyHaptic(uint32_t hand, const std::string& output, const HapticPulse& pulse) {
+    (void)hand, (void)output, (void)pulse;
+    return makeError(ErrorCode::unsupported, "the {} backend has no controllers to vibrate", systemInfo().backendName);
+  }
+  virtual Status stopHaptic(uint32_t hand, const std::string& output) {
+    (void)hand, (void)output;
+    return makeError(ErrorCode::unsupported, "the {} backend has no controllers to vibrate", systemInfo().backendName);
+  }
+  virtual std::array<HapticStatus, kHandCount> haptics() const { return {}; }
+  // The controllers an operator drives (Control.setInput); null where they are real or absent.
+  virtual SimulatedControllers* simulatedControllers() { return nullptr; }
+
   // Any thread: moves LOCAL to the head's current position and heading (a recenter).
   virtual Status recenter() {
     return makeError(ErrorCode::unsupported, "the {} backend's runtime owns its spaces; recenter there",

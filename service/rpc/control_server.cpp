@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include "../input/simulated_controllers.hpp"
 #include "../log.hpp"
 #include "xrc/wire_convert.hpp"
 
@@ -82,6 +83,15 @@ kj::Promise<void> ControlServer::status(StatusContext context) {
       toWire(display.environmentBlendMode.value_or(ctx_.backend.systemInfo().environmentBlendModes.at(0))));
   status.setPrimaryClientId(display.primaryClientId);
   status.setDaemonPid(uint32_t(::getpid()));
+  const auto haptics = ctx_.backend.haptics();
+  auto hapticList = status.initHaptics(uint32_t(haptics.size()));
+  for (uint32_t h = 0; h < haptics.size(); ++h) {
+    hapticList[h].setPulses(haptics[h].pulses);
+    hapticList[h].setStops(haptics[h].stops);
+    hapticList[h].setLastAmplitude(haptics[h].last.amplitude);
+    hapticList[h].setLastDurationNs(haptics[h].last.durationNs);
+    hapticList[h].setLastFrequency(haptics[h].last.frequency);
+  }
   auto clients = ctx_.clients.snapshot();
   auto list = status.initClients(uint32_t(clients.size()));
   for (uint32_t i = 0; i < clients.size(); ++i) {
@@ -227,6 +237,46 @@ kj::Promise<void> ControlServer::recenter(RecenterContext context) {
     return kj::READY_NOW;
   }
   setOk(error);
+  return kj::READY_NOW;
+}
+
+namespace {
+Result<SimulatedControllers*> simulated(Backend& backend) {
+  if (auto* controllers = backend.simulatedControllers()) return controllers;
+  return makeError(ErrorCode::unsupported, "the {} backend's controllers are real; it has no simulated ones",
+                   backend.systemInfo().backendName);
+}
+}  // namespace
+
+kj::Promise<void> ControlServer::setInput(SetInputContext context) {
+  auto p = context.getParams();
+  auto controllers = simulated(ctx_.backend);
+  Status done = controllers ? Status{} : Status(controllers.error());
+  // The profile first: a new device starts at rest, then the component is set on it.
+  if (done && p.getProfile().size() > 0) done = controllers.value()->setProfile(p.getHand(), p.getProfile().cStr());
+  if (done && p.getComponent().size() > 0) {
+    done = controllers.value()->setComponent(p.getHand(), p.getComponent().cStr(), p.getX(), p.getY(), monotonicNowNs());
+  }
+  auto error = context.getResults().initError();
+  if (!done) {
+    xrc::toWire(done.error(), error);
+  } else {
+    setOk(error);
+  }
+  return kj::READY_NOW;
+}
+
+kj::Promise<void> ControlServer::setHandPose(SetHandPoseContext context) {
+  auto p = context.getParams();
+  auto controllers = simulated(ctx_.backend);
+  Status done = controllers ? controllers.value()->setPose(p.getHand(), fromWire(p.getGrip()), fromWire(p.getAim()))
+                            : Status(controllers.error());
+  auto error = context.getResults().initError();
+  if (!done) {
+    xrc::toWire(done.error(), error);
+  } else {
+    setOk(error);
+  }
   return kj::READY_NOW;
 }
 

@@ -17,6 +17,8 @@ class ControlServer final : public wire::Control::Server {
   kj::Promise<void> setPrimary(SetPrimaryContext context) override;
   kj::Promise<void> kick(KickContext context) override;
   kj::Promise<void> recenter(RecenterContext context) override;
+  kj::Promise<void> setInput(SetInputContext context) override;
+  kj::Promise<void> setHandPose(SetHandPoseContext context) override;
 
  private:
   DaemonContext& ctx_;

@@ -1,7 +1,10 @@
 #include "session_server.hpp"
 
+#include "../input/simulated_controllers.hpp"
+
 #include <cmath>
 
+#include "../input/simulated_controllers.hpp"
 #include "../log.hpp"
 #include "xrc/wire_convert.hpp"
 
@@ -211,6 +214,7 @@ void toWire(const WaitAnswer& in, wire::FrameTiming::Builder timing) {
   timing.setStopping(in.stopping);
   toWire(in.local.localInStage, timing.initLocalInStage());
   timing.setLocalSpaceChanges(in.local.changes);
+  toWire(in.input, timing.initInput());
 }
 
 }  // namespace
@@ -317,14 +321,17 @@ kj::Promise<Result<WaitAnswer>> SessionServer::startWait(bool implicit) {
         state->waitPending = false;
         state->waitedFrame = frameId;
         state->waitedTargetNs = plan.predictedNs;
-        // Visibility as of now: a primary switch shows in the next answer.
+        // Visibility as of now: a primary switch shows in the next answer. Input goes to the
+        // focused session only.
+        const Visibility visibility = state->ctx.scheduler.visibility(state->client->id);
         return WaitAnswer{frameId,
                           plan,
                           clock,
                           head,
-                          state->ctx.scheduler.visibility(state->client->id),
+                          visibility,
                           state->ctx.stopping,
-                          state->ctx.backend.localSpace()};
+                          state->ctx.backend.localSpace(),
+                          visibility.focused ? state->ctx.backend.input(plan.predictedNs) : InputSnapshot{}};
       });
 }
 
@@ -349,6 +356,33 @@ kj::Promise<void> SessionServer::locateHead(LocateHeadContext context) {
     setOk(results.initError());
     toWire(head, results.initHeadInStage());
   });
+}
+
+namespace {
+// Haptics are the focused session's, as input is.
+Status checkHapticCall(const SessionState& s, uint32_t hand, const std::string& output) {
+  if (auto v = checkHand(hand); !v) return v;
+  if (auto v = checkInputPath(output, "/output/", "the output"); !v) return v;
+  if (!s.ctx.scheduler.visibility(s.client->id).focused) {
+    return makeError(ErrorCode::callOrder, "haptics: only the focused session may vibrate the controllers");
+  }
+  return {};
+}
+}  // namespace
+
+kj::Promise<void> SessionServer::applyHaptic(ApplyHapticContext context) {
+  auto p = context.getParams();
+  const std::string output = p.getOutput().cStr();
+  if (auto v = checkHapticCall(*state_, p.getHand(), output); !v) return answer(context, v);
+  const HapticPulse pulse{p.getDurationNs(), p.getFrequency(), p.getAmplitude()};
+  return answer(context, state_->ctx.backend.applyHaptic(p.getHand(), output, pulse));
+}
+
+kj::Promise<void> SessionServer::stopHaptic(StopHapticContext context) {
+  auto p = context.getParams();
+  const std::string output = p.getOutput().cStr();
+  if (auto v = checkHapticCall(*state_, p.getHand(), output); !v) return answer(context, v);
+  return answer(context, state_->ctx.backend.stopHaptic(p.getHand(), output));
 }
 
 Status SessionServer::begin(uint64_t frameId) {

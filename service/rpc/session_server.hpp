@@ -25,6 +25,7 @@ struct WaitAnswer {
   Visibility visibility;
   bool stopping = false;
   LocalSpace local;
+  InputSnapshot input;  // the focused session's only
 };
 
 struct SwapchainState {
@@ -70,6 +71,8 @@ class SessionServer final : public wire::Session::Server {
   kj::Promise<void> beginFrame(BeginFrameContext context) override;
   kj::Promise<void> endFrame(EndFrameContext context) override;
   kj::Promise<void> locateHead(LocateHeadContext context) override;
+  kj::Promise<void> applyHaptic(ApplyHapticContext context) override;
+  kj::Promise<void> stopHaptic(StopHapticContext context) override;
 
  private:
   // beginFrame's check and state change (also applied by an endFrame with `alsoBegin`).

@@ -45,6 +45,14 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
                        {"latency_us", percentilesJson(c.latencyUs)},
                        {"frame_interval_us", percentilesJson(c.frameIntervalUs)}});
   }
+  nlohmann::json haptics = nlohmann::json::array();
+  for (const auto& h : s.haptics) {
+    haptics.push_back({{"pulses", h.pulses},
+                       {"stops", h.stops},
+                       {"last_amplitude", h.last.amplitude},
+                       {"last_duration_ns", h.last.durationNs},
+                       {"last_frequency", h.last.frequency}});
+  }
   return {{"daemon_version", s.daemonVersion},
           {"backend", s.backend},
           {"uptime_s", double(s.uptimeNs) / 1e9},
@@ -60,6 +68,7 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
           {"daemon_cpu_us_per_client_frame", s.daemonCpuUsPerClientFrame},
           {"primary_client_id", s.primaryClientId},
           {"environment_blend_mode", xrc::blendModeName(s.environmentBlendMode)},
+          {"haptics", haptics},
           {"clients", clients}};
 }
 
@@ -144,6 +153,19 @@ int main(int argc, char** argv) {
   auto* kick = app.add_subcommand("kick", "Disconnect one client");
   kick->add_option("id", clientId, "Client id (see status)")->required();
   auto* recenter = app.add_subcommand("recenter", "Move LOCAL space to where the head is now (headless backend)");
+  auto* input = app.add_subcommand(
+      "input", "Drive a simulated controller (headless): its device, and one component's value");
+  std::string handName, profile, component;
+  std::vector<float> values;
+  input->add_option("hand", handName, "left or right")->required()->check(CLI::IsMember({"left", "right"}));
+  input->add_option("--profile", profile,
+                    "Give the hand this device (/interaction_profiles/..., or none); its components go to rest");
+  input->add_option("component", component, "A component of the hand's device, e.g. /input/select/click");
+  input->add_option("value", values, "Its value: x, or x y for a vector2 (default 1)")->expected(0, 2);
+  auto* handPose = app.add_subcommand("hand-pose", "Move a simulated controller (headless): where it is, in STAGE");
+  std::vector<float> position;
+  handPose->add_option("hand", handName, "left or right")->required()->check(CLI::IsMember({"left", "right"}));
+  handPose->add_option("position", position, "x y z in meters")->required()->expected(3);
   app.require_subcommand(1);
   CLI11_PARSE(app, argc, argv);
   if (setRuntime->parsed() || unsetRuntime->parsed()) {
@@ -173,6 +195,28 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::printf("recentered\n");
+    return 0;
+  }
+  if (input->parsed() || handPose->parsed()) {
+    const uint32_t hand = handName == "left" ? 0 : 1;
+    xrc::Status done;
+    if (input->parsed()) {
+      if (profile.empty() && component.empty()) {
+        std::fprintf(stderr, "xr-compositorctl: input: give --profile, a component, or both\n");
+        return 2;
+      }
+      done = daemon.setInput(hand, profile, component, values.empty() ? 1.0f : values[0],
+                             values.size() > 1 ? values[1] : 0.0f);
+    } else {
+      xrc::Pose pose;
+      pose.position = {position[0], position[1], position[2]};
+      done = daemon.setHandPose(hand, pose, pose);
+    }
+    if (!done) {
+      std::fprintf(stderr, "xr-compositorctl: %s: %s\n", input->parsed() ? "input" : "hand-pose",
+                   done.error().message.c_str());
+      return 1;
+    }
     return 0;
   }
   if (watch->parsed()) {

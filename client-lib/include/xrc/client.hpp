@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "xrc/input.hpp"
 #include "xrc/pose.hpp"
 #include "xrc/protocol_rules.hpp"
 #include "xrc/result.hpp"
@@ -94,6 +95,7 @@ struct FrameTiming {
   bool stopping = false;           // the daemon is shutting down: end the session
   Pose localInStage;               // LOCAL as of this answer
   uint32_t localSpaceChanges = 0;  // LOCAL moves (recenters) since the daemon started
+  InputSnapshot input;             // the controllers, when this session has the input focus (1.7)
 };
 
 using Pose = xrc::Pose;
@@ -180,6 +182,10 @@ class Connection {
   // The head's pose in STAGE space at `timeNs` (one round trip; waitFrame's answer already has
   // it for the predicted display time).
   Result<Pose> locateHead(int64_t timeNs);
+  // Vibrates a hand's output ("/output/haptic"; hand 0 left, 1 right), or stops it (1.7). Only
+  // the focused session may.
+  Status applyHaptic(uint32_t hand, const std::string& output, const HapticPulse& pulse);
+  Status stopHaptic(uint32_t hand, const std::string& output);
   // Processes what the daemon sent meanwhile without blocking, and reports a lost connection
   // (daemon gone) as an error. For event loops that must notice the daemon leaving while idle.
   Status poll();

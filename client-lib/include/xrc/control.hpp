@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "xrc/input.hpp"
+#include "xrc/pose.hpp"
 #include "xrc/protocol_rules.hpp"
 #include "xrc/readback.hpp"
 #include "xrc/result.hpp"
@@ -56,6 +58,7 @@ struct DaemonStatus {
   uint32_t daemonPid = 0;
   // How the latest display frame met the environment (the bottom client frame's mode).
   EnvironmentBlendMode environmentBlendMode = EnvironmentBlendMode::opaque;
+  std::vector<HapticStatus> haptics;  // per hand [left, right] (1.7; empty from older daemons)
 };
 
 using xrc::Pixels;
@@ -80,6 +83,10 @@ class ControlClient {
   Status kick(uint32_t clientId);
   // Moves LOCAL to the head's current position and heading (headless backend).
   Status recenter();
+  // Simulated controllers (headless, 1.7): a hand's device (`profile`, empty: keep it) and one
+  // component's value (`component`, empty: none); where the hand's controller is.
+  Status setInput(uint32_t hand, const std::string& profile, const std::string& component, float x, float y);
+  Status setHandPose(uint32_t hand, const Pose& grip, const Pose& aim);
 
   struct Impl;
   explicit ControlClient(std::unique_ptr<Impl> impl);

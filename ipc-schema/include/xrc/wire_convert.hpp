@@ -8,6 +8,7 @@
 #include <vulkan/vulkan.h>
 
 #include "xrc.capnp.h"
+#include "xrc/input.hpp"
 #include "xrc/pose.hpp"
 #include "xrc/protocol_rules.hpp"
 #include "xrc/result.hpp"
@@ -39,6 +40,11 @@ Result<DeviceFacts> fromWire(wire::DeviceIdentity::Reader in);
 void toWire(const Pose& pose, wire::Pose::Builder out);
 // A pose with missing components reads as identity components; validity is checked separately.
 Pose fromWire(wire::Pose::Reader in);
+
+// Controller input (1.7). fromWire keeps at most two hands and kMaxComponentsPerHand components
+// each, and marks the snapshot present only when hands were sent.
+void toWire(const InputSnapshot& input, wire::InputState::Builder out);
+InputSnapshot fromWire(wire::InputState::Reader in);
 
 void toWire(const SwapchainRequest& request, wire::SwapchainCreateInfo::Builder out);
 SwapchainRequest fromWire(wire::SwapchainCreateInfo::Reader in);

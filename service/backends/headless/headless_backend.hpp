@@ -15,6 +15,7 @@
 #include "../../compositor/frame_scheduler.hpp"
 #include "../../gpu/gpu_device.hpp"
 #include "../../gpu/timeline.hpp"
+#include "../../input/simulated_controllers.hpp"
 #include "../backend.hpp"
 #include "blend_pipeline.hpp"
 
@@ -56,6 +57,14 @@ class HeadlessBackend final : public Backend {
   LocalSpace localSpace() const override XRC_EXCLUDES(localMutex_);
   // LOCAL moves to the head: its position, and its heading (yaw) only, so LOCAL stays level.
   Status recenter() override XRC_EXCLUDES(localMutex_);
+  // Two simulated controllers (SimulatedControllers), driven by xr-compositorctl input.
+  InputSnapshot input(int64_t) const override { return controllers_.snapshot(); }
+  Status applyHaptic(uint32_t hand, const std::string& output, const HapticPulse& pulse) override {
+    return controllers_.haptic(hand, output, pulse);
+  }
+  Status stopHaptic(uint32_t hand, const std::string& output) override { return controllers_.stopHaptic(hand, output); }
+  std::array<HapticStatus, kHandCount> haptics() const override { return controllers_.haptics(); }
+  SimulatedControllers* simulatedControllers() override { return &controllers_; }
 
   Result<std::shared_ptr<RuntimeSwapchain>> createSwapchain(const VkImageCreateInfo& info) override;
   Result<RuntimeImageLease> acquireImage(RuntimeSwapchain& swapchain, std::chrono::milliseconds timeout) override;
@@ -97,6 +106,7 @@ class HeadlessBackend final : public Backend {
   FrameScheduler& scheduler_;
   HeadlessOptions options_;
   SystemInfo system_;
+  SimulatedControllers controllers_;
   DisplayClock clock_;
   std::atomic<uint64_t> displayFrames_{0};
   std::atomic<uint64_t> layerViewsCulled_{0};
