@@ -284,5 +284,77 @@ TEST_F(OpenXrInput, OnlyTheFocusedSessionGetsInput) {
   EXPECT_EQ(status.value().haptics[1].pulses, 0u);
 }
 
+// Daemon B (--backend openxr) over daemon A (headless): B binds A's controllers through our
+// runtime face and forwards them to its own focused client, and that client's haptics travel back.
+class OpenXrInputThroughTwoDaemons : public OpenXrInput {
+ protected:
+  Daemon& target() override { return *upper_; }
+  void SetUp() override {
+    ASSERT_TRUE(daemon_.ready()) << daemon_.process().output();
+    upper_ = std::make_unique<Daemon>(upperDir_, std::vector<std::string>{"--backend", "openxr"},
+                                      openxrEnv(daemon_.socket()));
+    OpenXrInput::SetUp();
+  }
+  TempDir upperDir_;
+  std::unique_ptr<Daemon> upper_;
+};
+
+TEST_F(OpenXrInputThroughTwoDaemons, PressesPosesAndHapticsTravelBothHops) {
+  ASSERT_NO_FATAL_FAILURE(createSession());
+  ASSERT_NO_FATAL_FAILURE(createActions());
+  ASSERT_NO_FATAL_FAILURE(beginSession());
+  ASSERT_NO_FATAL_FAILURE(untilFocused());
+  ASSERT_TRUE(syncUntil([&] {
+    XrInteractionProfileState profile{XR_TYPE_INTERACTION_PROFILE_STATE};
+    EXPECT_EQ(xrGetCurrentInteractionProfile(session_, right(), &profile), XR_SUCCESS);
+    return profile.interactionProfile == simple();
+  }));
+  EXPECT_FALSE(boolean(select_, right()).currentState);
+
+  auto lower = daemon_.control();
+  ASSERT_TRUE(lower);
+  ASSERT_TRUE(lower->setInput(1, "", "/input/select/click", 1, 0));
+  Pose at;
+  at.position = {-0.25f, 1.3f, -0.45f};
+  ASSERT_TRUE(lower->setHandPose(1, at, at));
+  ASSERT_TRUE(syncUntil([&] { return boolean(select_, right()).currentState == XR_TRUE; }));
+  EXPECT_FALSE(boolean(select_, left()).currentState);
+  auto pressed = boolean(select_, right());
+  EXPECT_GT(pressed.lastChangeTime, 0);
+
+  XrActionSpaceCreateInfo spaceInfo{XR_TYPE_ACTION_SPACE_CREATE_INFO, nullptr, grip_, right(),
+                                    {{0, 0, 0, 1}, {0, 0, 0}}};
+  XrSpace gripSpace = XR_NULL_HANDLE;
+  ASSERT_EQ(xrCreateActionSpace(session_, &spaceInfo, &gripSpace), XR_SUCCESS);
+  XrReferenceSpaceCreateInfo stageInfo{
+      XR_TYPE_REFERENCE_SPACE_CREATE_INFO, nullptr, XR_REFERENCE_SPACE_TYPE_STAGE, {{0, 0, 0, 1}, {0, 0, 0}}};
+  XrSpace stage = XR_NULL_HANDLE;
+  ASSERT_EQ(xrCreateReferenceSpace(session_, &stageInfo, &stage), XR_SUCCESS);
+  XrSpaceLocation location{XR_TYPE_SPACE_LOCATION};
+  ASSERT_TRUE(syncUntil([&] {
+    EXPECT_EQ(xrLocateSpace(gripSpace, stage, lastDisplayTime_, &location), XR_SUCCESS);
+    return (location.locationFlags & XR_SPACE_LOCATION_POSITION_VALID_BIT) != 0 &&
+           std::fabs(location.pose.position.x + 0.25f) < 1e-4f;
+  }));
+  EXPECT_NEAR(location.pose.position.y, 1.3f, 1e-4f);
+
+  XrHapticVibration vibration{XR_TYPE_HAPTIC_VIBRATION, nullptr, 20'000'000, 200.0f, 0.8f};
+  XrHapticActionInfo hapticInfo{XR_TYPE_HAPTIC_ACTION_INFO, nullptr, buzz_, right()};
+  ASSERT_EQ(xrApplyHapticFeedback(session_, &hapticInfo, reinterpret_cast<XrHapticBaseHeader*>(&vibration)),
+            XR_SUCCESS);
+  // B sent it to its runtime (A's face), which sent it to A's simulated right controller.
+  ASSERT_TRUE(daemon_.waitForStatus(
+      [](const control::DaemonStatus& s) { return s.haptics.size() == 2 && s.haptics[1].pulses == 1; }, 5s));
+  auto status = lower->status();
+  ASSERT_TRUE(status);
+  EXPECT_FLOAT_EQ(status.value().haptics[1].last.amplitude, 0.8f);
+  EXPECT_FLOAT_EQ(status.value().haptics[1].last.frequency, 200.0f);
+  auto upperStatus = upper_->control()->status();
+  ASSERT_TRUE(upperStatus);
+  EXPECT_EQ(upperStatus.value().haptics[1].pulses, 1u);
+  xrDestroySpace(gripSpace);
+  xrDestroySpace(stage);
+}
+
 }  // namespace
 }  // namespace xrc::test

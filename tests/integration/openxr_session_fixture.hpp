@@ -47,10 +47,14 @@ class OpenXrSession : public ::testing::Test {
   // Enabled besides Vulkan 2, depth and overlay.
   virtual std::vector<const char*> moreExtensions() const { return {}; }
 
+  // The daemon the app's session is on: daemon_, unless a fixture stacks another one over it.
+  virtual Daemon& target() { return daemon_; }
+
   void SetUp() override {
     ASSERT_TRUE(daemon_.ready()) << daemon_.process().output();
+    ASSERT_TRUE(target().ready()) << target().process().output();
     ::setenv("XR_RUNTIME_JSON", binary("XRC_OPENXR_MANIFEST").c_str(), 1);
-    ::setenv("XR_COMPOSITOR_SOCKET", daemon_.socket().c_str(), 1);
+    ::setenv("XR_COMPOSITOR_SOCKET", target().socket().c_str(), 1);
     std::vector<const char*> extensions{XR_KHR_VULKAN_ENABLE2_EXTENSION_NAME,
                                         XR_KHR_COMPOSITION_LAYER_DEPTH_EXTENSION_NAME, XR_EXTX_OVERLAY_EXTENSION_NAME};
     for (const char* e : moreExtensions()) extensions.push_back(e);

@@ -18,6 +18,7 @@ namespace xrc {
 struct OpenXrLink {
   OpenXrLink(gpu::Queue& q, std::unique_ptr<OpenXrInstance> i) : queue(q), instance(std::move(i)) {}
   ~OpenXrLink() {
+    input.reset();
     stage.reset();
     view.reset();
     local.reset();
@@ -31,6 +32,8 @@ struct OpenXrLink {
   std::unique_ptr<OpenXrInstance> instance;
   oxr::SessionOwner session;
   oxr::SpaceOwner stage, view, local;
+  // The runtime's controllers; null when the runtime refused the bindings (no input then).
+  std::unique_ptr<OpenXrInputBinding> input;
 };
 
 namespace {
@@ -238,6 +241,11 @@ Status OpenXrBackend::openSession(std::unique_ptr<OpenXrInstance> instance) {
   if (auto s = makeSpace(XR_REFERENCE_SPACE_TYPE_STAGE, link->stage); !s) return s;
   if (auto s = makeSpace(XR_REFERENCE_SPACE_TYPE_VIEW, link->view); !s) return s;
   if (auto s = makeSpace(XR_REFERENCE_SPACE_TYPE_LOCAL, link->local); !s) return s;
+  if (auto input = OpenXrInputBinding::create(xr, session, link->stage.get())) {
+    link->input = std::move(input).value();
+  } else {
+    log::warn("controller input of the OpenXR runtime is not forwarded: {}", input.error().describe());
+  }
 
   // The system description the daemon's clients get is the runtime's.
   SystemInfo system;
@@ -654,6 +662,37 @@ void OpenXrBackend::giveBack(OpenXrSwapchain& swapchain, uint32_t index, std::op
   if (auto s = acquireNext(swapchain); !s) log::debug("runtime swapchain: acquiring ahead: {}", s.error().describe());
 }
 
+InputSnapshot OpenXrBackend::input(int64_t) const {
+  auto link = this->link();
+  return link && link->input ? link->input->snapshot() : InputSnapshot{};
+}
+
+Status OpenXrBackend::applyHaptic(uint32_t hand, const std::string& output, const HapticPulse& pulse) {
+  auto link = this->link();
+  if (!link || !link->input) return makeError(ErrorCode::unsupported, "the OpenXR runtime's controllers are not bound");
+  if (auto s = link->input->applyHaptic(hand, output, pulse); !s) return s;
+  Lock lock(hapticMutex_);
+  if (hand < haptics_.size()) {
+    haptics_[hand].pulses++;
+    haptics_[hand].last = pulse;
+  }
+  return {};
+}
+
+Status OpenXrBackend::stopHaptic(uint32_t hand, const std::string& output) {
+  auto link = this->link();
+  if (!link || !link->input) return makeError(ErrorCode::unsupported, "the OpenXR runtime's controllers are not bound");
+  if (auto s = link->input->stopHaptic(hand, output); !s) return s;
+  Lock lock(hapticMutex_);
+  if (hand < haptics_.size()) haptics_[hand].stops++;
+  return {};
+}
+
+std::array<HapticStatus, kHandCount> OpenXrBackend::haptics() const {
+  Lock lock(hapticMutex_);
+  return haptics_;
+}
+
 void OpenXrBackend::commitFrame(CommittedFrame frame) {
   // Frames the scheduler lets go of need nothing: the runtime owns its images' lifetimes.
   (void)scheduler_.commit(std::move(frame), monotonicNowNs());
@@ -844,6 +883,7 @@ void OpenXrBackend::frame() {
     log::error("{}", s.error().describe());
     return;
   }
+  if (link->input) link->input->sync(state.predictedDisplayTime);
   // The head at this display time and the next one: the times clients' waitFrame targets (they
   // wake a period ahead), so answering them needs no call into the runtime.
   for (const int64_t t : {vsync.value(), vsync.value() + period}) {

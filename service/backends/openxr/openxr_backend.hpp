@@ -17,6 +17,7 @@
 #include "../../gpu/gpu_device.hpp"
 #include "../../gpu/timeline.hpp"
 #include "../backend.hpp"
+#include "openxr_input.hpp"
 #include "openxr_instance.hpp"
 #include "refresh_tracker.hpp"
 
@@ -53,6 +54,13 @@ class OpenXrBackend final : public Backend {
   void locateHead(int64_t timeNs, std::function<void(const Pose&)> done) override;
   // The runtime's LOCAL in STAGE; moves when the runtime says a reference space changed.
   LocalSpace localSpace() const override XRC_EXCLUDES(localMutex_);
+  // The runtime's controllers as of the last display frame (OpenXrInputBinding); haptics go to
+  // the runtime and are counted as they are sent.
+  InputSnapshot input(int64_t timeNs) const override;
+  Status applyHaptic(uint32_t hand, const std::string& output, const HapticPulse& pulse) override
+      XRC_EXCLUDES(hapticMutex_);
+  Status stopHaptic(uint32_t hand, const std::string& output) override XRC_EXCLUDES(hapticMutex_);
+  std::array<HapticStatus, kHandCount> haptics() const override XRC_EXCLUDES(hapticMutex_);
 
   Result<std::shared_ptr<RuntimeSwapchain>> createSwapchain(const VkImageCreateInfo& info) override
       XRC_EXCLUDES(linkMutex_);
@@ -105,6 +113,9 @@ class OpenXrBackend final : public Backend {
   mutable Mutex linkMutex_;
   // Instance, session and spaces; swapchains keep it alive so it goes after the last of them.
   std::shared_ptr<OpenXrLink> link_ XRC_GUARDED_BY(linkMutex_);
+
+  mutable Mutex hapticMutex_;
+  std::array<HapticStatus, kHandCount> haptics_ XRC_GUARDED_BY(hapticMutex_);
 
   mutable Mutex localMutex_;
   std::optional<LocalSpace> local_ XRC_GUARDED_BY(localMutex_);
