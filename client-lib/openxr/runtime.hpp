@@ -103,7 +103,8 @@ struct Session {
 };
 
 // The current interaction profiles follow the daemon's input and the app's suggestions; when one
-// changes, the app gets XrEventDataInteractionProfileChanged. Needs attached action sets.
+// changes, the app gets XrEventDataInteractionProfileChanged. Only in xrSyncActions (OpenXR
+// queues that event there, the conformance layer checks it); needs attached action sets.
 void noticeInteractionProfiles(Session& session) XRC_REQUIRES(session.mutex);
 
 struct Space {

@@ -130,7 +130,6 @@ XrResult XRAPI_CALL AttachSessionActionSets(XrSession handle, const XrSessionAct
   Lock lock(session->mutex);
   if (XrResult r = session->instance->actions.attach(sets, session->attachedSets); XR_FAILED(r)) return r;
   session->attachedSetsKeepAlive = std::move(keep);
-  noticeInteractionProfiles(*session);
   return XR_SUCCESS;
 }
 

@@ -488,12 +488,10 @@ XrResult XRAPI_CALL WaitFrame(XrSession handle, const XrFrameWaitInfo* info, XrF
     session->lifecycle.frameWaited(t.visible, t.focused, states);
     if (t.stopping) session->lifecycle.daemonStopping(states);
     if (!session->lifecycle.lost()) noticeLocalSpace(*session, t);
-    // Input comes with the focused session's answers; an unfocused session's actions go
-    // inactive at its next xrSyncActions, and its interaction profiles stay as they were.
-    if (t.input.present) {
-      session->input.setInput(t.input);
-      noticeInteractionProfiles(*session);
-    }
+    // Input comes with the focused session's answers; the app sees it at its next
+    // xrSyncActions (an unfocused session's actions go inactive there, and its interaction
+    // profiles stay as they were).
+    if (t.input.present) session->input.setInput(t.input);
     const XrSessionState now = session->lifecycle.state();
     state->predictedDisplayTime = t.predictedDisplayTimeNs;
     state->predictedDisplayPeriod = t.predictedDisplayPeriodNs;

@@ -129,9 +129,11 @@ TEST_F(OpenXrInput, ScriptedPressesValuesPosesAndHapticsReachTheFocusedApp) {
   ASSERT_NO_FATAL_FAILURE(createActions());
   ASSERT_NO_FATAL_FAILURE(beginSession());
   ASSERT_NO_FATAL_FAILURE(untilFocused());
+  EXPECT_EQ(profileChanges_, 0);  // announced only by xrSyncActions
   ASSERT_EQ(sync(), XR_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(frame());
   // The simulated simple controllers are current in both hands, announced by an event.
-  EXPECT_GE(profileChanges_, 1);
+  EXPECT_EQ(profileChanges_, 1);
   XrInteractionProfileState profile{XR_TYPE_INTERACTION_PROFILE_STATE};
   ASSERT_EQ(xrGetCurrentInteractionProfile(session_, right(), &profile), XR_SUCCESS);
   EXPECT_EQ(profile.interactionProfile, simple());
@@ -219,7 +221,8 @@ TEST_F(OpenXrInput, ScriptedPressesValuesPosesAndHapticsReachTheFocusedApp) {
   const int changesBefore = profileChanges_;
   ASSERT_TRUE(control->setInput(1, "/interaction_profiles/oculus/touch_controller", "", 0, 0));
   ASSERT_TRUE(syncUntil([&] { return !boolean(select_, right()).isActive; }));
-  EXPECT_GT(profileChanges_, changesBefore);
+  ASSERT_NO_FATAL_FAILURE(frame());  // polls the event that sync queued
+  EXPECT_EQ(profileChanges_, changesBefore + 1);
   ASSERT_EQ(xrGetCurrentInteractionProfile(session_, right(), &profile), XR_SUCCESS);
   EXPECT_EQ(profile.interactionProfile, XR_NULL_PATH);
   EXPECT_TRUE(boolean(select_, left()).isActive);
