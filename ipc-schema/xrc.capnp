@@ -451,6 +451,9 @@ struct DisplayedLayer {
   # 1.4: false when an opaque projection view above filled this view's eye, so the compositor
   # skipped it (occlusion culling: it could not have shown a pixel).
   drawn @4 :Bool = true;
+  # 1.7: a projection view's depth sub-image (XR_KHR_composition_layer_depth) arrived with it:
+  # its swapchain (0: none). The headless display does not composite depth.
+  depthSwapchainId @5 :UInt32;
 }
 
 interface Control {

@@ -160,7 +160,8 @@ Result<DisplayReadback> ControlClient::readDisplay() {
               out.displayFrame = r.getDisplayFrame();
               for (auto l : r.getShown()) {
                 out.shown.push_back(
-                    {l.getClientId(), l.getFrameId(), l.getSwapchainId(), l.getReleaseOrdinal(), l.getDrawn()});
+                    {l.getClientId(), l.getFrameId(), l.getSwapchainId(), l.getReleaseOrdinal(), l.getDrawn(),
+                     l.getDepthSwapchainId()});
               }
               return out;
             });

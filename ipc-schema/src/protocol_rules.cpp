@@ -306,6 +306,18 @@ Status validateCylinder(float radius, float centralAngle, float aspectRatio, uin
   return {};
 }
 
+Status validateDepthRange(float minDepth, float maxDepth, float nearZ, float farZ) {
+  if (!(minDepth >= 0.f && minDepth <= maxDepth && maxDepth <= 1.f)) {
+    return makeError(ErrorCode::invalidArgument, "depth info range [{}, {}] must lie within [0, 1], min <= max",
+                     minDepth, maxDepth);
+  }
+  if (std::isnan(nearZ) || std::isnan(farZ) || nearZ == farZ || (std::isinf(nearZ) && std::isinf(farZ))) {
+    return makeError(ErrorCode::invalidArgument,
+                     "depth info planes near {} and far {} must differ, and at most one may be infinite", nearZ, farZ);
+  }
+  return {};
+}
+
 Status validateEquirect(float radius, const std::vector<float>& scale, const std::vector<float>& bias,
                         uint32_t eyeVisibility) {
   if (auto s = validateShape(radius, eyeVisibility, "equirect layer"); !s) return s;

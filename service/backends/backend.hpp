@@ -114,10 +114,18 @@ struct LayerShape {
   std::array<float, 2> scale{1, 1}, bias{0, 0};  // equirect
 };
 
+// A projection view's depth sub-image (XR_KHR_composition_layer_depth) and its range.
+struct LayerDepth {
+  LayerView view;
+  float minDepth = 0, maxDepth = 1, nearZ = 0.1f, farZ = 100.f;
+};
+
 struct CommittedLayer {
   enum class Kind { projection, quad, cylinder, equirect, cube } kind = Kind::projection;
   uint64_t flags = 0;
   std::vector<LayerView> views;  // projection: one per view; the others: one
+  // Projection: per view, its depth when the client gave one for every view (else empty).
+  std::vector<LayerDepth> depth;
   float quadWidth = 0, quadHeight = 0;
   std::vector<float> quadOrientation, quadPosition;  // quad, cylinder, equirect, cube: the pose in STAGE
   LayerShape shape;                                  // cylinder, equirect, cube

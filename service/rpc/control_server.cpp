@@ -199,6 +199,7 @@ kj::Promise<void> ControlServer::readDisplay(ReadDisplayContext context) {
       shown[i].setSwapchainId(s.shown[i].swapchainId);
       shown[i].setReleaseOrdinal(s.shown[i].releaseOrdinal);
       shown[i].setDrawn(s.shown[i].drawn);
+      shown[i].setDepthSwapchainId(s.shown[i].depthSwapchainId);
     }
   });
 }

@@ -19,10 +19,15 @@ struct PendingView {
   Pose pose;  // projection views: where the client rendered the view from
   std::array<float, 4> fov{};
 };
+struct PendingDepth {
+  float minDepth, maxDepth, nearZ, farZ;
+};
 struct PendingLayer {
   CommittedLayer::Kind kind;
   uint64_t flags;
   std::vector<PendingView> views;
+  std::vector<PendingView> depthViews;  // projection: one per view, or none
+  std::vector<PendingDepth> depthRanges;
   float quadWidth = 0, quadHeight = 0;
   std::vector<float> orientation, position;
   LayerShape shape;
@@ -63,13 +68,24 @@ void commitLayers(DaemonContext& ctx, CommittedFrame frame, const std::vector<Pe
     layer.quadOrientation = p.orientation;
     layer.quadPosition = p.position;
     layer.shape = p.shape;
-    for (uint32_t eye = 0; eye < p.views.size(); ++eye) {
-      const PendingView& v = p.views[eye];
+    auto resolve = [](const PendingView& v, uint32_t eye) -> std::optional<LayerView> {
       const SwapchainCore::Latest latest = v.core->latest();
-      if (!latest.hasContent) continue;  // its only release failed; nothing to show
-      layer.views.push_back(LayerView{v.core->runtime, v.core->id, latest.runtimeIndex, latest.ordinal,
-                                      latest.copyValue, v.ref.x, v.ref.y, v.ref.width, v.ref.height, v.ref.arrayIndex,
-                                      eye, v.pose, v.fov});
+      if (!latest.hasContent) return std::nullopt;  // its only release failed; nothing to show
+      return LayerView{v.core->runtime, v.core->id, latest.runtimeIndex, latest.ordinal,    latest.copyValue,
+                       v.ref.x,         v.ref.y,    v.ref.width,         v.ref.height,      v.ref.arrayIndex,
+                       eye,             v.pose,     v.fov};
+    };
+    for (uint32_t eye = 0; eye < p.views.size(); ++eye) {
+      if (auto view = resolve(p.views[eye], eye)) layer.views.push_back(*view);
+    }
+    for (uint32_t eye = 0; eye < p.depthViews.size(); ++eye) {
+      auto view = resolve(p.depthViews[eye], eye);
+      if (!view) {
+        layer.depth.clear();  // depth for some views only is no depth
+        break;
+      }
+      const PendingDepth& r = p.depthRanges[eye];
+      layer.depth.push_back(LayerDepth{*view, r.minDepth, r.maxDepth, r.nearZ, r.farZ});
     }
     frame.layers.push_back(std::move(layer));
   }
@@ -460,7 +476,6 @@ kj::Promise<Status> SessionServer::end(wire::Session::EndFrameParams::Reader par
         return Status(makeError(ErrorCode::invalidArgument, "projection layer has {} views, the system has {}",
                                 views.size(), viewCount));
       }
-      std::vector<PendingView> depthViews;
       for (auto view : views) {
         auto pose = view.getPose();
         if (auto v = validatePose(floats(pose.getOrientation()), floats(pose.getPosition())); !v) {
@@ -476,10 +491,19 @@ kj::Promise<Status> SessionServer::end(wire::Session::EndFrameParams::Reader par
         p.views.back().pose = fromWire(pose);
         std::copy(fov.begin(), fov.end(), p.views.back().fov.begin());
         if (view.getHasDepth()) {
-          if (auto v = lookup(readSubImage(view.getDepth().getSubImage()), true, "depth info", depthViews); !v) {
+          auto depth = view.getDepth();
+          if (auto v = lookup(readSubImage(depth.getSubImage()), true, "depth info", p.depthViews); !v) return v;
+          if (auto v = validateDepthRange(depth.getMinDepth(), depth.getMaxDepth(), depth.getNearZ(), depth.getFarZ());
+              !v) {
             return v;
           }
+          p.depthRanges.push_back({depth.getMinDepth(), depth.getMaxDepth(), depth.getNearZ(), depth.getFarZ()});
         }
+      }
+      // Depth goes with every view or with none (OpenXR lets each view have its own).
+      if (p.depthViews.size() != p.views.size()) {
+        p.depthViews.clear();
+        p.depthRanges.clear();
       }
     } else if (layer.isCylinder() || layer.isEquirect()) {
       const bool cylinder = layer.isCylinder();

@@ -188,6 +188,54 @@ TEST(OpenXrBackend, ClientPixelsArriveThroughBothHops) {
       << b->process().output();
 }
 
+// Depth sub-images of B's client travel to A as XR_KHR_composition_layer_depth (our runtime face
+// offers it): A's display reports each projection view's depth swapchain, as it does for a
+// client of its own.
+TEST(OpenXrBackend, DepthSubImagesReachTheRuntime) {
+  TempDir dirA, dirB;
+  Daemon a(dirA);
+  ASSERT_TRUE(a.ready()) << a.process().output();
+  auto b = startDaemonOver(a, dirB);
+  ASSERT_TRUE(b->ready()) << b->process().output();
+  const uint64_t frames = 40;
+  DemoSpec deep{"deep", 5, frames};
+  deep.depth = true;
+  auto demo = startDemo(*b, dirB, deep);
+  ASSERT_TRUE(demo->waitForOutput("frames " + std::to_string(frames) + " ok", 60s))
+      << demo->output() << b->process().output();
+  std::this_thread::sleep_for(200ms);
+  auto controlA = a.control();
+  ASSERT_TRUE(controlA);
+  auto display = controlA->readDisplay();
+  ASSERT_TRUE(display) << display.error().describe();
+  size_t withDepth = 0;
+  for (const auto& shown : display.value().shown) {
+    if (shown.depthSwapchainId == 0) continue;
+    EXPECT_NE(shown.depthSwapchainId, shown.swapchainId);
+    withDepth++;
+  }
+  EXPECT_EQ(withDepth, 2u) << "both views of B's projection layer carry depth on A";
+  demo->closeStdin();
+  EXPECT_EQ(demo->wait(20s), 0) << demo->output();
+  expectNoValidationProblems(*b);
+
+  // The same client straight on A (B gone, so that it is A's primary): its depth is reported the
+  // same way.
+  b->process().signal(SIGTERM);
+  EXPECT_EQ(b->process().wait(20s), 0) << b->process().output();
+  ASSERT_TRUE(a.waitForStatus([](const control::DaemonStatus& s) { return s.clients.empty(); }, 10s));
+  auto direct = startDemo(a, dirA, deep);
+  ASSERT_TRUE(direct->waitForOutput("frames " + std::to_string(frames) + " ok", 60s)) << direct->output();
+  std::this_thread::sleep_for(200ms);
+  display = controlA->readDisplay();
+  ASSERT_TRUE(display) << display.error().describe();
+  withDepth = 0;
+  for (const auto& shown : display.value().shown) withDepth += shown.depthSwapchainId != 0;
+  EXPECT_EQ(withDepth, 2u);
+  direct->closeStdin();
+  EXPECT_EQ(direct->wait(20s), 0) << direct->output();
+}
+
 TEST(OpenXrBackend, HelloXrRendersThroughBothHops) {
   TempDir dirA, dirB;
   Daemon a(dirA);

@@ -166,6 +166,9 @@ Status validateCylinder(float radius, float centralAngle, float aspectRatio, uin
 Status validateEquirect(float radius, const std::vector<float>& scale, const std::vector<float>& bias,
                         uint32_t eyeVisibility);
 Status validatePose(const std::vector<float>& orientation, const std::vector<float>& position);
+// A projection view's depth range (XR_KHR_composition_layer_depth): 0 <= minDepth <= maxDepth <= 1;
+// nearZ and farZ not NaN, not equal, and at least one of them finite (+infinity is allowed).
+Status validateDepthRange(float minDepth, float maxDepth, float nearZ, float farZ);
 Status validateOverlayPlacement(bool overlay, uint32_t placement);
 
 }  // namespace xrc

@@ -21,6 +21,7 @@ struct ShownLayer {
   // False when an opaque projection view above filled this view's eye: the compositor skipped
   // it (it could not have shown a pixel).
   bool drawn = true;
+  uint32_t depthSwapchainId = 0;  // a projection view's depth sub-image's swapchain (0: none; 1.7)
 };
 
 // The headless display output as of one composed display frame, and what it shows.

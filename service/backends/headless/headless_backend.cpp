@@ -559,14 +559,18 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
   uint64_t culled = 0;
   for (const auto& frame : frames) {
     for (const auto& layer : frame.layers) {
-      for (const auto& view : layer.views) {
+      for (size_t i = 0; i < layer.views.size(); ++i) {
+        const LayerView& view = layer.views[i];
         const bool draw = drawnAt(layer, view, drawn.size());
         drawn.push_back(draw);
         if (draw) addSource(layer, view);
         const bool covered = layer.kind == CommittedLayer::Kind::projection ? view.eye < options_.viewCount
                                                                             : true;  // drawnAt checked the eyes
         if (!draw && isColor(view) && covered) culled++;
-        shown.push_back({frame.clientId, frame.frameId, view.swapchainId, view.releaseOrdinal, draw || !isColor(view)});
+        // Depth is not composited here; what arrived is reported.
+        const uint32_t depth = i < layer.depth.size() ? layer.depth[i].view.swapchainId : 0;
+        shown.push_back(
+            {frame.clientId, frame.frameId, view.swapchainId, view.releaseOrdinal, draw || !isColor(view), depth});
       }
     }
   }

@@ -124,6 +124,7 @@ Pose fromXr(const XrPosef& p) {
 struct FrameLayers {
   std::deque<XrCompositionLayerProjection> projections;
   std::deque<std::vector<XrCompositionLayerProjectionView>> projectionViews;
+  std::deque<std::vector<XrCompositionLayerDepthInfoKHR>> depthInfos;
   std::deque<XrCompositionLayerQuad> quads;
   std::vector<const XrCompositionLayerBaseHeader*> order;  // bottom to top
 };
@@ -141,17 +142,32 @@ constexpr XrCompositionLayerFlags kForwardedFlags = XR_COMPOSITION_LAYER_CORRECT
                                                     XR_COMPOSITION_LAYER_BLEND_TEXTURE_SOURCE_ALPHA_BIT |
                                                     XR_COMPOSITION_LAYER_UNPREMULTIPLIED_ALPHA_BIT;
 
-void addLayers(const CommittedFrame& frame, XrSpace stage, size_t viewCount, FrameLayers& out) {
+// `depth`: the runtime takes XR_KHR_composition_layer_depth.
+void addLayers(const CommittedFrame& frame, XrSpace stage, size_t viewCount, bool depth, FrameLayers& out) {
   for (const CommittedLayer& layer : frame.layers) {
     if (layer.kind == CommittedLayer::Kind::projection) {
       // A view whose only release failed has no content: the layer cannot be shown whole.
       if (layer.views.size() != viewCount) continue;
       auto& views = out.projectionViews.emplace_back();
-      for (const LayerView& v : layer.views) {
+      // Sized once: the views point into it.
+      auto& depths = out.depthInfos.emplace_back(depth && layer.depth.size() == viewCount ? viewCount : 0);
+      for (size_t i = 0; i < layer.views.size(); ++i) {
+        const LayerView& v = layer.views[i];
         auto pv = oxr::make<XrCompositionLayerProjectionView>(XR_TYPE_COMPOSITION_LAYER_PROJECTION_VIEW);
         pv.pose = toXr(v.pose);
         pv.fov = {v.fov[0], v.fov[1], v.fov[2], v.fov[3]};
         pv.subImage = subImage(v);
+        if (!depths.empty()) {
+          const LayerDepth& d = layer.depth[i];
+          auto& info = depths[i];
+          info = oxr::make<XrCompositionLayerDepthInfoKHR>(XR_TYPE_COMPOSITION_LAYER_DEPTH_INFO_KHR);
+          info.subImage = subImage(d.view);
+          info.minDepth = d.minDepth;
+          info.maxDepth = d.maxDepth;
+          info.nearZ = d.nearZ;
+          info.farZ = d.farZ;
+          pv.next = &info;
+        }
         views.push_back(pv);
       }
       XrCompositionLayerProjection& p = out.projections.emplace_back();
@@ -897,7 +913,9 @@ void OpenXrBackend::frame() {
   DisplaySelection selection = scheduler_.select(vsync.value(), period);
   FrameLayers layers;
   if (state.shouldRender) {
-    for (const CommittedFrame& f : selection.shown) addLayers(f, link->stage.get(), system_.views.size(), layers);
+    for (const CommittedFrame& f : selection.shown) {
+      addLayers(f, link->stage.get(), system_.views.size(), xr.depthLayers(), layers);
+    }
   }
   if (layers.order.size() > xr.maxLayerCount()) {
     log::warn("{} layers this frame, the runtime takes {}: the top ones are left out", layers.order.size(),

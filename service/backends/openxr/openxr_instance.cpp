@@ -78,13 +78,22 @@ Status OpenXrInstance::init() {
     }
   }
 
+  std::vector<const char*> enabled(std::begin(kRequiredExtensions), std::end(kRequiredExtensions));
+  // Optional: depth sub-images of client projection views are forwarded where the runtime takes them.
+  if (std::any_of(available.begin(), available.end(), [](const XrExtensionProperties& e) {
+        return std::strcmp(e.extensionName, XR_KHR_COMPOSITION_LAYER_DEPTH_EXTENSION_NAME) == 0;
+      })) {
+    enabled.push_back(XR_KHR_COMPOSITION_LAYER_DEPTH_EXTENSION_NAME);
+    depthLayers_ = true;
+  }
+
   auto info = oxr::make<XrInstanceCreateInfo>(XR_TYPE_INSTANCE_CREATE_INFO);
   std::strncpy(info.applicationInfo.applicationName, "xr-compositord", XR_MAX_APPLICATION_NAME_SIZE - 1);
   info.applicationInfo.applicationVersion = 1;
   std::strncpy(info.applicationInfo.engineName, "xr-compositor", XR_MAX_ENGINE_NAME_SIZE - 1);
   info.applicationInfo.apiVersion = XR_MAKE_VERSION(1, 0, 0);
-  info.enabledExtensionCount = uint32_t(std::size(kRequiredExtensions));
-  info.enabledExtensionNames = kRequiredExtensions;
+  info.enabledExtensionCount = uint32_t(enabled.size());
+  info.enabledExtensionNames = enabled.data();
   XrInstance instance = XR_NULL_HANDLE;
   if (auto s = oxr::check(XR_NULL_HANDLE, xrCreateInstance(&info, &instance), "xrCreateInstance"); !s) return s;
   instance_ = oxr::InstanceOwner(instance);

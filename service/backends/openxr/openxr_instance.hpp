@@ -22,6 +22,8 @@ class OpenXrInstance final : public gpu::VulkanFactory {
   const std::string& runtimeName() const { return runtimeName_; }
   const std::string& systemName() const { return systemName_; }
   uint32_t maxLayerCount() const { return maxLayerCount_; }
+  // XR_KHR_composition_layer_depth is enabled: projection views may carry depth.
+  bool depthLayers() const { return depthLayers_; }
   Status check(XrResult result, const char* what) const { return oxr::check(instance_.get(), result, what); }
 
   // gpu::VulkanFactory, through xrCreateVulkanInstanceKHR / xrGetVulkanGraphicsDevice2KHR /
@@ -47,6 +49,7 @@ class OpenXrInstance final : public gpu::VulkanFactory {
   XrSystemId system_ = XR_NULL_SYSTEM_ID;
   std::string runtimeName_, systemName_;
   uint32_t maxLayerCount_ = 0;
+  bool depthLayers_ = false;
 
   PFN_xrGetVulkanGraphicsRequirements2KHR getRequirements_ = nullptr;
   PFN_xrCreateVulkanInstanceKHR createVkInstance_ = nullptr;
