@@ -21,7 +21,8 @@ const protocolMinor :UInt16 = 7;
 #          layers.
 # Minor 7: controller input with each frame's timing (FrameTiming.input, focused session only),
 #          haptics (Session.applyHaptic/stopHaptic), simulated controllers (Control.setInput,
-#          setHandPose) and haptic counts in status.
+#          setHandPose) and haptic counts in status; per-frame eye poses and fovs
+#          (FrameTiming.views); depth sub-images reported by readDisplay.
 
 # --- errors -------------------------------------------------------------------------------------
 # Every call answers with an Error; code `none` means success. Errors are data, not exceptions, so
@@ -281,6 +282,14 @@ struct FrameTiming {
   localSpaceChanges @9 :UInt32;
   # 1.7: the controllers as of this answer, for the focused session; no hands otherwise.
   input @10 :InputState;
+  # 1.7: the views at predictedDisplayTime where the display says them per frame (a runtime under
+  # the daemon: eye poses follow an IPD change, fovs may change); empty: the system description's.
+  views @11 :List(EyeView);
+}
+
+struct EyeView {
+  eyeInHead @0 :Pose;
+  fov @1 :List(Float32);          # angleLeft angleRight angleUp angleDown (radians)
 }
 
 # --- input (1.7) ---------------------------------------------------------------------------------

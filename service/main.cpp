@@ -60,7 +60,7 @@ xrc::Status createBackend(const xrc::DaemonConfig& config, const xrc::HeadlessOp
   const bool openxr = config.backend == "openxr";
   std::unique_ptr<OpenXrInstance> instance;
   if (openxr) {
-    auto created = OpenXrInstance::create();
+    auto created = OpenXrInstance::create(config.openxrOverlay);
     if (!created) return created.error();
     instance = std::move(created).value();
   }
@@ -75,6 +75,7 @@ xrc::Status createBackend(const xrc::DaemonConfig& config, const xrc::HeadlessOp
   if (openxr) {
     OpenXrOptions options;
     options.refreshHz = config.refreshHz;
+    options.overlay = config.openxrOverlay;
     options.disconnectAllClients = [lossEventFd] {
       const uint64_t one = 1;
       if (::write(lossEventFd, &one, sizeof(one)) < 0) log::error("could not signal the runtime loss");
@@ -124,6 +125,7 @@ xrc::Result<xrc::DaemonConfig> effectiveConfig(const Options& options) {
   if (given.count("head_motion")) c.headMotion = cli.headMotion;
   if (given.count("environment_blend_modes")) c.environmentBlendModes = cli.environmentBlendModes;
   if (given.count("queue_priority")) c.queuePriority = cli.queuePriority;
+  if (given.count("openxr_overlay")) c.openxrOverlay = cli.openxrOverlay;
   if (auto s = validateConfig(c); !s) return s.error();
   return c;
 }
@@ -362,6 +364,10 @@ int main(int argc, char** argv) {
                       "tried when the driver refuses")
            ->capture_default_str(),
        "queue_priority"},
+      {app.add_flag("--openxr-overlay", cli.openxrOverlay,
+                    "openxr backend: run the daemon's session as an overlay over the runtime's primary application "
+                    "(XR_EXTX_overlay)"),
+       "openxr_overlay"},
   };
   app.add_option("--config", options.configFile,
                  "Configuration file instead of /etc/xr-compositor/config.toml and the user's "

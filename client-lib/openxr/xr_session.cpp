@@ -492,6 +492,7 @@ XrResult XRAPI_CALL WaitFrame(XrSession handle, const XrFrameWaitInfo* info, XrF
     // xrSyncActions (an unfocused session's actions go inactive there, and its interaction
     // profiles stay as they were).
     if (t.input.present) session->input.setInput(t.input);
+    if (t.views.size() == session->instance->system.views.size()) session->views = t.views;
     const XrSessionState now = session->lifecycle.state();
     state->predictedDisplayTime = t.predictedDisplayTimeNs;
     state->predictedDisplayPeriod = t.predictedDisplayPeriodNs;

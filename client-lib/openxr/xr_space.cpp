@@ -227,11 +227,17 @@ XrResult XRAPI_CALL LocateViews(XrSession handle, const XrViewLocateInfo* info, 
   CallTimer timer(session->stats.get(), Call::locateViews);
   Pose head, basePose;
   bool baseLocated = false;
+  std::vector<EyeView> eyes;
   {
     Lock lock(session->mutex);
     if (session->lifecycle.lost()) return XR_ERROR_SESSION_LOST;
     if (XrResult r = headPoseAt(*session, info->displayTime, head); XR_FAILED(r)) return r;
     if (XrResult r = spaceInStage(*session, *base, info->displayTime, basePose, baseLocated); XR_FAILED(r)) return r;
+    eyes = session->views;
+  }
+  if (eyes.size() != described.size()) {
+    eyes.clear();
+    for (const auto& d : described) eyes.push_back(EyeView{d.eyeInHead, d.fov});
   }
   if (!baseLocated) {
     viewState->viewStateFlags = 0;
@@ -242,8 +248,8 @@ XrResult XRAPI_CALL LocateViews(XrSession handle, const XrViewLocateInfo* info, 
   viewState->viewStateFlags = XR_VIEW_STATE_ORIENTATION_VALID_BIT | XR_VIEW_STATE_POSITION_VALID_BIT |
                               XR_VIEW_STATE_ORIENTATION_TRACKED_BIT | XR_VIEW_STATE_POSITION_TRACKED_BIT;
   for (size_t i = 0; i < described.size(); ++i) {
-    views[i].pose = toXr(compose(headInBase, described[i].eyeInHead));
-    views[i].fov = {described[i].fov[0], described[i].fov[1], described[i].fov[2], described[i].fov[3]};
+    views[i].pose = toXr(compose(headInBase, eyes[i].eyeInHead));
+    views[i].fov = {eyes[i].fov[0], eyes[i].fov[1], eyes[i].fov[2], eyes[i].fov[3]};
   }
   return XR_SUCCESS;
 }

@@ -228,6 +228,13 @@ FrameTiming fromWire(wire::FrameTiming::Reader t) {
   timing.localInStage = xrc::fromWire(t.getLocalInStage());
   timing.localSpaceChanges = t.getLocalSpaceChanges();
   timing.input = xrc::fromWire(t.getInput());
+  for (auto v : t.getViews()) {
+    EyeView view;
+    view.eyeInHead = xrc::fromWire(v.getEyeInHead());
+    auto fov = v.getFov();
+    for (uint32_t k = 0; k < 4 && k < fov.size(); ++k) view.fov[k] = fov[k];
+    timing.views.push_back(view);
+  }
   return timing;
 }
 

@@ -170,6 +170,9 @@ class Backend {
   virtual void locateHead(int64_t timeNs, std::function<void(const Pose&)> done) = 0;
   // Any thread: LOCAL as of now (systemInfo().localInStage until it first moves).
   virtual LocalSpace localSpace() const = 0;
+  // Any thread, without waiting: the eye poses (in the head) and fovs as of the latest display
+  // frame, where the display gives them per frame; empty: the system description's hold.
+  virtual std::vector<EyeView> views() const { return {}; }
   // Any thread, without waiting: the display's controllers as of now, their poses for `timeNs`
   // where the backend can predict them (not present where the display has no controllers).
   virtual InputSnapshot input(int64_t timeNs) const {

@@ -129,6 +129,11 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
         return makeError(ErrorCode::invalidArgument, "{}: 'refresh_hz' must be a number", where(source, node));
       }
       next.refreshHz = *node.value<double>();
+    } else if (k == "openxr_overlay") {
+      if (!node.is_boolean()) {
+        return makeError(ErrorCode::invalidArgument, "{}: 'openxr_overlay' must be true or false", where(source, node));
+      }
+      next.openxrOverlay = *node.value<bool>();
     } else if (k == "shutdown_grace_ms") {
       if (!node.is_integer()) {
         return makeError(ErrorCode::invalidArgument, "{}: 'shutdown_grace_ms' must be an integer", where(source, node));
@@ -137,7 +142,8 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
     } else {
       return makeError(ErrorCode::invalidArgument,
                        "{}: unknown key '{}' (known: backend, socket, refresh_hz, log_level, view_size, sync_mode, "
-                       "device_uuid, shutdown_grace_ms, head_motion, environment_blend_modes, queue_priority)",
+                       "device_uuid, shutdown_grace_ms, head_motion, environment_blend_modes, queue_priority, "
+                       "openxr_overlay)",
                        where(source, node), k);
     }
     if (!s) return s;
@@ -195,6 +201,7 @@ std::vector<std::string> changedKeys(const DaemonConfig& a, const DaemonConfig& 
   if (a.headMotion != b.headMotion) out.push_back("head_motion");
   if (a.environmentBlendModes != b.environmentBlendModes) out.push_back("environment_blend_modes");
   if (a.queuePriority != b.queuePriority) out.push_back("queue_priority");
+  if (a.openxrOverlay != b.openxrOverlay) out.push_back("openxr_overlay");
   return out;
 }
 

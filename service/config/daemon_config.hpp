@@ -26,6 +26,7 @@ struct DaemonConfig {
   std::string environmentBlendModes = "opaque";  // headless: the display's, preferred first
   std::string headMotion = "still";              // headless: still | sway (the simulated head turns to and fro)
   std::string queuePriority = "high";            // highest GPU queue priority to ask for: low|medium|high|realtime
+  bool openxrOverlay = false;                    // openxr: the daemon's session is an overlay (XR_EXTX_overlay)
 
   bool operator==(const DaemonConfig&) const = default;
 };

@@ -231,6 +231,12 @@ void toWire(const WaitAnswer& in, wire::FrameTiming::Builder timing) {
   toWire(in.local.localInStage, timing.initLocalInStage());
   timing.setLocalSpaceChanges(in.local.changes);
   toWire(in.input, timing.initInput());
+  auto views = timing.initViews(uint32_t(in.views.size()));
+  for (uint32_t i = 0; i < views.size(); ++i) {
+    toWire(in.views[i].eyeInHead, views[i].initEyeInHead());
+    auto fov = views[i].initFov(4);
+    for (uint32_t k = 0; k < 4; ++k) fov.set(k, in.views[i].fov[k]);
+  }
 }
 
 }  // namespace
@@ -347,7 +353,8 @@ kj::Promise<Result<WaitAnswer>> SessionServer::startWait(bool implicit) {
                           visibility,
                           state->ctx.stopping,
                           state->ctx.backend.localSpace(),
-                          visibility.focused ? state->ctx.backend.input(plan.predictedNs) : InputSnapshot{}};
+                          visibility.focused ? state->ctx.backend.input(plan.predictedNs) : InputSnapshot{},
+                          state->ctx.backend.views()};
       });
 }
 

@@ -26,6 +26,7 @@ struct WaitAnswer {
   bool stopping = false;
   LocalSpace local;
   InputSnapshot input;  // the focused session's only
+  std::vector<EyeView> views;
 };
 
 struct SwapchainState {

@@ -59,6 +59,20 @@ struct RawSession {
     return raw;
   }
 
+  // One waitFrame's per-frame views (1.7).
+  std::vector<EyeView> waitFrameViews() {
+    auto response = session.waitFrameRequest().send().wait(link->waitScope());
+    EXPECT_EQ(response.getError().getCode(), wire::ErrorCode::NONE) << response.getError().getMessage().cStr();
+    std::vector<EyeView> out;
+    for (auto v : response.getTiming().getViews()) {
+      EyeView view;
+      view.eyeInHead = fromWire(v.getEyeInHead());
+      for (uint32_t k = 0; k < 4 && k < v.getFov().size(); ++k) view.fov[k] = v.getFov()[k];
+      out.push_back(view);
+    }
+    return out;
+  }
+
   Pose locateHead(int64_t timeNs) {
     auto request = session.locateHeadRequest();
     request.setTime(timeNs);
@@ -450,6 +464,70 @@ TEST(OpenXrBackend, HeadIsLocatedAtTheRequestedTimeThroughBothHops) {
     ASSERT_EQ(end.send().wait(onB.link->waitScope()).getError().getCode(), wire::ErrorCode::NONE);
   }
   expectNoValidationProblems(*b);
+}
+
+// B's waitFrame answers carry the views its runtime located for that frame (xrLocateViews in
+// VIEW space), so an IPD or fov change of the runtime reaches B's clients; A's headless display
+// has fixed views and sends none (its system description holds).
+TEST(OpenXrBackend, PerFrameViewsComeFromTheRuntime) {
+  SwayingPair pair;
+  ASSERT_NO_FATAL_FAILURE(pair.start());
+  EXPECT_TRUE(pair.onA.waitFrameViews().empty());
+  const auto views = pair.onB.waitFrameViews();
+  ASSERT_EQ(views.size(), pair.system.views.size());
+  for (size_t i = 0; i < views.size(); ++i) {
+    expectSamePose(views[i].eyeInHead, pair.system.views[i].eyeInHead, fmt::format("eye {}", i));
+    for (size_t k = 0; k < 4; ++k) EXPECT_NEAR(views[i].fov[k], pair.system.views[i].fov[k], 1e-6f);
+  }
+}
+
+// --openxr-overlay: daemon B's session on A is an overlay (XR_EXTX_overlay) over A's own primary
+// client, so B's clients draw on top of it; B's session is visible, never focused.
+TEST(OpenXrBackend, OverlaySessionDrawsOverTheRuntimesPrimary) {
+  TempDir dirA, dirB;
+  Daemon a(dirA);
+  ASSERT_TRUE(a.ready()) << a.process().output();
+  const uint64_t frames = 60;
+  DemoSpec primary{"primary", 31, frames};
+  auto primaryProcess = startDemo(a, dirA, primary);
+  ASSERT_TRUE(primaryProcess->waitForOutput("connected", 30s)) << primaryProcess->output();
+  auto env = openxrEnv(a.socket());
+  // Debian's OpenXR core validation layer (1.0.20) refuses every next chain that holds
+  // XrSessionCreateInfoOverlayEXTX (its table allows nothing after it, nor it after the graphics
+  // binding), so this daemon runs without it; Vulkan validation stays on.
+  env.erase("XR_ENABLE_API_LAYERS");
+  Daemon b(dirB, {"--backend", "openxr", "--openxr-overlay"}, env);
+  ASSERT_TRUE(b.ready()) << b.process().output();
+  DemoSpec quad{"quad", 32, frames};
+  quad.projection = false;
+  quad.quadPx = 40;
+  quad.quadX = 30;
+  quad.quadY = 50;
+  auto quadProcess = startDemo(b, dirB, quad);
+  const std::string done = "frames " + std::to_string(frames) + " ok";
+  ASSERT_TRUE(primaryProcess->waitForOutput(done, 60s)) << primaryProcess->output();
+  ASSERT_TRUE(quadProcess->waitForOutput(done, 60s)) << quadProcess->output() << b.process().output();
+  // B's client is B's primary: visible (A shows B's overlay session), not focused.
+  EXPECT_NE(quadProcess->output().find("visible=1 focused=0"), std::string::npos) << quadProcess->output();
+  std::this_thread::sleep_for(200ms);
+  auto controlA = a.control();
+  ASSERT_TRUE(controlA);
+  auto status = controlA->status();
+  ASSERT_TRUE(status);
+  const control::ClientStatus* bOnA = findClient(status.value(), "xr-compositord");
+  ASSERT_NE(bOnA, nullptr);
+  EXPECT_EQ(bOnA->role, control::SessionRole::overlay);
+  auto display = controlA->readDisplay();
+  ASSERT_TRUE(display) << display.error().describe();
+  std::string first;
+  EXPECT_EQ(countDisplayMismatches(display.value().pixels, kView, primary.seed, frames - 1,
+                                   {{quad.seed, quad.quadX, quad.quadY, quad.quadPx}}, &first),
+            0u)
+      << first;
+  primaryProcess->closeStdin();
+  quadProcess->closeStdin();
+  EXPECT_EQ(primaryProcess->wait(20s), 0);
+  EXPECT_EQ(quadProcess->wait(20s), 0);
 }
 
 }  // namespace

@@ -104,6 +104,20 @@ TEST(DaemonConfig, QueuePriorityIsOneOfVulkansFour) {
   EXPECT_EQ(changedKeys(c, other), std::vector<std::string>{"queue_priority"});
 }
 
+TEST(DaemonConfig, OpenXrOverlayIsABoolean) {
+  DaemonConfig c;
+  EXPECT_FALSE(c.openxrOverlay);
+  ASSERT_TRUE(applyToml("openxr_overlay = true\n", "test.toml", c));
+  EXPECT_TRUE(c.openxrOverlay);
+  auto s = applyToml("openxr_overlay = \"yes\"\n", "test.toml", c);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("'openxr_overlay' must be true or false"), std::string::npos) << s.error().message;
+  EXPECT_TRUE(c.openxrOverlay);
+  DaemonConfig other = c;
+  other.openxrOverlay = false;
+  EXPECT_EQ(changedKeys(c, other), std::vector<std::string>{"openxr_overlay"});
+}
+
 TEST(DaemonConfig, HeadMotionIsStillOrSway) {
   DaemonConfig c;
   EXPECT_EQ(c.headMotion, "still");

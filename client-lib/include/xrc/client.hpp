@@ -96,6 +96,7 @@ struct FrameTiming {
   Pose localInStage;               // LOCAL as of this answer
   uint32_t localSpaceChanges = 0;  // LOCAL moves (recenters) since the daemon started
   InputSnapshot input;             // the controllers, when this session has the input focus (1.7)
+  std::vector<EyeView> views;      // per-frame views (1.7); empty: the system description's
 };
 
 using Pose = xrc::Pose;

@@ -13,6 +13,12 @@ struct Pose {
   std::array<float, 3> position{0, 0, 0};
 };
 
+// One view of the display at a moment: where the eye is in the head, and what it sees.
+struct EyeView {
+  Pose eyeInHead;
+  std::array<float, 4> fov{};  // angleLeft angleRight angleUp angleDown (radians)
+};
+
 // Valid as OpenXR requires of a pose given to it: finite, and a quaternion of unit length
 // (within 1%, as the OpenXR core validation layer tolerates).
 inline bool isValidPose(const Pose& p) {

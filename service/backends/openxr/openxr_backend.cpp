@@ -235,8 +235,17 @@ Status OpenXrBackend::openSession(std::unique_ptr<OpenXrInstance> instance) {
   binding.device = gpu_.device();
   binding.queueFamilyIndex = gpu_.graphicsQueue().family;
   binding.queueIndex = 0;
+  // Over the runtime's own primary application, as one of its overlays (the lowest placement:
+  // the daemon's clients stack among themselves by their own placements).
+  auto overlay = oxr::make<XrSessionCreateInfoOverlayEXTX>(XR_TYPE_SESSION_CREATE_INFO_OVERLAY_EXTX);
+  overlay.sessionLayersPlacement = 0;
   auto sessionInfo = oxr::make<XrSessionCreateInfo>(XR_TYPE_SESSION_CREATE_INFO);
   sessionInfo.next = &binding;
+  if (xr.overlay()) {
+    // Chained to the create info itself (the graphics binding's chain takes nothing).
+    overlay.next = &binding;
+    sessionInfo.next = &overlay;
+  }
   sessionInfo.systemId = xr.system();
   XrSession session = XR_NULL_HANDLE;
   {
@@ -678,6 +687,32 @@ void OpenXrBackend::giveBack(OpenXrSwapchain& swapchain, uint32_t index, std::op
   if (auto s = acquireNext(swapchain); !s) log::debug("runtime swapchain: acquiring ahead: {}", s.error().describe());
 }
 
+void OpenXrBackend::locateViews(const OpenXrLink& link, XrTime displayTime) {
+  auto info = oxr::make<XrViewLocateInfo>(XR_TYPE_VIEW_LOCATE_INFO);
+  info.viewConfigurationType = XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO;
+  info.displayTime = displayTime;
+  info.space = link.view.get();
+  auto viewState = oxr::make<XrViewState>(XR_TYPE_VIEW_STATE);
+  std::vector<XrView> located(system_.views.size(), oxr::make<XrView>(XR_TYPE_VIEW));
+  uint32_t count = 0;
+  const XrResult r =
+      xrLocateViews(link.session.get(), &info, &viewState, uint32_t(located.size()), &count, located.data());
+  constexpr XrViewStateFlags kValid = XR_VIEW_STATE_ORIENTATION_VALID_BIT | XR_VIEW_STATE_POSITION_VALID_BIT;
+  // Keep the last good ones when the runtime cannot tell (untracked) or has another count.
+  if (XR_FAILED(r) || count != located.size() || (viewState.viewStateFlags & kValid) != kValid) return;
+  std::vector<EyeView> views;
+  for (const XrView& v : located) {
+    views.push_back(EyeView{fromXr(v.pose), {v.fov.angleLeft, v.fov.angleRight, v.fov.angleUp, v.fov.angleDown}});
+  }
+  Lock lock(timingMutex_);
+  views_ = std::move(views);
+}
+
+std::vector<EyeView> OpenXrBackend::views() const {
+  Lock lock(timingMutex_);
+  return views_;
+}
+
 InputSnapshot OpenXrBackend::input(int64_t) const {
   auto link = this->link();
   return link && link->input ? link->input->snapshot() : InputSnapshot{};
@@ -900,6 +935,7 @@ void OpenXrBackend::frame() {
     return;
   }
   if (link->input) link->input->sync(state.predictedDisplayTime);
+  locateViews(*link, state.predictedDisplayTime);
   // The head at this display time and the next one: the times clients' waitFrame targets (they
   // wake a period ahead), so answering them needs no call into the runtime.
   for (const int64_t t : {vsync.value(), vsync.value() + period}) {
@@ -972,7 +1008,7 @@ void OpenXrBackend::reconnect() {
   }
   old.reset();  // destroys the old session and instance
   auto attempt = [&]() -> Status {
-    auto instance = OpenXrInstance::create();
+    auto instance = OpenXrInstance::create(options_.overlay);
     if (!instance) return instance.error();
     if (auto s = instance.value()->adoptVulkan(gpu_.instance(), gpu_.physical()); !s) return s;
     return openSession(std::move(instance).value());

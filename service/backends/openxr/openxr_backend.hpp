@@ -25,6 +25,7 @@ namespace xrc {
 
 struct OpenXrOptions {
   double refreshHz = 90.0;  // until the runtime's first frame gives its display period
+  bool overlay = false;     // the session is an overlay (XR_EXTX_overlay, enabled on the instance)
   // Called on the display thread when the runtime is lost: disconnect every client.
   std::function<void()> disconnectAllClients;
 };
@@ -57,6 +58,8 @@ class OpenXrBackend final : public Backend {
   // The runtime's controllers as of the last display frame (OpenXrInputBinding); haptics go to
   // the runtime and are counted as they are sent.
   InputSnapshot input(int64_t timeNs) const override;
+  // xrLocateViews in VIEW space at each display frame's predicted time.
+  std::vector<EyeView> views() const override XRC_EXCLUDES(timingMutex_);
   Status applyHaptic(uint32_t hand, const std::string& output, const HapticPulse& pulse) override
       XRC_EXCLUDES(hapticMutex_);
   Status stopHaptic(uint32_t hand, const std::string& output) override XRC_EXCLUDES(hapticMutex_);
@@ -93,6 +96,8 @@ class OpenXrBackend final : public Backend {
   // The head (VIEW) in STAGE at `timeNs`; nullopt when the runtime cannot tell (or is gone).
   std::optional<Pose> locateNow(int64_t timeNs) const XRC_EXCLUDES(linkMutex_);
   void rememberHead(int64_t timeNs, const Pose& head) XRC_EXCLUDES(timingMutex_);
+  // The eyes in the head and their fovs at `displayTime` (display thread).
+  void locateViews(const OpenXrLink& link, XrTime displayTime) XRC_EXCLUDES(timingMutex_);
   // LOCAL in STAGE at `timeNs` from the runtime; a pose that differs from the last counts as a
   // change clients are told of. Display thread (or create()).
   void relocateLocal(int64_t timeNs) XRC_EXCLUDES(localMutex_);
@@ -125,6 +130,7 @@ class OpenXrBackend final : public Backend {
   Pose head_ XRC_GUARDED_BY(timingMutex_);  // the latest located: the answer when locating fails
   // Head poses at the display times xrWaitFrame predicted (clients' waitFrame targets), newest last.
   std::deque<std::pair<int64_t, Pose>> locatedHeads_ XRC_GUARDED_BY(timingMutex_);
+  std::vector<EyeView> views_ XRC_GUARDED_BY(timingMutex_);  // of the latest display frame
 
   // Display thread only.
   bool running_ = false;  // between xrBeginSession and xrEndSession

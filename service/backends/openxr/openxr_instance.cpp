@@ -48,9 +48,9 @@ constexpr const char* kRequiredExtensions[] = {XR_KHR_VULKAN_ENABLE2_EXTENSION_N
 
 }  // namespace
 
-Result<std::unique_ptr<OpenXrInstance>> OpenXrInstance::create() {
+Result<std::unique_ptr<OpenXrInstance>> OpenXrInstance::create(bool overlay) {
   auto instance = std::make_unique<OpenXrInstance>();
-  if (auto s = instance->init(); !s) return s.error();
+  if (auto s = instance->init(overlay); !s) return s.error();
   return instance;
 }
 
@@ -62,7 +62,7 @@ Status OpenXrInstance::load(const char* name, Pfn& out) {
   return {};
 }
 
-Status OpenXrInstance::init() {
+Status OpenXrInstance::init(bool overlay) {
   uint32_t count = 0;
   if (auto s = oxr::check(XR_NULL_HANDLE, xrEnumerateInstanceExtensionProperties(nullptr, 0, &count, nullptr),
                           "xrEnumerateInstanceExtensionProperties (is an OpenXR runtime active?)");
@@ -85,6 +85,16 @@ Status OpenXrInstance::init() {
       })) {
     enabled.push_back(XR_KHR_COMPOSITION_LAYER_DEPTH_EXTENSION_NAME);
     depthLayers_ = true;
+  }
+  if (overlay) {
+    if (std::none_of(available.begin(), available.end(), [](const XrExtensionProperties& e) {
+          return std::strcmp(e.extensionName, XR_EXTX_OVERLAY_EXTENSION_NAME) == 0;
+        })) {
+      return makeError(ErrorCode::unsupported, "--openxr-overlay: the OpenXR runtime lacks {}",
+                       XR_EXTX_OVERLAY_EXTENSION_NAME);
+    }
+    enabled.push_back(XR_EXTX_OVERLAY_EXTENSION_NAME);
+    overlay_ = true;
   }
 
   auto info = oxr::make<XrInstanceCreateInfo>(XR_TYPE_INSTANCE_CREATE_INFO);

@@ -14,7 +14,8 @@ namespace xrc {
 
 class OpenXrInstance final : public gpu::VulkanFactory {
  public:
-  static Result<std::unique_ptr<OpenXrInstance>> create();
+  // `overlay`: enable XR_EXTX_overlay (the runtime must offer it).
+  static Result<std::unique_ptr<OpenXrInstance>> create(bool overlay = false);
   OpenXrInstance() = default;  // use create()
 
   XrInstance handle() const { return instance_.get(); }
@@ -24,6 +25,7 @@ class OpenXrInstance final : public gpu::VulkanFactory {
   uint32_t maxLayerCount() const { return maxLayerCount_; }
   // XR_KHR_composition_layer_depth is enabled: projection views may carry depth.
   bool depthLayers() const { return depthLayers_; }
+  bool overlay() const { return overlay_; }  // XR_EXTX_overlay is enabled
   Status check(XrResult result, const char* what) const { return oxr::check(instance_.get(), result, what); }
 
   // gpu::VulkanFactory, through xrCreateVulkanInstanceKHR / xrGetVulkanGraphicsDevice2KHR /
@@ -41,7 +43,7 @@ class OpenXrInstance final : public gpu::VulkanFactory {
   Result<XrTime> toXrTime(int64_t monotonicNs) const;
 
  private:
-  Status init();
+  Status init(bool overlay);
   template <typename Pfn>
   Status load(const char* name, Pfn& out);
 
@@ -50,6 +52,7 @@ class OpenXrInstance final : public gpu::VulkanFactory {
   std::string runtimeName_, systemName_;
   uint32_t maxLayerCount_ = 0;
   bool depthLayers_ = false;
+  bool overlay_ = false;
 
   PFN_xrGetVulkanGraphicsRequirements2KHR getRequirements_ = nullptr;
   PFN_xrCreateVulkanInstanceKHR createVkInstance_ = nullptr;
