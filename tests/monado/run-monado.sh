@@ -5,7 +5,7 @@
 #   - the refresh rate the daemon advertises is Monado's (20 Hz; 90 Hz with XRC_MONADO_HZ=90);
 #   - the demo (300 frames) and hello_xr (-g Vulkan2, XRC_MONADO_SECONDS) through the daemon
 #     submit frames and reach FOCUSED; of each one's frames, >= 98 % are displayed, none late
-#     (XRC_MONADO_MAX_LATE, default 0);
+#     (XRC_MONADO_MAX_LATE, default 0); XRC_MONADO_DEMO_ARGS adds demo options (e.g. --stats);
 #   - no error lines in the daemon's log but Monado's known one (stage bounds).
 #
 #   tests/monado/run-monado.sh BUILD_DIR [OUT_DIR]
@@ -137,7 +137,7 @@ PY
 echo "=== monado: the demo through the daemon (300 frames)"
 frames=${XRC_MONADO_DEMO_FRAMES:-300}
 mkfifo "$root$run_dir/demo.in"
-"${in_root[@]}" xr-compositor-demo --socket "$socket" --frames $frames --hold <"$root$run_dir/demo.in" >"$out/demo.log" 2>&1 &
+"${in_root[@]}" xr-compositor-demo --socket "$socket" --frames $frames --hold ${XRC_MONADO_DEMO_ARGS:-} <"$root$run_dir/demo.in" >"$out/demo.log" 2>&1 &
 demo=$!
 pids+=($demo)
 exec 7>"$root$run_dir/demo.in"
