@@ -149,6 +149,7 @@ done
 ctl status --json >"$out/status-demo.json" || true
 exec 7>&-
 wait $demo || fail "the demo exited with $? (see $out/demo.log)"
+grep -q "visible=1 focused=1" "$out/demo.log" || fail "the demo never became visible and focused"
 check_client demo "$out/status-demo.json" || status=1
 
 echo "=== monado: hello_xr -g Vulkan2 through the daemon (${seconds} s)"

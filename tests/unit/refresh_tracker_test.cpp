@@ -11,15 +11,15 @@ constexpr int64_t k20Hz = 50'000'000;
 constexpr int64_t k90Hz = 11'111'111;
 constexpr int64_t kPlaceholder = 16'000'000;  // Monado 25's app pacer, first frames
 
-TEST(RefreshTracker, APlaceholderPeriodPassesOnceItLeavesTheWindow) {
+TEST(RefreshTracker, AShorterPlaceholderGivesWayAtTheFirstRealFrame) {
   RefreshTracker refresh;
   EXPECT_EQ(refresh.periodNs(), 0);
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(refresh.add(kPlaceholder), kPlaceholder);
-  // Shorter than the real period: it stays the minimum while it is among the recent frames.
-  for (size_t i = 0; i + 3 < RefreshTracker::kWindow; ++i) refresh.add(k20Hz);
-  EXPECT_EQ(refresh.periodNs(), kPlaceholder);
-  for (int i = 0; i < 3; ++i) refresh.add(k20Hz);
-  EXPECT_EQ(refresh.periodNs(), k20Hz);
+  EXPECT_FALSE(refresh.settled());
+  EXPECT_EQ(refresh.add(kPlaceholder), kPlaceholder);
+  EXPECT_EQ(refresh.add(k20Hz), k20Hz);  // 50 ms is no whole multiple of 16 ms
+  EXPECT_FALSE(refresh.settled());
+  EXPECT_EQ(refresh.add(k20Hz), k20Hz);
+  EXPECT_TRUE(refresh.settled());
 }
 
 TEST(RefreshTracker, ALongerPlaceholderGivesWayAtTheFirstRealFrame) {
@@ -37,8 +37,12 @@ TEST(RefreshTracker, ThrottledFramesOfASlowApplicationAreNotTheRefreshRate) {
 TEST(RefreshTracker, ARealChangeOfRateIsFollowedAndResetForgetsTheOldRuntime) {
   RefreshTracker refresh;
   for (int i = 0; i < 10; ++i) refresh.add(k90Hz);
-  for (size_t i = 0; i < RefreshTracker::kWindow; ++i) refresh.add(k20Hz);
-  EXPECT_EQ(refresh.periodNs(), k20Hz);
+  EXPECT_EQ(refresh.add(k20Hz), k20Hz);  // 4.5 periods: not a throttled application
+  // Exactly half the rate reads as throttling until the faster frames leave the window.
+  RefreshTracker halved;
+  for (int i = 0; i < 10; ++i) halved.add(k90Hz);
+  for (size_t i = 0; i + 1 < RefreshTracker::kWindow; ++i) EXPECT_EQ(halved.add(2 * k90Hz), k90Hz);
+  EXPECT_EQ(halved.add(2 * k90Hz), 2 * k90Hz);
   refresh.reset();
   EXPECT_EQ(refresh.periodNs(), 0);
   EXPECT_EQ(refresh.add(k90Hz), k90Hz);

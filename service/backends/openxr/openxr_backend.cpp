@@ -383,9 +383,11 @@ Status OpenXrBackend::openSession(std::unique_ptr<OpenXrInstance> instance) {
   }
   refresh_.reset();
   if (running_) frame();
+  // Until the period repeats (bounded): past a placeholder period of the runtime's first frames,
+  // so that the rate clients are told at connect is the display's.
+  for (int extra = 0; running_ && !lost_ && !refresh_.settled() && extra < 8; ++extra) frame();
   if (lost_) return makeError(ErrorCode::unsupported, "the OpenXR runtime was lost while the session started");
-  // A first guess (the runtime's first frames may have a placeholder period): refreshHz() and
-  // every waitFrame answer follow the runtime's frames from here on.
+  // refreshHz() and every waitFrame answer follow the runtime's frames from here on.
   if (first && running_) system_.refreshHz = refreshHz();
   if (!running_) log::warn("the OpenXR runtime has not made the session ready within 5 s; waiting for it");
   return {};

@@ -137,9 +137,8 @@ class OpenXrBackend final : public Backend {
   bool lost_ = false;     // the runtime is gone; reconnect() retries
   int64_t nextAttemptNs_ = 0;
   int64_t backoffNs_ = 0;
-  // The runtime's refresh period: the shortest display period of its recent frames. A runtime
-  // may answer an application's first frames with a placeholder period (Monado: 16 ms) and may
-  // give a slow application a multiple of its refresh period; neither is the display's rate.
+  // The runtime's refresh period (RefreshTracker): its display period, past a placeholder of the
+  // first frames (Monado: 16 ms) and not a multiple it gives a slow application.
   RefreshTracker refresh_;
   std::vector<EnvironmentBlendMode> runtimeBlendModes_;  // the current runtime's, preferred first
 
