@@ -433,6 +433,9 @@ struct DaemonStatus {
   displayWakeDelayUs @16 :Percentiles;
   # 1.7: haptic feedback the display's controllers received, per hand [left, right].
   haptics @17 :List(HapticStatus);
+  # 1.7: accept() calls on the daemon's socket that failed since start (its fds ran out); the
+  # listener backs off and keeps accepting.
+  acceptFailures @18 :UInt64;
 }
 
 struct HapticStatus {

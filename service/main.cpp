@@ -2,6 +2,7 @@
 // and turns SIGTERM/SIGINT into a clean shutdown.
 #include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <fmt/ranges.h>
@@ -130,8 +131,21 @@ xrc::Result<xrc::DaemonConfig> effectiveConfig(const Options& options) {
   return c;
 }
 
+// Every connection costs the daemon an fd, every shared image three: take what the hard limit
+// allows (the soft limit is often 1024), as systemd asks of services that need many.
+void raiseFdLimit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  const rlim_t before = limit.rlim_cur;
+  limit.rlim_cur = limit.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &limit) == 0) {
+    xrc::log::debug("open file limit raised from {} to {}", before, limit.rlim_cur);
+  }
+}
+
 int run(const Options& options) {
   using namespace xrc;
+  raiseFdLimit();
   // Everything is checked before anything starts: a bad setting leaves nothing half-started.
   auto effective = effectiveConfig(options);
   if (!effective) {

@@ -101,6 +101,7 @@ Result<DaemonStatus> ControlClient::status() {
               out.primaryClientId = in.getPrimaryClientId();
               out.daemonPid = in.getDaemonPid();
               out.environmentBlendMode = xrc::fromWire(in.getEnvironmentBlendMode());
+              out.acceptFailures = in.getAcceptFailures();
               for (auto h : in.getHaptics()) {
                 out.haptics.push_back(HapticStatus{
                     h.getPulses(), h.getStops(), {h.getLastDurationNs(), h.getLastFrequency(), h.getLastAmplitude()}});

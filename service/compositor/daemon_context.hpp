@@ -29,6 +29,8 @@ struct DaemonContext {
   uint32_t daemonUid = 0;
   // KJ thread only: set once a shutdown signal came; waitFrame answers then ask clients to stop.
   bool stopping = false;
+  // KJ thread only: accept() calls that failed (fds exhausted); status `accept_failures`.
+  uint64_t acceptFailures = 0;
 };
 
 }  // namespace xrc

@@ -3,6 +3,7 @@
 #include "../log.hpp"
 #include "control_server.hpp"
 #include "session_server.hpp"
+#include "xrc/client_text.hpp"
 #include "xrc/wire_convert.hpp"
 
 namespace xrc {
@@ -39,8 +40,10 @@ kj::Promise<void> CompositorServer::connect(ConnectContext context) {
   const uint32_t placement = info.getOverlayPlacement();
   if (auto v = validateOverlayPlacement(overlay, placement); !v) return fail(v.error());
 
-  std::string name = info.getName().cStr();
-  if (name.empty() || name.size() > 128) name = name.empty() ? "unnamed" : name.substr(0, 128);
+  // Cut on a character boundary and with its control characters escaped: the name is printed in
+  // the log, status tables and JSON.
+  std::string name = printableClientText(info.getName().cStr(), kMaxClientNameBytes);
+  if (name.empty()) name = "unnamed";
   connected_ = true;
   auto record = ctx_.clients.add({name, peer_.pid, peer_.uid, mode.value(), overlay, placement});
   // Closing a client's connection on purpose (kick, runtime lost) takes it out of the status at

@@ -83,6 +83,7 @@ kj::Promise<void> ControlServer::status(StatusContext context) {
       toWire(display.environmentBlendMode.value_or(ctx_.backend.systemInfo().environmentBlendModes.at(0))));
   status.setPrimaryClientId(display.primaryClientId);
   status.setDaemonPid(uint32_t(::getpid()));
+  status.setAcceptFailures(ctx_.acceptFailures);
   const auto haptics = ctx_.backend.haptics();
   auto hapticList = status.initHaptics(uint32_t(haptics.size()));
   for (uint32_t h = 0; h < haptics.size(); ++h) {

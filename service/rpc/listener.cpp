@@ -24,6 +24,10 @@ namespace {
 // AutoCloseFd; perf put that at 5 % of the RPC thread, though an A/B of daemon CPU per client
 // frame on lavapipe, 8 clients, could not tell the two apart.)
 constexpr uint kMaxFdsPerMessage = 1;
+
+// Between attempts while accept() fails (fds exhausted): long enough not to spin, short enough
+// that a client waits at most this long once fds are free again.
+constexpr int64_t kAcceptBackoffMs = 100;
 }  // namespace
 
 Result<UniqueFd> bindListeningSocket(const std::string& path) {
@@ -76,6 +80,11 @@ Result<UniqueFd> bindListeningSocket(const std::string& path) {
       return makeError(ErrorCode::invalidArgument, "cannot bind '{}': {}", path, std::strerror(errno));
     }
   }
+  // The socket's mode is the daemon's choice, not its umask's: its owner only (a daemon for other
+  // users is started by systemd's socket unit, which sets the group and mode).
+  if (::chmod(path.c_str(), 0600) != 0) {
+    return makeError(ErrorCode::internal, "chmod('{}', 0600): {}", path, std::strerror(errno));
+  }
   if (::listen(fd.get(), 64) != 0) return makeError(ErrorCode::internal, "listen(): {}", std::strerror(errno));
   return fd;
 }
@@ -111,7 +120,28 @@ Listener::Listener(DaemonContext& ctx, kj::AsyncIoContext& io, UniqueFd listenFd
 kj::Promise<void> Listener::run() { return acceptLoop(); }
 
 kj::Promise<void> Listener::acceptLoop() {
-  return receiver_->accept().then([this](kj::Own<kj::AsyncIoStream> stream) {
+  return receiver_->accept()
+      .then(
+          [this](kj::Own<kj::AsyncIoStream> stream) {
+            acceptFailures_ = 0;
+            return serve(kj::mv(stream));
+          },
+          [this](kj::Exception&& e) -> kj::Promise<void> {
+            // accept() failed (EMFILE/ENFILE when the daemon's fds run out, ENOMEM, ...): the
+            // listener backs off and tries again, so it serves once fds are free, and says so once
+            // per burst, not once per attempt.
+            if (acceptFailures_++ == 0) {
+              log::warn("accepting connections failed ({}); retrying every {} ms while it lasts",
+                        e.getDescription().cStr(), kAcceptBackoffMs);
+            }
+            ctx_.acceptFailures++;
+            return io_.provider->getTimer().afterDelay(kAcceptBackoffMs * kj::MILLISECONDS).then([this] {
+              return acceptLoop();
+            });
+          });
+}
+
+kj::Promise<void> Listener::serve(kj::Own<kj::AsyncIoStream> stream) {
     PeerCredentials peer;
     KJ_IF_MAYBE (fd, stream->getFd()) {
       ucred cred{};
@@ -142,7 +172,6 @@ kj::Promise<void> Listener::acceptLoop() {
     auto ended = connection->network.onDisconnect().exclusiveJoin(kj::mv(kick.promise));
     tasks_.add(ended.attach(kj::mv(connection), kj::defer([this] { --connections_; })));
     return acceptLoop();
-  });
 }
 
 void Listener::taskFailed(kj::Exception&& exception) {

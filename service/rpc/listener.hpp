@@ -27,6 +27,7 @@ class Listener final : private kj::TaskSet::ErrorHandler {
  private:
   struct Connection;
   kj::Promise<void> acceptLoop();
+  kj::Promise<void> serve(kj::Own<kj::AsyncIoStream> stream);  // one accepted connection, then acceptLoop()
   void taskFailed(kj::Exception&& exception) override;
 
   DaemonContext& ctx_;
@@ -34,6 +35,7 @@ class Listener final : private kj::TaskSet::ErrorHandler {
   kj::Own<kj::ConnectionReceiver> receiver_;
   kj::TaskSet tasks_;
   size_t connections_ = 0;
+  uint64_t acceptFailures_ = 0;  // in the current burst (0: accepting works)
 };
 
 }  // namespace xrc

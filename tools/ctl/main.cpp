@@ -16,6 +16,7 @@
 
 #include "../common/percentiles_json.hpp"
 #include "active_runtime.hpp"
+#include "xrc/client_text.hpp"
 #include "xrc/control.hpp"
 
 namespace {
@@ -69,6 +70,7 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
           {"primary_client_id", s.primaryClientId},
           {"environment_blend_mode", xrc::blendModeName(s.environmentBlendMode)},
           {"haptics", haptics},
+          {"accept_failures", s.acceptFailures},
           {"clients", clients}};
 }
 
@@ -92,7 +94,7 @@ std::string formatTable(const xrc::control::DaemonStatus& s) {
     if (c.role == xrc::control::SessionRole::overlay) role += fmt::format(":{}", c.overlayPlacement);
     out += fmt::format(
         "{:>4}  {:<20} {:>8}  {:<6} {:<10} {:>9} {:>9} {:>6} {:>7} {:>5}  {:>9.0f} us {:>9.0f} us {:>9.1f} us\n", c.id,
-        c.name.substr(0, 20), c.pid, xrc::syncModeName(c.syncMode), role, c.framesSubmitted, c.framesDisplayed,
+        xrc::utf8Prefix(c.name, 20), c.pid, xrc::syncModeName(c.syncMode), role, c.framesSubmitted, c.framesDisplayed,
         c.framesLate, c.framesDropped, fmt::format("1/{}", c.displayPeriods), c.latencyUs.p50, c.releaseUs.p50,
         c.gpuCopyUsP50);
   }
@@ -243,7 +245,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (json) {
-    std::printf("%s\n", toJson(result.value()).dump(2).c_str());
+    std::printf("%s\n", toJson(result.value()).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     std::fputs(formatTable(result.value()).c_str(), stdout);
   }

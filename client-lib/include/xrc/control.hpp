@@ -59,6 +59,7 @@ struct DaemonStatus {
   // How the latest display frame met the environment (the bottom client frame's mode).
   EnvironmentBlendMode environmentBlendMode = EnvironmentBlendMode::opaque;
   std::vector<HapticStatus> haptics;  // per hand [left, right] (1.7; empty from older daemons)
+  uint64_t acceptFailures = 0;        // failed accept() calls: the daemon ran out of fds (1.7)
 };
 
 using xrc::Pixels;

@@ -25,6 +25,8 @@ inline constexpr uint32_t kMaxArrayLayers = 16;
 inline constexpr uint32_t kMaxExtent = 8192;
 // Overlay sessions stack by placement 0..kMaxOverlayPlacement (higher on top).
 inline constexpr uint32_t kMaxOverlayPlacement = 1000;
+// A client's name is kept to this many bytes (cut on a UTF-8 character boundary).
+inline constexpr size_t kMaxClientNameBytes = 128;
 
 enum class SyncMode { host, binary };
 const char* syncModeName(SyncMode mode);
