@@ -81,9 +81,9 @@ std::optional<std::pair<float, float>> InputMapper::read(const BoundSource& sour
   }
   // An identifier without its component ("/input/trigger"): OpenXR lets the runtime pick the
   // value for floats and the click for booleans (or the value, thresholded).
-  const std::vector<std::string> candidates =
-      type == XR_ACTION_TYPE_BOOLEAN_INPUT ? std::vector<std::string>{c + "/click", c + "/value"}
-                                           : std::vector<std::string>{c + "/value", c + "/click"};
+  const std::vector<std::string> candidates = type == XR_ACTION_TYPE_BOOLEAN_INPUT
+                                                  ? std::vector<std::string>{c + "/click", c + "/value"}
+                                                  : std::vector<std::string>{c + "/value", c + "/click"};
   for (const auto& candidate : candidates) {
     if (const auto* state = hand.component(candidate)) return value(state);
   }

@@ -165,7 +165,7 @@ XrResult spaceInStage(Session& session, const Space& space, XrTime time, Pose& o
     located = true;
     return XR_SUCCESS;
   }
-  Pose reference;                         // STAGE
+  Pose reference;  // STAGE
   // An if chain, not a switch: LOCAL_FLOOR is not a value of the 1.0 headers' enum.
   if (space.referenceType == XR_REFERENCE_SPACE_TYPE_LOCAL) {
     reference = session.localInStage;

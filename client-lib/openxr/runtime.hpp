@@ -23,9 +23,9 @@
 #include <vector>
 
 #include "action_registry.hpp"
-#include "input_mapper.hpp"
 #include "call_stats.hpp"
 #include "handles.hpp"
+#include "input_mapper.hpp"
 #include "openxr_1_1.hpp"
 #include "openxr_newer_extensions.hpp"
 #include "path_table.hpp"
@@ -127,7 +127,7 @@ struct SwapchainObject {
   std::unique_ptr<client::Swapchain> impl;
   uint32_t width = 0, height = 0, arraySize = 0;
   uint32_t faceCount = 1;  // 6: a cube map
-  bool isStatic = false;  // XR_SWAPCHAIN_CREATE_STATIC_IMAGE_BIT: one acquire in its lifetime
+  bool isStatic = false;   // XR_SWAPCHAIN_CREATE_STATIC_IMAGE_BIT: one acquire in its lifetime
   std::atomic<bool> everReleased{false};
   // OpenXR's order rules for acquire / wait / release (spec 10.1.4), checked before client-lib
   // runs: at most imageCount acquired, one image waited at a time.

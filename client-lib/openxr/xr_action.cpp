@@ -174,8 +174,9 @@ XrResult syncedState(XrSession session, const XrActionStateGetInfo* info, State*
 
 XrResult XRAPI_CALL GetActionStateBoolean(XrSession session, const XrActionStateGetInfo* info,
                                           XrActionStateBoolean* state) {
-  return syncedState(session, info, state, XR_TYPE_ACTION_STATE_BOOLEAN, XR_ACTION_TYPE_BOOLEAN_INPUT,
-                     [](XrActionStateBoolean& s, const ActionValue& v) { s.currentState = v.x != 0 ? XR_TRUE : XR_FALSE; });
+  return syncedState(
+      session, info, state, XR_TYPE_ACTION_STATE_BOOLEAN, XR_ACTION_TYPE_BOOLEAN_INPUT,
+      [](XrActionStateBoolean& s, const ActionValue& v) { s.currentState = v.x != 0 ? XR_TRUE : XR_FALSE; });
 }
 
 XrResult XRAPI_CALL GetActionStateFloat(XrSession session, const XrActionStateGetInfo* info,
@@ -187,11 +188,12 @@ XrResult XRAPI_CALL GetActionStateFloat(XrSession session, const XrActionStateGe
 XrResult XRAPI_CALL GetActionStateVector2f(XrSession session, const XrActionStateGetInfo* info,
                                            XrActionStateVector2f* state) {
   return syncedState(session, info, state, XR_TYPE_ACTION_STATE_VECTOR2F, XR_ACTION_TYPE_VECTOR2F_INPUT,
-                     [](XrActionStateVector2f& s, const ActionValue& v) { s.currentState = {v.x, v.y}; });
+                     [](XrActionStateVector2f& s, const ActionValue& v) {
+                       s.currentState = {v.x, v.y};
+                     });
 }
 
-XrResult XRAPI_CALL GetActionStatePose(XrSession session, const XrActionStateGetInfo* info,
-                                       XrActionStatePose* state) {
+XrResult XRAPI_CALL GetActionStatePose(XrSession session, const XrActionStateGetInfo* info, XrActionStatePose* state) {
   auto r = resolve(session, info, state, XR_TYPE_ACTION_STATE_POSE, XR_ACTION_TYPE_POSE_INPUT);
   if (XR_FAILED(r.result)) return r.result;
   Lock lock(r.session->mutex);
@@ -293,7 +295,8 @@ XrResult XRAPI_CALL GetInputSourceLocalizedName(XrSession handle, const XrInputS
       if (profile.empty() || text.compare(0, hand.size() + 1, hand + "/") != 0) continue;
       if (!isBindingPathOfProfile(profile, text, session->instance->actions.scope())) continue;
       std::vector<std::string> parts;
-      if (info->whichComponents & XR_INPUT_SOURCE_LOCALIZED_NAME_USER_PATH_BIT) parts.push_back(localizedUserPath(hand));
+      if (info->whichComponents & XR_INPUT_SOURCE_LOCALIZED_NAME_USER_PATH_BIT)
+        parts.push_back(localizedUserPath(hand));
       if (info->whichComponents & XR_INPUT_SOURCE_LOCALIZED_NAME_INTERACTION_PROFILE_BIT) {
         parts.push_back(localizedProfile(profile));
       }

@@ -160,9 +160,8 @@ Result<DisplayReadback> ControlClient::readDisplay() {
               out.pixels = fromWire(r.getPixels());
               out.displayFrame = r.getDisplayFrame();
               for (auto l : r.getShown()) {
-                out.shown.push_back(
-                    {l.getClientId(), l.getFrameId(), l.getSwapchainId(), l.getReleaseOrdinal(), l.getDrawn(),
-                     l.getDepthSwapchainId()});
+                out.shown.push_back({l.getClientId(), l.getFrameId(), l.getSwapchainId(), l.getReleaseOrdinal(),
+                                     l.getDrawn(), l.getDepthSwapchainId()});
               }
               return out;
             });

@@ -21,18 +21,18 @@ Pose restingPose(uint32_t hand) {
 }  // namespace
 
 Status checkHand(uint32_t hand) {
-  if (hand >= kHandCount) return makeError(ErrorCode::invalidArgument, "hand {} is neither 0 (left) nor 1 (right)", hand);
+  if (hand >= kHandCount)
+    return makeError(ErrorCode::invalidArgument, "hand {} is neither 0 (left) nor 1 (right)", hand);
   return {};
 }
 
 Status checkInputPath(const std::string& path, const char* prefix, const char* what) {
   const std::string_view p(path);
-  const bool wellFormed = p.size() <= kMaxInputPathLength && p.starts_with(prefix) && p.size() > std::strlen(prefix) &&
-                          p.back() != '/' && p.find("//") == std::string_view::npos &&
-                          std::all_of(p.begin(), p.end(), [](char c) {
-                            return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '/' ||
-                                   c == '-' || c == '.';
-                          });
+  const bool wellFormed =
+      p.size() <= kMaxInputPathLength && p.starts_with(prefix) && p.size() > std::strlen(prefix) && p.back() != '/' &&
+      p.find("//") == std::string_view::npos && std::all_of(p.begin(), p.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '/' || c == '-' || c == '.';
+      });
   if (!wellFormed) {
     return makeError(ErrorCode::invalidArgument, "{} must be a path under {} of at most {} characters a-z 0-9 _ - . /",
                      what, prefix, kMaxInputPathLength);
@@ -124,7 +124,8 @@ Status SimulatedControllers::haptic(uint32_t hand, const std::string& output, co
                      "a haptic pulse needs an amplitude within 0..1, a frequency >= 0 and a duration >= -1");
   }
   Lock lock(mutex_);
-  if (hands_[hand].profile.empty()) return makeError(ErrorCode::unsupported, "the {} hand has no controller", handName(hand));
+  if (hands_[hand].profile.empty())
+    return makeError(ErrorCode::unsupported, "the {} hand has no controller", handName(hand));
   HapticStatus& h = haptics_[hand];
   h.pulses++;
   h.last = pulse;

@@ -257,7 +257,8 @@ kj::Promise<void> ControlServer::setInput(SetInputContext context) {
   // The profile first: a new device starts at rest, then the component is set on it.
   if (done && p.getProfile().size() > 0) done = controllers.value()->setProfile(p.getHand(), p.getProfile().cStr());
   if (done && p.getComponent().size() > 0) {
-    done = controllers.value()->setComponent(p.getHand(), p.getComponent().cStr(), p.getX(), p.getY(), monotonicNowNs());
+    done =
+        controllers.value()->setComponent(p.getHand(), p.getComponent().cStr(), p.getX(), p.getY(), monotonicNowNs());
   }
   auto error = context.getResults().initError();
   if (!done) {

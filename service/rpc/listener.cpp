@@ -120,58 +120,51 @@ Listener::Listener(DaemonContext& ctx, kj::AsyncIoContext& io, UniqueFd listenFd
 kj::Promise<void> Listener::run() { return acceptLoop(); }
 
 kj::Promise<void> Listener::acceptLoop() {
-  return receiver_->accept()
-      .then(
-          [this](kj::Own<kj::AsyncIoStream> stream) {
-            acceptFailures_ = 0;
-            return serve(kj::mv(stream));
-          },
-          [this](kj::Exception&& e) -> kj::Promise<void> {
-            // accept() failed (EMFILE/ENFILE when the daemon's fds run out, ENOMEM, ...): the
-            // listener backs off and tries again, so it serves once fds are free, and says so once
-            // per burst, not once per attempt.
-            if (acceptFailures_++ == 0) {
-              log::warn("accepting connections failed ({}); retrying every {} ms while it lasts",
-                        e.getDescription().cStr(), kAcceptBackoffMs);
-            }
-            ctx_.acceptFailures++;
-            return io_.provider->getTimer().afterDelay(kAcceptBackoffMs * kj::MILLISECONDS).then([this] {
-              return acceptLoop();
-            });
-          });
+  return receiver_->accept().then(
+      [this](kj::Own<kj::AsyncIoStream> stream) { return serve(kj::mv(stream)); },
+      [this](kj::Exception&& e) -> kj::Promise<void> { return backOff(e.getDescription().cStr()); });
+}
+
+kj::Promise<void> Listener::backOff(const std::string& why) {
+  // accept() (or taking the accepted fd) failed: EMFILE/ENFILE when the daemon's fds run out,
+  // ENOMEM... The listener backs off and tries again, so it serves once fds are free, and says so
+  // once per burst, not once per attempt.
+  if (acceptFailures_++ == 0) {
+    log::warn("accepting connections failed ({}); retrying every {} ms while it lasts", why, kAcceptBackoffMs);
+  }
+  ctx_.acceptFailures++;
+  return io_.provider->getTimer().afterDelay(kAcceptBackoffMs * kj::MILLISECONDS).then([this] { return acceptLoop(); });
 }
 
 kj::Promise<void> Listener::serve(kj::Own<kj::AsyncIoStream> stream) {
-    PeerCredentials peer;
-    KJ_IF_MAYBE (fd, stream->getFd()) {
-      ucred cred{};
-      socklen_t len = sizeof(cred);
-      if (::getsockopt(*fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
-        peer.pid = uint32_t(cred.pid);
-        peer.uid = cred.uid;
-      }
+  PeerCredentials peer;
+  KJ_IF_MAYBE (fd, stream->getFd()) {
+    ucred cred{};
+    socklen_t len = sizeof(cred);
+    if (::getsockopt(*fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+      peer.pid = uint32_t(cred.pid);
+      peer.uid = cred.uid;
     }
-    // Served through our own stream, which the event loop wakes only to read (KJ's would wake
-    // the daemon each time the client reads an answer): it takes a duplicate of the fd, and
-    // KJ's stream closes the original.
-    kj::Own<kj::AsyncCapabilityStream> capStream;
-    KJ_IF_MAYBE (fd, stream->getFd()) {
-      UniqueFd own(::fcntl(*fd, F_DUPFD_CLOEXEC, 0));
-      if (own.valid()) capStream = kj::heap<UnixSocketStream>(io_.unixEventPort, std::move(own));
-    }
-    if (capStream.get() == nullptr) {
-      log::warn("accepted connection has no usable fd: {}", std::strerror(errno));
-      return acceptLoop();
-    }
-    stream = nullptr;
-    auto kick = kj::newPromiseAndFulfiller<void>();
-    auto connection =
-        kj::heap<Connection>(ctx_, io_.provider->getTimer(), kj::mv(capStream), peer, kj::mv(kick.fulfiller));
-    ++connections_;
-    // The connection ends when the client goes or when it is kicked, whichever comes first.
-    auto ended = connection->network.onDisconnect().exclusiveJoin(kj::mv(kick.promise));
-    tasks_.add(ended.attach(kj::mv(connection), kj::defer([this] { --connections_; })));
-    return acceptLoop();
+  }
+  // Served through our own stream, which the event loop wakes only to read (KJ's would wake
+  // the daemon each time the client reads an answer): it takes a duplicate of the fd, and
+  // KJ's stream closes the original.
+  kj::Own<kj::AsyncCapabilityStream> capStream;
+  KJ_IF_MAYBE (fd, stream->getFd()) {
+    UniqueFd own(::fcntl(*fd, F_DUPFD_CLOEXEC, 0));
+    if (own.valid()) capStream = kj::heap<UnixSocketStream>(io_.unixEventPort, std::move(own));
+  }
+  if (capStream.get() == nullptr) return backOff(fmt::format("dup of an accepted fd: {}", std::strerror(errno)));
+  acceptFailures_ = 0;  // the burst is over
+  stream = nullptr;
+  auto kick = kj::newPromiseAndFulfiller<void>();
+  auto connection =
+      kj::heap<Connection>(ctx_, io_.provider->getTimer(), kj::mv(capStream), peer, kj::mv(kick.fulfiller));
+  ++connections_;
+  // The connection ends when the client goes or when it is kicked, whichever comes first.
+  auto ended = connection->network.onDisconnect().exclusiveJoin(kj::mv(kick.promise));
+  tasks_.add(ended.attach(kj::mv(connection), kj::defer([this] { --connections_; })));
+  return acceptLoop();
 }
 
 void Listener::taskFailed(kj::Exception&& exception) {

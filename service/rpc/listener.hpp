@@ -28,6 +28,7 @@ class Listener final : private kj::TaskSet::ErrorHandler {
   struct Connection;
   kj::Promise<void> acceptLoop();
   kj::Promise<void> serve(kj::Own<kj::AsyncIoStream> stream);  // one accepted connection, then acceptLoop()
+  kj::Promise<void> backOff(const std::string& why);           // accepting failed: retry later
   void taskFailed(kj::Exception&& exception) override;
 
   DaemonContext& ctx_;

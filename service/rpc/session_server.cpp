@@ -71,9 +71,19 @@ void commitLayers(DaemonContext& ctx, CommittedFrame frame, const std::vector<Pe
     auto resolve = [](const PendingView& v, uint32_t eye) -> std::optional<LayerView> {
       const SwapchainCore::Latest latest = v.core->latest();
       if (!latest.hasContent) return std::nullopt;  // its only release failed; nothing to show
-      return LayerView{v.core->runtime, v.core->id, latest.runtimeIndex, latest.ordinal,    latest.copyValue,
-                       v.ref.x,         v.ref.y,    v.ref.width,         v.ref.height,      v.ref.arrayIndex,
-                       eye,             v.pose,     v.fov};
+      return LayerView{v.core->runtime,
+                       v.core->id,
+                       latest.runtimeIndex,
+                       latest.ordinal,
+                       latest.copyValue,
+                       v.ref.x,
+                       v.ref.y,
+                       v.ref.width,
+                       v.ref.height,
+                       v.ref.arrayIndex,
+                       eye,
+                       v.pose,
+                       v.fov};
     };
     for (uint32_t eye = 0; eye < p.views.size(); ++eye) {
       if (auto view = resolve(p.views[eye], eye)) layer.views.push_back(*view);

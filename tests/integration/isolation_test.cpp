@@ -20,9 +20,10 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// A connection that never says anything.
+// A connection that never says anything; none once the daemon's backlog is full (non-blocking:
+// a blocking connect() would wait for the daemon to accept).
 UniqueFd idleConnection(const std::string& path) {
-  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path.c_str());

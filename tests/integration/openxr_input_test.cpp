@@ -58,10 +58,8 @@ class OpenXrInput : public OpenXrSession {
     grip_ = action("grip", XR_ACTION_TYPE_POSE_INPUT);
     buzz_ = action("buzz", XR_ACTION_TYPE_VIBRATION_OUTPUT);
     std::vector<XrActionSuggestedBinding> bindings{
-        {select_, path("/user/hand/left/input/select/click")},
-        {select_, path("/user/hand/right/input/select/click")},
-        {squeeze_, path("/user/hand/right/input/select/click")},
-        {grip_, path("/user/hand/right/input/grip/pose")},
+        {select_, path("/user/hand/left/input/select/click")},   {select_, path("/user/hand/right/input/select/click")},
+        {squeeze_, path("/user/hand/right/input/select/click")}, {grip_, path("/user/hand/right/input/grip/pose")},
         {buzz_, path("/user/hand/right/output/haptic")},
     };
     XrInteractionProfileSuggestedBinding suggested{XR_TYPE_INTERACTION_PROFILE_SUGGESTED_BINDING, nullptr, simple(),
@@ -185,8 +183,8 @@ TEST_F(OpenXrInput, ScriptedPressesValuesPosesAndHapticsReachTheFocusedApp) {
   Pose at;
   at.position = {0.3f, 1.1f, -0.5f};
   ASSERT_TRUE(control->setHandPose(1, at, at));
-  XrActionSpaceCreateInfo spaceInfo{XR_TYPE_ACTION_SPACE_CREATE_INFO, nullptr, grip_, XR_NULL_PATH,
-                                    {{0, 0, 0, 1}, {0, 0, 0}}};
+  XrActionSpaceCreateInfo spaceInfo{
+      XR_TYPE_ACTION_SPACE_CREATE_INFO, nullptr, grip_, XR_NULL_PATH, {{0, 0, 0, 1}, {0, 0, 0}}};
   XrSpace gripSpace = XR_NULL_HANDLE;
   ASSERT_EQ(xrCreateActionSpace(session_, &spaceInfo, &gripSpace), XR_SUCCESS);
   XrReferenceSpaceCreateInfo stageInfo{
@@ -325,8 +323,8 @@ TEST_F(OpenXrInputThroughTwoDaemons, PressesPosesAndHapticsTravelBothHops) {
   auto pressed = boolean(select_, right());
   EXPECT_GT(pressed.lastChangeTime, 0);
 
-  XrActionSpaceCreateInfo spaceInfo{XR_TYPE_ACTION_SPACE_CREATE_INFO, nullptr, grip_, right(),
-                                    {{0, 0, 0, 1}, {0, 0, 0}}};
+  XrActionSpaceCreateInfo spaceInfo{
+      XR_TYPE_ACTION_SPACE_CREATE_INFO, nullptr, grip_, right(), {{0, 0, 0, 1}, {0, 0, 0}}};
   XrSpace gripSpace = XR_NULL_HANDLE;
   ASSERT_EQ(xrCreateActionSpace(session_, &spaceInfo, &gripSpace), XR_SUCCESS);
   XrReferenceSpaceCreateInfo stageInfo{

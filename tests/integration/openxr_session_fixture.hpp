@@ -29,7 +29,7 @@ F proc(XrInstance instance, const char* name) {
 }
 
 inline XrResult createInstance(std::vector<const char*> extensions, XrInstance* out,
-                        XrVersion apiVersion = XR_MAKE_VERSION(1, 0, 0), std::vector<const char*> layers = {}) {
+                               XrVersion apiVersion = XR_MAKE_VERSION(1, 0, 0), std::vector<const char*> layers = {}) {
   XrInstanceCreateInfo info{};
   info.type = XR_TYPE_INSTANCE_CREATE_INFO;
   std::strcpy(info.applicationInfo.applicationName, "xrc-bad-input");
@@ -210,6 +210,5 @@ class OpenXrSession : public ::testing::Test {
   XrSwapchain swapchain_ = XR_NULL_HANDLE;
   XrSpace local_ = XR_NULL_HANDLE;
 };
-
 
 }  // namespace xrc::test

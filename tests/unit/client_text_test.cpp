@@ -25,7 +25,7 @@ TEST(ClientText, CutsOnACharacterBoundary) {
 
 TEST(ClientText, InvalidSequencesBecomeReplacementCharacters) {
   EXPECT_EQ(utf8Prefix("a\xFFz", 64), "a\xEF\xBF\xBDz");
-  EXPECT_EQ(utf8Prefix("\xC0\xAF", 64), "\xEF\xBF\xBD\xEF\xBF\xBD");  // overlong '/'
+  EXPECT_EQ(utf8Prefix("\xC0\xAF", 64), "\xEF\xBF\xBD\xEF\xBF\xBD");                  // overlong '/'
   EXPECT_EQ(utf8Prefix("\xED\xA0\x80", 64), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // a surrogate
   EXPECT_EQ(utf8Prefix("\xF0\x9F\x98\x80", 64), "\xF0\x9F\x98\x80");                  // an emoji stays
 }
@@ -34,7 +34,9 @@ TEST(ClientText, ControlCharactersAreWrittenOut) {
   EXPECT_EQ(escapeControls("line\nforged [error] x"), "line\\nforged [error] x");
   EXPECT_EQ(escapeControls("\x1b[31mred\x1b[0m"), "\\x1b[31mred\\x1b[0m");
   EXPECT_EQ(escapeControls("back\\slash\ttab\x7f"), "back\\\\slash\\ttab\\x7f");
-  EXPECT_EQ(escapeControls("csi\xC2\x9B" "2J"), "csi\\u009b2J");
+  EXPECT_EQ(escapeControls("csi\xC2\x9B"
+                           "2J"),
+            "csi\\u009b2J");
   EXPECT_EQ(escapeControls("caf\xC3\xA9"), "caf\xC3\xA9");
   EXPECT_EQ(printableClientText("\x1b]0;title\x07", 128), "\\x1b]0;title\\x07");
 }

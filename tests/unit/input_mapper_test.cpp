@@ -58,9 +58,8 @@ TEST_F(InputMapping, TheCurrentProfileIsTheDevicesWhenTheAppSuggestedIt) {
 TEST_F(InputMapping, BooleansFloatsAndVectorsReadTheirBoundComponents) {
   InputMapper m;
   InputSnapshot in = devices(kSimple, kTouch);
-  in.hands[1].components = {{"/input/a/click", 1, 0, 500},
-                            {"/input/trigger/value", 0.75f, 0, 600},
-                            {"/input/thumbstick", 0.5f, -0.25f, 700}};
+  in.hands[1].components = {
+      {"/input/a/click", 1, 0, 500}, {"/input/trigger/value", 0.75f, 0, 600}, {"/input/thumbstick", 0.5f, -0.25f, 700}};
   m.setInput(in);
   m.updateProfiles(suggested);
   sync(m, {&select, &trigger, &stick}, 1000);

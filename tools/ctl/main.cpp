@@ -155,8 +155,8 @@ int main(int argc, char** argv) {
   auto* kick = app.add_subcommand("kick", "Disconnect one client");
   kick->add_option("id", clientId, "Client id (see status)")->required();
   auto* recenter = app.add_subcommand("recenter", "Move LOCAL space to where the head is now (headless backend)");
-  auto* input = app.add_subcommand(
-      "input", "Drive a simulated controller (headless): its device, and one component's value");
+  auto* input =
+      app.add_subcommand("input", "Drive a simulated controller (headless): its device, and one component's value");
   std::string handName, profile, component;
   std::vector<float> values;
   input->add_option("hand", handName, "left or right")->required()->check(CLI::IsMember({"left", "right"}));

@@ -122,8 +122,8 @@ struct Layer {
   enum class Kind { projection, quad, cylinder, equirect, cube } kind = Kind::projection;
   uint64_t flags = 0;
   std::vector<ProjectionView> views;  // projection
-  SubImage quadSubImage;  // quad, cylinder, equirect: the image and where it is; cube: the cube
-                          // map swapchain (whole extent) and the cube's array index
+  SubImage quadSubImage;              // quad, cylinder, equirect: the image and where it is; cube: the cube
+                                      // map swapchain (whole extent) and the cube's array index
   Pose quadPose;
   float quadWidth = 0, quadHeight = 0;        // quad
   uint32_t eyeVisibility = 0;                 // cylinder, equirect: XrEyeVisibility

@@ -22,8 +22,7 @@ constexpr std::array<const char*, kHandCount> kHandPaths{"/user/hand/left", "/us
 // left out: the vector2 carries both, and clients read them from it.
 bool forwarded(const openxr::ProfileComponent& c) {
   if (c.since != openxr::kApi10) return false;
-  if (c.type == XR_ACTION_TYPE_FLOAT_INPUT &&
-      (c.subpath.ends_with("/x") || c.subpath.ends_with("/y"))) {
+  if (c.type == XR_ACTION_TYPE_FLOAT_INPUT && (c.subpath.ends_with("/x") || c.subpath.ends_with("/y"))) {
     return false;
   }
   return true;
@@ -103,9 +102,9 @@ Status OpenXrInputBinding::bind() {
     std::vector<XrActionSuggestedBinding> bindings;
     for (const auto& c : profile->components) {
       if (!forwarded(c)) continue;
-      XrAction action = c.subpath == "/input/grip/pose"   ? grip_
-                        : c.subpath == "/input/aim/pose"  ? aim_
-                        : c.subpath == "/output/haptic"   ? haptic_
+      XrAction action = c.subpath == "/input/grip/pose"           ? grip_
+                        : c.subpath == "/input/aim/pose"          ? aim_
+                        : c.subpath == "/output/haptic"           ? haptic_
                         : bySubpath.count(std::string(c.subpath)) ? bySubpath[std::string(c.subpath)]
                                                                   : XR_NULL_HANDLE;
       if (action == XR_NULL_HANDLE) continue;
@@ -199,8 +198,7 @@ void OpenXrInputBinding::sync(XrTime displayTime) {
         } else if (c.type == XR_ACTION_TYPE_VECTOR2F_INPUT) {
           auto s = oxr::make<XrActionStateVector2f>(XR_TYPE_ACTION_STATE_VECTOR2F);
           if (XR_SUCCEEDED(xrGetActionStateVector2f(session_, &get, &s)) && s.isActive) {
-            hand.components.push_back(
-                {c.subpath, s.currentState.x, s.currentState.y, changedNs(s.lastChangeTime)});
+            hand.components.push_back({c.subpath, s.currentState.x, s.currentState.y, changedNs(s.lastChangeTime)});
           }
         }
       }

@@ -22,8 +22,7 @@ namespace xrc {
 class OpenXrInputBinding {
  public:
   // Before the session's first xrSyncActions; `stage` is where poses are located.
-  static Result<std::unique_ptr<OpenXrInputBinding>> create(const OpenXrInstance& xr, XrSession session,
-                                                            XrSpace stage);
+  static Result<std::unique_ptr<OpenXrInputBinding>> create(const OpenXrInstance& xr, XrSession session, XrSpace stage);
   OpenXrInputBinding(const OpenXrInstance& xr, XrSession session, XrSpace stage)
       : xr_(xr), session_(session), stage_(stage) {}  // then bind(), as create() does
   ~OpenXrInputBinding();
