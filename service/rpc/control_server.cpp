@@ -260,12 +260,7 @@ kj::Promise<void> ControlServer::setInput(SetInputContext context) {
     done =
         controllers.value()->setComponent(p.getHand(), p.getComponent().cStr(), p.getX(), p.getY(), monotonicNowNs());
   }
-  auto error = context.getResults().initError();
-  if (!done) {
-    xrc::toWire(done.error(), error);
-  } else {
-    setOk(error);
-  }
+  xrc::toWire(done, context.getResults().initError());
   return kj::READY_NOW;
 }
 
@@ -274,12 +269,7 @@ kj::Promise<void> ControlServer::setHandPose(SetHandPoseContext context) {
   auto controllers = simulated(ctx_.backend);
   Status done = controllers ? controllers.value()->setPose(p.getHand(), fromWire(p.getGrip()), fromWire(p.getAim()))
                             : Status(controllers.error());
-  auto error = context.getResults().initError();
-  if (!done) {
-    xrc::toWire(done.error(), error);
-  } else {
-    setOk(error);
-  }
+  xrc::toWire(done, context.getResults().initError());
   return kj::READY_NOW;
 }
 

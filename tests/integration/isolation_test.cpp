@@ -72,11 +72,16 @@ TEST(Isolation, TheListenerRecoversFromFdExhaustion) {
   ASSERT_TRUE(daemon.waitForStatus([](const control::DaemonStatus& s) { return s.clients.size() == 1; }, 10s));
   auto fresh = daemon.control();
   ASSERT_TRUE(fresh) << "a new connection after the fds were freed";
-  auto after = fresh->status();
-  ASSERT_TRUE(after) << after.error().describe();
-  const auto* b1 = findClient(after.value(), "bystander");
-  ASSERT_NE(b1, nullptr);
-  EXPECT_GT(b1->framesDisplayed, b0->framesDisplayed + 20) << "the bystander kept being displayed";
+  // The bystander is still there and still displayed (progress, not a rate: sanitizer builds
+  // render slowly).
+  const uint64_t shownBefore = b0->framesDisplayed;
+  EXPECT_TRUE(daemon.waitForStatus(
+      [&](const control::DaemonStatus& s) {
+        const auto* b = findClient(s, "bystander");
+        return b != nullptr && b->framesDisplayed > shownBefore + 5;
+      },
+      20s))
+      << "the bystander kept being displayed";
   // One warning for the burst, not one per attempt.
   const std::string log = daemon.process().output();
   size_t warnings = 0;

@@ -114,6 +114,27 @@ class OpenXrInput : public OpenXrSession {
     return false;
   }
 
+  // Frames until the grip action's space (for `subaction`) is located in STAGE at x = `x`.
+  XrSpaceLocation locateGripUntil(XrPath subaction, float x) {
+    XrActionSpaceCreateInfo spaceInfo{
+        XR_TYPE_ACTION_SPACE_CREATE_INFO, nullptr, grip_, subaction, {{0, 0, 0, 1}, {0, 0, 0}}};
+    XrSpace gripSpace = XR_NULL_HANDLE;
+    EXPECT_EQ(xrCreateActionSpace(session_, &spaceInfo, &gripSpace), XR_SUCCESS);
+    XrReferenceSpaceCreateInfo stageInfo{
+        XR_TYPE_REFERENCE_SPACE_CREATE_INFO, nullptr, XR_REFERENCE_SPACE_TYPE_STAGE, {{0, 0, 0, 1}, {0, 0, 0}}};
+    XrSpace stage = XR_NULL_HANDLE;
+    EXPECT_EQ(xrCreateReferenceSpace(session_, &stageInfo, &stage), XR_SUCCESS);
+    XrSpaceLocation location{XR_TYPE_SPACE_LOCATION};
+    EXPECT_TRUE(syncUntil([&] {
+      EXPECT_EQ(xrLocateSpace(gripSpace, stage, lastDisplayTime_, &location), XR_SUCCESS);
+      return (location.locationFlags & XR_SPACE_LOCATION_POSITION_VALID_BIT) != 0 &&
+             std::fabs(location.pose.position.x - x) < 1e-4f;
+    }));
+    xrDestroySpace(gripSpace);
+    xrDestroySpace(stage);
+    return location;
+  }
+
   std::vector<XrPath> paths_;
   XrActionSet set_ = XR_NULL_HANDLE;
   XrAction select_ = XR_NULL_HANDLE, squeeze_ = XR_NULL_HANDLE, grip_ = XR_NULL_HANDLE, buzz_ = XR_NULL_HANDLE;
@@ -183,20 +204,7 @@ TEST_F(OpenXrInput, ScriptedPressesValuesPosesAndHapticsReachTheFocusedApp) {
   Pose at;
   at.position = {0.3f, 1.1f, -0.5f};
   ASSERT_TRUE(control->setHandPose(1, at, at));
-  XrActionSpaceCreateInfo spaceInfo{
-      XR_TYPE_ACTION_SPACE_CREATE_INFO, nullptr, grip_, XR_NULL_PATH, {{0, 0, 0, 1}, {0, 0, 0}}};
-  XrSpace gripSpace = XR_NULL_HANDLE;
-  ASSERT_EQ(xrCreateActionSpace(session_, &spaceInfo, &gripSpace), XR_SUCCESS);
-  XrReferenceSpaceCreateInfo stageInfo{
-      XR_TYPE_REFERENCE_SPACE_CREATE_INFO, nullptr, XR_REFERENCE_SPACE_TYPE_STAGE, {{0, 0, 0, 1}, {0, 0, 0}}};
-  XrSpace stage = XR_NULL_HANDLE;
-  ASSERT_EQ(xrCreateReferenceSpace(session_, &stageInfo, &stage), XR_SUCCESS);
-  XrSpaceLocation location{XR_TYPE_SPACE_LOCATION};
-  ASSERT_TRUE(syncUntil([&] {
-    EXPECT_EQ(xrLocateSpace(gripSpace, stage, lastDisplayTime_, &location), XR_SUCCESS);
-    return (location.locationFlags & XR_SPACE_LOCATION_POSITION_VALID_BIT) != 0 &&
-           std::fabs(location.pose.position.x - 0.3f) < 1e-5f;
-  }));
+  const XrSpaceLocation location = locateGripUntil(XR_NULL_PATH, 0.3f);
   EXPECT_NEAR(location.pose.position.y, 1.1f, 1e-5f);
   EXPECT_NEAR(location.pose.position.z, -0.5f, 1e-5f);
 
@@ -224,8 +232,6 @@ TEST_F(OpenXrInput, ScriptedPressesValuesPosesAndHapticsReachTheFocusedApp) {
   ASSERT_EQ(xrGetCurrentInteractionProfile(session_, right(), &profile), XR_SUCCESS);
   EXPECT_EQ(profile.interactionProfile, XR_NULL_PATH);
   EXPECT_TRUE(boolean(select_, left()).isActive);
-  xrDestroySpace(gripSpace);
-  xrDestroySpace(stage);
 }
 
 // The operator's input commands check what they are given and leave the controllers as they were.
@@ -323,20 +329,7 @@ TEST_F(OpenXrInputThroughTwoDaemons, PressesPosesAndHapticsTravelBothHops) {
   auto pressed = boolean(select_, right());
   EXPECT_GT(pressed.lastChangeTime, 0);
 
-  XrActionSpaceCreateInfo spaceInfo{
-      XR_TYPE_ACTION_SPACE_CREATE_INFO, nullptr, grip_, right(), {{0, 0, 0, 1}, {0, 0, 0}}};
-  XrSpace gripSpace = XR_NULL_HANDLE;
-  ASSERT_EQ(xrCreateActionSpace(session_, &spaceInfo, &gripSpace), XR_SUCCESS);
-  XrReferenceSpaceCreateInfo stageInfo{
-      XR_TYPE_REFERENCE_SPACE_CREATE_INFO, nullptr, XR_REFERENCE_SPACE_TYPE_STAGE, {{0, 0, 0, 1}, {0, 0, 0}}};
-  XrSpace stage = XR_NULL_HANDLE;
-  ASSERT_EQ(xrCreateReferenceSpace(session_, &stageInfo, &stage), XR_SUCCESS);
-  XrSpaceLocation location{XR_TYPE_SPACE_LOCATION};
-  ASSERT_TRUE(syncUntil([&] {
-    EXPECT_EQ(xrLocateSpace(gripSpace, stage, lastDisplayTime_, &location), XR_SUCCESS);
-    return (location.locationFlags & XR_SPACE_LOCATION_POSITION_VALID_BIT) != 0 &&
-           std::fabs(location.pose.position.x + 0.25f) < 1e-4f;
-  }));
+  const XrSpaceLocation location = locateGripUntil(right(), -0.25f);
   EXPECT_NEAR(location.pose.position.y, 1.3f, 1e-4f);
 
   XrHapticVibration vibration{XR_TYPE_HAPTIC_VIBRATION, nullptr, 20'000'000, 200.0f, 0.8f};
@@ -353,8 +346,6 @@ TEST_F(OpenXrInputThroughTwoDaemons, PressesPosesAndHapticsTravelBothHops) {
   auto upperStatus = upper_->control()->status();
   ASSERT_TRUE(upperStatus);
   EXPECT_EQ(upperStatus.value().haptics[1].pulses, 1u);
-  xrDestroySpace(gripSpace);
-  xrDestroySpace(stage);
 }
 
 }  // namespace
