@@ -170,9 +170,7 @@ TEST(OpenXrBackend, ClientPixelsArriveThroughBothHops) {
   ASSERT_EQ(statusB.value().clients.size(), 2u);
   for (const auto& c : statusB.value().clients) {
     EXPECT_EQ(c.framesSubmitted, frames) << c.name;
-    // Most are shown; a third at least: under TSan on two cores the daemons miss display frames
-    // (72 of 150 shown once), which the frame accounting counts as drops.
-    EXPECT_GT(c.framesDisplayed, frames / 3) << c.name;
+    EXPECT_GT(c.framesDisplayed, frames / 2) << c.name;
   }
   // B has no display of its own to read back, and says so.
   auto displayB = controlB->readDisplay();
