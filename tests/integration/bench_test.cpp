@@ -49,9 +49,7 @@ TEST(Bench, ReportsTheSteadyStateOfClientsThatAllRan) {
   // The window in which both run: a fifth to four fifths of their frames, at up to the display's rate.
   const double steady = s.value("steady_s", 0.0);
   EXPECT_GT(steady, 0.1) << s.dump();
-  // Three fifths of 180 frames at no less than the 10 frames/s checked below (sanitizer builds
-  // on two cores run the clients well below the display's rate).
-  EXPECT_LT(steady, 0.6 * 180 / 10.0) << s.dump();
+  EXPECT_LT(steady, 2.0) << s.dump();
   const double rate = s.value("client_frames_per_s_steady", 0.0);
   EXPECT_GT(rate, 10.0) << s.dump();
   EXPECT_LT(rate, 95.0) << s.dump();
