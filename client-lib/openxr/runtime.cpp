@@ -159,7 +159,7 @@ XrResult spaceInStage(Session& session, const Space& space, XrTime time, Pose& o
     // poses are not extrapolated to other times). Unbound or untracked: not located.
     const std::string subaction =
         space.subactionPath == XR_NULL_PATH ? std::string{} : session.instance->paths.stringOf(space.subactionPath);
-    const auto pose = session.input.pose(*space.action, subaction, session.instance->actions.suggestions());
+    const auto pose = session.input.pose(*space.action, subaction, session.suggested);
     if (!pose) return XR_SUCCESS;
     out = compose(*pose, space.offset);
     located = true;

@@ -100,6 +100,9 @@ struct Session {
   // The daemon's controllers (each waitFrame answer of a focused session) and the action states
   // they give this session's actions.
   InputMapper input XRC_GUARDED_BY(mutex);
+  // The app's suggested bindings as of xrAttachSessionActionSets: fixed for the session from then
+  // on, so input is mapped without rebuilding them per call.
+  SuggestedBindings suggested XRC_GUARDED_BY(mutex);
   // The views of the latest waitFrame answer that had them (a runtime under the daemon), else the
   // system description's.
   std::vector<EyeView> views XRC_GUARDED_BY(mutex);

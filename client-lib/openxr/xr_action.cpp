@@ -130,6 +130,7 @@ XrResult XRAPI_CALL AttachSessionActionSets(XrSession handle, const XrSessionAct
   Lock lock(session->mutex);
   if (XrResult r = session->instance->actions.attach(sets, session->attachedSets); XR_FAILED(r)) return r;
   session->attachedSetsKeepAlive = std::move(keep);
+  session->suggested = session->instance->actions.suggestions();
   return XR_SUCCESS;
 }
 
@@ -228,7 +229,6 @@ XrResult XRAPI_CALL SyncActions(XrSession handle, const XrActionsSyncInfo* info)
     active.push_back(lookup<ActionSetObject>(info->activeActionSets[i].actionSet)->set.get());
   }
   noticeInteractionProfiles(*session);
-  const SuggestedBindings suggested = session->instance->actions.suggestions();
   std::vector<const Action*> synced;
   std::vector<std::vector<std::string>> subactions;
   for (const ActionSet* set : session->attachedSets) {
@@ -243,7 +243,7 @@ XrResult XRAPI_CALL SyncActions(XrSession handle, const XrActionsSyncInfo* info)
       for (XrPath path : action->subactionPaths) names.push_back(session->instance->paths.stringOf(path));
     }
   }
-  session->input.sync(synced, subactions, suggested, monotonicNowNs());
+  session->input.sync(synced, subactions, session->suggested, monotonicNowNs());
   return focused ? XR_SUCCESS : XR_SESSION_NOT_FOCUSED;
 }
 
@@ -263,8 +263,7 @@ XrResult XRAPI_CALL EnumerateBoundSourcesForAction(XrSession handle, const XrBou
     }
     // The sources of the current interaction profiles (their paths were interned by the app's
     // suggestions, so they exist in the path table).
-    for (const BoundSource& source :
-         session->input.sources(*action->action, {}, session->instance->actions.suggestions())) {
+    for (const BoundSource& source : session->input.sources(*action->action, {}, session->suggested)) {
       const XrPath path = session->instance->paths.find(source.path());
       if (path != XR_NULL_PATH && std::find(paths.begin(), paths.end(), path) == paths.end()) paths.push_back(path);
     }
@@ -335,7 +334,7 @@ std::vector<BoundSource> hapticOutputs(Session& session, const XrHapticActionInf
   Lock lock(session.mutex);
   const std::string subaction =
       info.subactionPath == XR_NULL_PATH ? std::string{} : session.instance->paths.stringOf(info.subactionPath);
-  auto sources = session.input.sources(*action->action, subaction, session.instance->actions.suggestions());
+  auto sources = session.input.sources(*action->action, subaction, session.suggested);
   std::erase_if(sources, [](const BoundSource& s) { return s.component.compare(0, 8, "/output/") != 0; });
   return sources;
 }
@@ -377,7 +376,7 @@ XrResult XRAPI_CALL StopHapticFeedback(XrSession handle, const XrHapticActionInf
 
 void noticeInteractionProfiles(Session& session) {
   if (session.attachedSets.empty()) return;
-  if (!session.input.updateProfiles(session.instance->actions.suggestions())) return;
+  if (!session.input.updateProfiles(session.suggested)) return;
   XrEventDataBuffer buffer{};
   auto& event = reinterpret_cast<XrEventDataInteractionProfileChanged&>(buffer);
   event.type = XR_TYPE_EVENT_DATA_INTERACTION_PROFILE_CHANGED;
