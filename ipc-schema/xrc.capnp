@@ -6,7 +6,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("xrc::wire");
 
 const protocolMajor :UInt16 = 1;
-const protocolMinor :UInt16 = 7;
+const protocolMinor :UInt16 = 8;
 # Minor 1: view poses/fovs, head pose with waitFrame, locateHead.
 # Minor 2: overlay sessions, session roles, per-frame stats, Control.setPrimary/kick.
 # Minor 3: environment blend modes (system description, endFrame, status); LOCAL space changes
@@ -395,6 +395,13 @@ struct ClientStatus {
   releaseUs @16 :Percentiles;     # daemon side of a release: call received -> answered
   latencyUs @17 :Percentiles;     # endFrame received -> the display frame that first shows it
   frameIntervalUs @18 :Percentiles;  # between successive endFrames
+  # 1.8: image memory its swapchains hold in the daemon (shared and runtime images, as charged
+  # against max_image_mib_per_client).
+  imageBytes @19 :UInt64;
+  # 1.8: no waitFrame or endFrame for hung_client_timeout_ms although it has shown frames; a
+  # hung primary gives its role to the next normal session.
+  hung @20 :Bool;
+  stalledMs @21 :UInt32;          # since its last waitFrame or endFrame
 }
 
 struct DaemonStatus {
@@ -436,6 +443,17 @@ struct DaemonStatus {
   # 1.7: accept() calls on the daemon's socket that failed since start (its fds ran out); the
   # listener backs off and keeps accepting.
   acceptFailures @18 :UInt64;
+  # 1.8: each limit the daemon enforced since start (refused a call or connection, closed a
+  # connection, marked or evicted a hung client), by its config key.
+  limitsHit @19 :List(LimitHit);
+  imageBytes @20 :UInt64;         # image memory all clients' swapchains hold
+  imageBytesLimit @21 :UInt64;    # max_image_mib_total, in bytes
+}
+
+struct LimitHit {
+  limit @0 :Text;                 # the config key: "max_connections", "max_message_kib", ...
+  count @1 :UInt64;
+  secondsAgo @2 :Float32;         # since the latest
 }
 
 struct HapticStatus {

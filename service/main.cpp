@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <set>
@@ -26,6 +27,7 @@
 #include "backends/openxr/openxr_backend.hpp"
 #include "compositor/daemon_context.hpp"
 #include "compositor/health_monitor.hpp"
+#include "compositor/hung_client_watch.hpp"
 #include "config/daemon_config.hpp"
 #include "log.hpp"
 #include "platform/systemd.hpp"
@@ -127,8 +129,24 @@ xrc::Result<xrc::DaemonConfig> effectiveConfig(const Options& options) {
   if (given.count("environment_blend_modes")) c.environmentBlendModes = cli.environmentBlendModes;
   if (given.count("queue_priority")) c.queuePriority = cli.queuePriority;
   if (given.count("openxr_overlay")) c.openxrOverlay = cli.openxrOverlay;
+  for (const LimitKey& limit : limitKeys()) {
+    if (given.count(limit.key)) c.limits.*limit.member = cli.limits.*limit.member;
+  }
   if (auto s = validateConfig(c); !s) return s.error();
   return c;
+}
+
+// max_image_mib_total = 0: three quarters of the device's largest device-local heap (lavapipe:
+// of the machine's memory), leaving room for the daemon's own images and other processes.
+uint64_t defaultImageBudgetBytes(const xrc::gpu::GpuDevice& gpu) {
+  uint64_t largest = 0;
+  const VkPhysicalDeviceMemoryProperties& memory = gpu.memory();
+  for (uint32_t i = 0; i < memory.memoryHeapCount; ++i) {
+    if ((memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) != 0) {
+      largest = std::max<uint64_t>(largest, memory.memoryHeaps[i].size);
+    }
+  }
+  return largest / 4 * 3;
 }
 
 // Every connection costs the daemon an fd, every shared image three: take what the hard limit
@@ -203,6 +221,13 @@ int run(const Options& options) {
   }
 
   ClientRegistry clients;
+  Refusals refusals;
+  // Declared before the swapchains (retired ones included) whose charges it holds.
+  ImageBudget images(uint64_t(config.limits.maxImageMibPerClient) << 20,
+                     config.limits.maxImageMibTotal > 0 ? uint64_t(config.limits.maxImageMibTotal) << 20
+                                                        : defaultImageBudgetBytes(*gpu));
+  log::debug("image memory budget: {} MiB per client, {} MiB in total", images.perClientLimit() >> 20,
+             images.totalLimit() >> 20);
   {
     RetiredSwapchains retired;
     FrameWorker worker;
@@ -213,6 +238,9 @@ int run(const Options& options) {
                       retired,
                       clients,
                       scheduler,
+                      config.limits,
+                      images,
+                      refusals,
                       forced,
                       std::chrono::milliseconds(2000),
                       monotonicNowNs(),
@@ -304,6 +332,16 @@ int run(const Options& options) {
       Listener listener(ctx, io, std::move(listenFd).value());
       auto accepting = listener.run().eagerlyEvaluate(
           [](kj::Exception&& e) { log::error("accept failed: {}", e.getDescription().cStr()); });
+      // Clients that stopped making frames are looked at a few times a second.
+      HungClientWatch hungWatch(ctx);
+      std::function<kj::Promise<void>()> watchHung = [&] {
+        return io.provider->getTimer().afterDelay(250 * kj::MILLISECONDS).then([&] {
+          hungWatch.check(monotonicNowNs());
+          return watchHung();
+        });
+      };
+      auto watchingHung = watchHung().eagerlyEvaluate(
+          [](kj::Exception&& e) { log::error("hung client watch failed: {}", e.getDescription().cStr()); });
       const SystemInfo& system = backend->systemInfo();
       log::info("xr-compositord {} serving '{}'{} (backend {}, {} Hz, views {}x{}x{})", XRC_VERSION, socketPath.value(),
                 socketActivated ? " (socket from systemd)" : "", config.backend, system.refreshHz, system.views.size(),
@@ -349,7 +387,7 @@ int main(int argc, char** argv) {
   xrc::DaemonConfig& cli = options.cli;
   CLI::App app{"xr-compositord: out-of-process XR compositor daemon"};
   // Option name -> config key, to know which ones the command line set.
-  const std::vector<std::pair<CLI::Option*, const char*>> keyed = {
+  std::vector<std::pair<CLI::Option*, const char*>> keyed = {
       {app.add_option("--backend", cli.backend, "Display backend: headless or openxr")->capture_default_str(),
        "backend"},
       {app.add_option("--socket", cli.socket,
@@ -383,6 +421,11 @@ int main(int argc, char** argv) {
                     "(XR_EXTX_overlay)"),
        "openxr_overlay"},
   };
+  for (const xrc::LimitKey& limit : xrc::limitKeys()) {
+    keyed.emplace_back(
+        app.add_option("--" + xrc::limitOption(limit), cli.limits.*limit.member, limit.help)->capture_default_str(),
+        limit.key);
+  }
   app.add_option("--config", options.configFile,
                  "Configuration file instead of /etc/xr-compositor/config.toml and the user's "
                  "$XDG_CONFIG_HOME/xr-compositor/config.toml");

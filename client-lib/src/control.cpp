@@ -102,6 +102,11 @@ Result<DaemonStatus> ControlClient::status() {
               out.daemonPid = in.getDaemonPid();
               out.environmentBlendMode = xrc::fromWire(in.getEnvironmentBlendMode());
               out.acceptFailures = in.getAcceptFailures();
+              for (auto h : in.getLimitsHit()) {
+                out.limitsHit.push_back(LimitHit{h.getLimit().cStr(), h.getCount(), h.getSecondsAgo()});
+              }
+              out.imageBytes = in.getImageBytes();
+              out.imageBytesLimit = in.getImageBytesLimit();
               for (auto h : in.getHaptics()) {
                 out.haptics.push_back(HapticStatus{
                     h.getPulses(), h.getStops(), {h.getLastDurationNs(), h.getLastFrequency(), h.getLastAmplitude()}});
@@ -127,6 +132,9 @@ Result<DaemonStatus> ControlClient::status() {
                 s.releaseUs = fromWire(c.getReleaseUs());
                 s.latencyUs = fromWire(c.getLatencyUs());
                 s.frameIntervalUs = fromWire(c.getFrameIntervalUs());
+                s.imageBytes = c.getImageBytes();
+                s.hung = c.getHung();
+                s.stalledMs = c.getStalledMs();
                 out.clients.push_back(std::move(s));
               }
               return out;

@@ -2,6 +2,8 @@
 
 #include <kj/debug.h>
 
+#include "xrc/monotonic_clock.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -24,7 +26,23 @@ BatchingStream::~BatchingStream() noexcept(false) {}
 
 // --- writes ------------------------------------------------------------------------------------
 
-void BatchingStream::append(kj::ArrayPtr<const kj::byte> bytes) { queued_.addAll(bytes); }
+void BatchingStream::append(kj::ArrayPtr<const kj::byte> bytes) {
+  if (failure_ != nullptr) return;  // cut off: nothing more goes out
+  queued_.addAll(bytes);
+  if (unsentBytes() <= unsentLimit_) return;
+  KJ_IF_MAYBE (exceeded, onUnsentExceeded_) {
+    auto callback = kj::mv(*exceeded);
+    onUnsentExceeded_ = nullptr;
+    failure_ = KJ_EXCEPTION(DISCONNECTED, "the peer does not read its answers");
+    queued_.clear();
+    callback();
+  }
+}
+
+void BatchingStream::limitUnsentBytes(size_t bytes, kj::Function<void()> onExceeded) {
+  unsentLimit_ = bytes;
+  onUnsentExceeded_ = kj::mv(onExceeded);
+}
 
 kj::Promise<void> BatchingStream::write(const void* buffer, size_t size) {
   KJ_IF_MAYBE (failure, failure_) {
@@ -80,6 +98,7 @@ void BatchingStream::flushQueued() {
   if (queued_.empty() || writeInFlight_) return;  // an in-flight write flushes again when done
   auto bytes = queued_.releaseAsArray();
   writeInFlight_ = true;
+  inFlightBytes_ = bytes.size();
   socketWrites_->fetch_add(1, std::memory_order_relaxed);
   // The syscall happens here, not on a later turn: RpcLink::flush() relies on it.
   auto written = inner_->write(bytes.begin(), bytes.size());
@@ -87,11 +106,13 @@ void BatchingStream::flushQueued() {
                  .then(
                      [this] {
                        writeInFlight_ = false;
+                       inFlightBytes_ = 0;
                        flushQueued();
                        if (!writeInFlight_) wakeIdleWaiters();
                      },
                      [this](kj::Exception&& e) {
                        writeInFlight_ = false;
+                       inFlightBytes_ = 0;
                        if (failure_ == nullptr) failure_ = kj::cp(e);
                        wakeIdleWaiters();
                      }));
@@ -144,10 +165,32 @@ kj::Promise<size_t> BatchingStream::tryRead(void* buffer, size_t minBytes, size_
   return readInto(static_cast<kj::byte*>(buffer), minBytes, maxBytes, 0);
 }
 
+bool BatchingStream::consumed(const kj::byte* bytes, size_t size) {
+  if (size == 0) return true;
+  if (!frames_.midMessage()) messageStartedNs_ = monotonicNowNs();
+  frames_.consume(bytes, size);
+  if (!frames_.midMessage()) messageStartedNs_ = 0;
+  if (frames_.announcedBodyBytes() <= messageLimit_) return true;
+  messageRefused_ = true;
+  KJ_IF_MAYBE (exceeded, onMessageExceeded_) {
+    auto callback = kj::mv(*exceeded);
+    onMessageExceeded_ = nullptr;
+    callback(frames_.announcedBodyBytes());
+  }
+  return false;
+}
+
+void BatchingStream::limitMessageBytes(uint64_t bytes, kj::Function<void(uint64_t)> onExceeded) {
+  messageLimit_ = bytes;
+  onMessageExceeded_ = kj::mv(onExceeded);
+}
+
 kj::Promise<size_t> BatchingStream::readInto(kj::byte* out, size_t minBytes, size_t maxBytes, size_t done) {
+  if (messageRefused_) return KJ_EXCEPTION(FAILED, "incoming message over the size limit");
   const size_t available = std::min(maxBytes - done, readEnd_ - readPos_);
   if (available > 0) {
     std::memcpy(out + done, readBuffer_.begin() + readPos_, available);
+    if (!consumed(out + done, available)) return KJ_EXCEPTION(FAILED, "incoming message over the size limit");
     readPos_ += available;
     done += available;
   }
@@ -155,7 +198,11 @@ kj::Promise<size_t> BatchingStream::readInto(kj::byte* out, size_t minBytes, siz
   readPos_ = readEnd_ = 0;
   if (maxBytes - done >= readBuffer_.size()) {
     // A large message body: no point staging it.
-    return inner_->tryRead(out + done, minBytes - done, maxBytes - done).then([done](size_t n) { return done + n; });
+    return inner_->tryRead(out + done, minBytes - done, maxBytes - done).then([this, out, done](size_t n) -> size_t {
+      if (!consumed(out + done, n))
+        kj::throwFatalException(KJ_EXCEPTION(FAILED, "incoming message over the size limit"));
+      return done + n;
+    });
   }
   return inner_->tryRead(readBuffer_.begin(), 1, readBuffer_.size())
       .then([this, out, minBytes, maxBytes, done](size_t n) -> kj::Promise<size_t> {

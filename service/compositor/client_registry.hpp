@@ -47,6 +47,10 @@ struct ClientRecord {
   std::atomic<uint64_t> framesDropped{0};
   std::atomic<uint64_t> framesHidden{0};
   std::atomic<uint32_t> displayPeriods{1};
+  // When it last called waitFrame or endFrame (0: never); whether it is marked hung for not
+  // doing so (HungClientWatch).
+  std::atomic<int64_t> lastProgressNs{0};
+  std::atomic<bool> hung{false};
   SampleRing gpuCopyUs;
   SampleRing releaseUs;
   SampleRing latencyUs;

@@ -6,11 +6,14 @@
 #include <optional>
 
 #include "../backends/backend.hpp"
+#include "../config/limits.hpp"
 #include "../gpu/gpu_device.hpp"
 #include "../gpu/timeline.hpp"
 #include "client_registry.hpp"
 #include "frame_scheduler.hpp"
 #include "frame_worker.hpp"
+#include "image_budget.hpp"
+#include "refusals.hpp"
 #include "retired_swapchains.hpp"
 
 namespace xrc {
@@ -23,6 +26,9 @@ struct DaemonContext {
   RetiredSwapchains& retired;  // destroyed swapchains whose copies are still in flight
   ClientRegistry& clients;
   FrameScheduler& scheduler;
+  const Limits& limits;
+  ImageBudget& images;
+  Refusals& refusals;
   std::optional<SyncMode> forcedSyncMode;
   std::chrono::milliseconds gpuTimeout{2000};
   int64_t startNs = 0;

@@ -38,12 +38,26 @@ std::vector<CommittedFrame> FrameScheduler::removeClient(uint32_t clientId) {
 }
 
 void FrameScheduler::electPrimary() {
-  // The longest-connected normal session (lowest id) takes over.
+  // The longest-connected normal session (lowest id) that is not hung takes over.
   for (const auto& [id, e] : entries_) {
-    if (!e.client->overlay) {
+    if (!e.client->overlay && !e.client->hung.load()) {
       primary_ = id;
       return;
     }
+  }
+}
+
+void FrameScheduler::setHung(uint32_t clientId, bool hung) {
+  Lock lock(mutex_);
+  auto it = entries_.find(clientId);
+  if (it == entries_.end()) return;
+  it->second.client->hung.store(hung);
+  if (hung && primary_ == clientId) {
+    primary_ = 0;
+    electPrimary();
+    if (primary_ == 0) primary_ = clientId;  // nobody else to show: it keeps its last frame up
+  } else if (!hung && primary_ == 0) {
+    electPrimary();
   }
 }
 

@@ -51,6 +51,9 @@ class FrameScheduler {
   // The client left: its frames are returned for release; a new primary is chosen if needed.
   std::vector<CommittedFrame> removeClient(uint32_t clientId) XRC_EXCLUDES(mutex_);
   Status setPrimary(uint32_t clientId) XRC_EXCLUDES(mutex_);
+  // A client that stopped making frames (HungClientWatch): while hung it is not elected primary,
+  // and a hung primary hands its role to the longest-connected normal client that is not hung.
+  void setHung(uint32_t clientId, bool hung) XRC_EXCLUDES(mutex_);
   Visibility visibility(uint32_t clientId) const XRC_EXCLUDES(mutex_);
   // What the display itself allows (a backend whose own session the runtime hid or unfocused):
   // every client's visibility is capped by it. Visible and focused unless a backend says not.

@@ -6,6 +6,7 @@
 
 #include "../backends/backend.hpp"
 #include "../gpu/shared_swapchain.hpp"
+#include "image_budget.hpp"
 #include "xrc/protocol_rules.hpp"
 #include "xrc/thread_annotations.hpp"
 
@@ -15,6 +16,8 @@ struct SwapchainCore {
   uint32_t id = 0;
   uint32_t clientId = 0;
   SwapchainRequest request;
+  // The images' memory as charged to the client; given back after them (declared before them).
+  ImageBudget::Charge charge;
   // Used by one thread at a time: the session's frame path runs on the RPC thread or, while it
   // has jobs queued there, on the frame worker (SessionState::workerJobs).
   std::unique_ptr<gpu::SharedSwapchain> shared;

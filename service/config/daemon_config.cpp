@@ -31,6 +31,12 @@ std::string where(const std::string& source, const toml::node& node) {
   return fmt::format("{}:{}", source, node.source().begin.line);
 }
 
+std::string limitNames() {
+  std::string out;
+  for (const LimitKey& k : limitKeys()) out += fmt::format("{}{}", out.empty() ? "" : ", ", k.key);
+  return out;
+}
+
 }  // namespace
 
 bool parseViewSize(const std::string& text, uint32_t& width, uint32_t& height) {
@@ -84,7 +90,7 @@ Status validateConfig(const DaemonConfig& c, std::string_view p) {
     return makeError(ErrorCode::invalidArgument, "{} must be within 0..60000 (got {})",
                      name("shutdown-grace-ms", "shutdown_grace_ms"), c.shutdownGraceMs);
   }
-  return {};
+  return validateLimits(c.limits, p);
 }
 
 Status applyToml(std::string_view text, const std::string& source, DaemonConfig& config) {
@@ -139,12 +145,17 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
         return makeError(ErrorCode::invalidArgument, "{}: 'shutdown_grace_ms' must be an integer", where(source, node));
       }
       next.shutdownGraceMs = *node.value<int64_t>();
+    } else if (const LimitKey* limit = findLimitKey(k)) {
+      if (!node.is_integer()) {
+        return makeError(ErrorCode::invalidArgument, "{}: '{}' must be an integer", where(source, node), k);
+      }
+      next.limits.*limit->member = *node.value<int64_t>();
     } else {
       return makeError(ErrorCode::invalidArgument,
                        "{}: unknown key '{}' (known: backend, socket, refresh_hz, log_level, view_size, sync_mode, "
                        "device_uuid, shutdown_grace_ms, head_motion, environment_blend_modes, queue_priority, "
-                       "openxr_overlay)",
-                       where(source, node), k);
+                       "openxr_overlay, or a limit: {})",
+                       where(source, node), k, limitNames());
     }
     if (!s) return s;
     // Range checks right away, so the message can name this file's line.
@@ -202,6 +213,7 @@ std::vector<std::string> changedKeys(const DaemonConfig& a, const DaemonConfig& 
   if (a.environmentBlendModes != b.environmentBlendModes) out.push_back("environment_blend_modes");
   if (a.queuePriority != b.queuePriority) out.push_back("queue_priority");
   if (a.openxrOverlay != b.openxrOverlay) out.push_back("openxr_overlay");
+  changedLimitKeys(a.limits, b.limits, out);
   return out;
 }
 

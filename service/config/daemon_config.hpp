@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "limits.hpp"
 #include "xrc/result.hpp"
 
 namespace xrc {
@@ -27,6 +28,7 @@ struct DaemonConfig {
   std::string headMotion = "still";              // headless: still | sway (the simulated head turns to and fro)
   std::string queuePriority = "high";            // highest GPU queue priority to ask for: low|medium|high|realtime
   bool openxrOverlay = false;                    // openxr: the daemon's session is an overlay (XR_EXTX_overlay)
+  Limits limits;
 
   bool operator==(const DaemonConfig&) const = default;
 };

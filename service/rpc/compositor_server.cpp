@@ -10,6 +10,10 @@ namespace xrc {
 
 kj::Promise<void> CompositorServer::describe(DescribeContext context) {
   auto results = context.getResults();
+  if (facts_->refusal) {
+    toWire(*facts_->refusal, results.initError());
+    return kj::READY_NOW;
+  }
   setOk(results.initError());
   fillSystemDescription(ctx_, results.initSystem());
   return kj::READY_NOW;
@@ -23,7 +27,11 @@ kj::Promise<void> CompositorServer::connect(ConnectContext context) {
     toWire(error, results.initError());
     return kj::READY_NOW;
   };
-  if (connected_) return fail(makeError(ErrorCode::callOrder, "this connection already has a session"));
+  if (facts_->refusal) {
+    toWire(*facts_->refusal, results.initError());
+    return kj::READY_NOW;
+  }
+  if (facts_->hasSession) return fail(makeError(ErrorCode::callOrder, "this connection already has a session"));
   auto device = fromWire(info.getDevice());
   if (!device) return fail(device.error());
   NegotiationInput in;
@@ -44,7 +52,7 @@ kj::Promise<void> CompositorServer::connect(ConnectContext context) {
   // the log, status tables and JSON.
   std::string name = printableClientText(info.getName().cStr(), kMaxClientNameBytes);
   if (name.empty()) name = "unnamed";
-  connected_ = true;
+  facts_->hasSession = true;
   auto record = ctx_.clients.add({name, peer_.pid, peer_.uid, mode.value(), overlay, placement});
   // Closing a client's connection on purpose (kick, runtime lost) takes it out of the status at
   // once: the connection is torn down, and the session removes its record, on a later turn,
@@ -69,6 +77,10 @@ kj::Promise<void> CompositorServer::connect(ConnectContext context) {
 
 kj::Promise<void> CompositorServer::control(ControlContext context) {
   auto results = context.getResults();
+  if (facts_->refusal) {
+    toWire(*facts_->refusal, results.initError());
+    return kj::READY_NOW;
+  }
   if (peer_.uid == PeerCredentials::kUnknownUid || (peer_.uid != ctx_.daemonUid && peer_.uid != 0)) {
     toWire(
         makeError(ErrorCode::permissionDenied, "uid {} may not control a daemon of uid {}", peer_.uid, ctx_.daemonUid),

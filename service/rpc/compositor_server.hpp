@@ -4,6 +4,8 @@
 #include <kj/async-io.h>
 
 #include <functional>
+#include <memory>
+#include <optional>
 
 #include "../compositor/daemon_context.hpp"
 #include "xrc.capnp.h"
@@ -16,11 +18,20 @@ struct PeerCredentials {
   uint32_t uid = kUnknownUid;  // SO_PEERCRED failed: never treated as privileged
 };
 
+// What the listener and the connection's bootstrap object know of each other. KJ thread only.
+struct ConnectionFacts {
+  bool hasSession = false;
+  // Set when the connection was accepted over a limit: every call is answered with it (so the
+  // client learns why), and the listener closes the connection shortly after.
+  std::optional<Error> refusal;
+};
+
 class CompositorServer final : public wire::Compositor::Server {
  public:
   // `disconnect` closes this connection (Control.kick); KJ thread only.
-  CompositorServer(DaemonContext& ctx, kj::Timer& timer, PeerCredentials peer, std::function<void()> disconnect)
-      : ctx_(ctx), timer_(timer), peer_(peer), disconnect_(std::move(disconnect)) {}
+  CompositorServer(DaemonContext& ctx, kj::Timer& timer, PeerCredentials peer, std::shared_ptr<ConnectionFacts> facts,
+                   std::function<void()> disconnect)
+      : ctx_(ctx), timer_(timer), peer_(peer), facts_(std::move(facts)), disconnect_(std::move(disconnect)) {}
 
   kj::Promise<void> describe(DescribeContext context) override;
   kj::Promise<void> connect(ConnectContext context) override;
@@ -30,8 +41,8 @@ class CompositorServer final : public wire::Compositor::Server {
   DaemonContext& ctx_;
   kj::Timer& timer_;
   PeerCredentials peer_;
+  std::shared_ptr<ConnectionFacts> facts_;
   std::function<void()> disconnect_;
-  bool connected_ = false;
 };
 
 }  // namespace xrc

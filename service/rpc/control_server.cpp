@@ -84,6 +84,16 @@ kj::Promise<void> ControlServer::status(StatusContext context) {
   status.setPrimaryClientId(display.primaryClientId);
   status.setDaemonPid(uint32_t(::getpid()));
   status.setAcceptFailures(ctx_.acceptFailures);
+  const int64_t nowNs = monotonicNowNs();
+  const auto hits = ctx_.refusals.snapshot();
+  auto hitList = status.initLimitsHit(uint32_t(hits.size()));
+  for (uint32_t i = 0; i < hits.size(); ++i) {
+    hitList[i].setLimit(hits[i].limit);
+    hitList[i].setCount(hits[i].count);
+    hitList[i].setSecondsAgo(float(double(nowNs - hits[i].lastNs) / 1e9));
+  }
+  status.setImageBytes(ctx_.images.totalBytes());
+  status.setImageBytesLimit(ctx_.images.totalLimit());
   const auto haptics = ctx_.backend.haptics();
   auto hapticList = status.initHaptics(uint32_t(haptics.size()));
   for (uint32_t h = 0; h < haptics.size(); ++h) {
@@ -118,6 +128,11 @@ kj::Promise<void> ControlServer::status(StatusContext context) {
     toWire(c.releaseUs, out.initReleaseUs());
     toWire(c.latencyUs, out.initLatencyUs());
     toWire(c.frameIntervalUs, out.initFrameIntervalUs());
+    out.setImageBytes(ctx_.images.clientBytes(c.id));
+    out.setHung(c.hung.load());
+    const int64_t lastProgressNs = c.lastProgressNs.load();
+    out.setStalledMs(
+        lastProgressNs == 0 ? 0 : uint32_t(std::min<int64_t>((nowNs - lastProgressNs) / 1'000'000, UINT32_MAX)));
     Lock lock(c.swapchainsMutex);
     out.setSwapchains(uint32_t(c.swapchains.size()));
   }

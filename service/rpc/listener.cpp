@@ -12,6 +12,7 @@
 #include "../log.hpp"
 #include "compositor_server.hpp"
 #include "xrc/batching_stream.hpp"
+#include "xrc/monotonic_clock.hpp"
 #include "xrc/socket_path.hpp"
 #include "xrc/unix_socket_stream.hpp"
 
@@ -28,6 +29,11 @@ constexpr uint kMaxFdsPerMessage = 1;
 // Between attempts while accept() fails (fds exhausted): long enough not to spin, short enough
 // that a client waits at most this long once fds are free again.
 constexpr int64_t kAcceptBackoffMs = 100;
+
+// How often connections are looked at for idleness, and how long a refused one is kept open for
+// its client to read why.
+constexpr int64_t kSweepIntervalMs = 250;
+constexpr int64_t kRefusedLingerMs = 2000;
 }  // namespace
 
 Result<UniqueFd> bindListeningSocket(const std::string& path) {
@@ -89,25 +95,59 @@ Result<UniqueFd> bindListeningSocket(const std::string& path) {
   return fd;
 }
 
-// Fulfilled to close a connection on purpose (Control.kick). Outlives nothing: the server's
-// closure holds it weakly, so kicking a connection that is already gone does nothing.
+// Fulfilled to close a connection on purpose (Control.kick, a limit). Outlives nothing: the
+// server's closure holds it weakly, so closing a connection that is already gone does nothing.
 struct KickSwitch {
   kj::Own<kj::PromiseFulfiller<void>> fulfiller;
+  void pull() {
+    if (fulfiller->isWaiting()) fulfiller->fulfill();
+  }
 };
 
 struct Listener::Connection {
-  Connection(DaemonContext& ctx, kj::Timer& timer, kj::Own<kj::AsyncCapabilityStream> s, PeerCredentials peer,
-             kj::Own<kj::PromiseFulfiller<void>> kickFulfiller)
+  Connection(Listener& listener, kj::Own<kj::AsyncCapabilityStream> s, PeerCredentials peerCredentials,
+             std::optional<Error> refusal, kj::Own<kj::PromiseFulfiller<void>> kickFulfiller)
       : kick(std::make_shared<KickSwitch>(KickSwitch{kj::mv(kickFulfiller)})),
-        stream(kj::heap<BatchingStream>(kj::mv(s), BatchingStream::Reads::readAhead)),
+        facts(std::make_shared<ConnectionFacts>(ConnectionFacts{false, std::move(refusal)})),
+        peer(peerCredentials),
+        acceptedNs(monotonicNowNs()),
+        stream(makeStream(kj::mv(s))),
         // The capability stream is what lets the daemon send fds. Clients never send any: the
         // read-ahead stream reads without ancillary data, so the kernel drops fds a client attaches.
         network(*stream, kMaxFdsPerMessage, capnp::rpc::twoparty::Side::SERVER),
-        rpc(capnp::makeRpcServer(network, kj::heap<CompositorServer>(ctx, timer, peer, [weak = std::weak_ptr(kick)] {
-                                   if (auto k = weak.lock(); k && k->fulfiller->isWaiting()) k->fulfiller->fulfill();
-                                 }))) {}
+        rpc(capnp::makeRpcServer(network, kj::heap<CompositorServer>(listener.ctx_, listener.io_.provider->getTimer(),
+                                                                     peer, facts, [weak = std::weak_ptr(kick)] {
+                                                                       if (auto k = weak.lock()) k->pull();
+                                                                     }))) {
+    // Calls whose answers are not yet sent: past this the daemon reads no more of this
+    // connection's messages until some are answered (Cap'n Proto's flow limit, in words).
+    rpc.setFlowLimit(size_t(listener.ctx_.limits.maxUnansweredCallKib) * 1024 / 8);
+    // A message larger than max_message_kib is refused from its header, before it is read (not
+    // through Cap'n Proto's ReaderOptions, which 0.9 applies to the daemon's own answers too:
+    // pixel readbacks are larger).
+    batching->limitMessageBytes(uint64_t(listener.ctx_.limits.maxMessageKib) * 1024, [this, &listener](uint64_t size) {
+      listener.close(
+          *this, "max_message_kib",
+          fmt::format("announced a message of {} KiB (at most {})", size / 1024, listener.ctx_.limits.maxMessageKib));
+    });
+    // Answers the client does not read: past this the connection is closed.
+    batching->limitUnsentBytes(size_t(listener.ctx_.limits.maxUnsentAnswerKib) * 1024, [this, &listener] {
+      listener.close(*this, "max_unsent_answer_kib", "does not read its answers");
+    });
+  }
+
+  kj::Own<kj::AsyncCapabilityStream> makeStream(kj::Own<kj::AsyncCapabilityStream> socket) {
+    auto own = kj::heap<BatchingStream>(kj::mv(socket), BatchingStream::Reads::readAhead);
+    batching = own.get();
+    return own;
+  }
 
   std::shared_ptr<KickSwitch> kick;  // first member: destroyed last
+  std::shared_ptr<ConnectionFacts> facts;
+  PeerCredentials peer;
+  int64_t acceptedNs;
+  bool closing = false;
+  BatchingStream* batching = nullptr;  // `stream`, as what it is
   kj::Own<kj::AsyncCapabilityStream> stream;
   capnp::TwoPartyVatNetwork network;
   capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc;
@@ -117,7 +157,9 @@ Listener::Listener(DaemonContext& ctx, kj::AsyncIoContext& io, UniqueFd listenFd
   receiver_ = io.lowLevelProvider->wrapListenSocketFd(listenFd.release(), kj::LowLevelAsyncIoProvider::TAKE_OWNERSHIP);
 }
 
-kj::Promise<void> Listener::run() { return acceptLoop(); }
+Listener::~Listener() = default;
+
+kj::Promise<void> Listener::run() { return acceptLoop().exclusiveJoin(sweepLoop()); }
 
 kj::Promise<void> Listener::acceptLoop() {
   return receiver_->accept().then(
@@ -136,6 +178,26 @@ kj::Promise<void> Listener::backOff(const std::string& why) {
   return io_.provider->getTimer().afterDelay(kAcceptBackoffMs * kj::MILLISECONDS).then([this] { return acceptLoop(); });
 }
 
+std::optional<Error> Listener::overLimit(const PeerCredentials& peer) {
+  const Limits& limits = ctx_.limits;
+  if (int64_t(connections_.size() - refusedOpen_) >= limits.maxConnections) {
+    ctx_.refusals.record("max_connections", fmt::format("connection from pid {} refused: {} connections are open",
+                                                        peer.pid, limits.maxConnections));
+    return makeError(ErrorCode::exhausted, "the daemon serves at most {} connections at once (max_connections)",
+                     limits.maxConnections);
+  }
+  const auto mine = connectionsByUid_.find(peer.uid);
+  if (mine != connectionsByUid_.end() && int64_t(mine->second) >= limits.maxConnectionsPerUid) {
+    ctx_.refusals.record("max_connections_per_uid",
+                         fmt::format("connection from pid {} refused: uid {} has {} connections open", peer.pid,
+                                     peer.uid, limits.maxConnectionsPerUid));
+    return makeError(ErrorCode::exhausted,
+                     "the daemon serves at most {} connections of one user at once (max_connections_per_uid)",
+                     limits.maxConnectionsPerUid);
+  }
+  return std::nullopt;
+}
+
 kj::Promise<void> Listener::serve(kj::Own<kj::AsyncIoStream> stream) {
   PeerCredentials peer;
   KJ_IF_MAYBE (fd, stream->getFd()) {
@@ -146,6 +208,10 @@ kj::Promise<void> Listener::serve(kj::Own<kj::AsyncIoStream> stream) {
       peer.uid = cred.uid;
     }
   }
+  std::optional<Error> refusal = overLimit(peer);
+  // A refused connection is answered (every call gets the refusal) and closed within
+  // kRefusedLingerMs; beyond kMaxRefusedOpen of them at once, it is closed unanswered.
+  if (refusal && refusedOpen_ >= kMaxRefusedOpen) return acceptLoop();
   // Served through our own stream, which the event loop wakes only to read (KJ's would wake
   // the daemon each time the client reads an answer): it takes a duplicate of the fd, and
   // KJ's stream closes the original.
@@ -158,13 +224,58 @@ kj::Promise<void> Listener::serve(kj::Own<kj::AsyncIoStream> stream) {
   acceptFailures_ = 0;  // the burst is over
   stream = nullptr;
   auto kick = kj::newPromiseAndFulfiller<void>();
-  auto connection =
-      kj::heap<Connection>(ctx_, io_.provider->getTimer(), kj::mv(capStream), peer, kj::mv(kick.fulfiller));
-  ++connections_;
-  // The connection ends when the client goes or when it is kicked, whichever comes first.
+  const bool refused = refusal.has_value();
+  auto connection = kj::heap<Connection>(*this, kj::mv(capStream), peer, std::move(refusal), kj::mv(kick.fulfiller));
+  Connection* raw = connection.get();
+  connections_.insert(raw);
+  if (refused) {
+    ++refusedOpen_;
+  } else {
+    ++connectionsByUid_[peer.uid];
+  }
+  // The connection ends when the client goes or when it is closed, whichever comes first.
   auto ended = connection->network.onDisconnect().exclusiveJoin(kj::mv(kick.promise));
-  tasks_.add(ended.attach(kj::mv(connection), kj::defer([this] { --connections_; })));
+  tasks_.add(ended.attach(kj::mv(connection), kj::defer([this, raw, refused, uid = peer.uid] {
+                            connections_.erase(raw);
+                            if (refused) {
+                              --refusedOpen_;
+                            } else if (auto it = connectionsByUid_.find(uid);
+                                       it != connectionsByUid_.end() && --it->second == 0) {
+                              connectionsByUid_.erase(it);
+                            }
+                          })));
   return acceptLoop();
+}
+
+void Listener::close(Connection& connection, std::string_view limit, std::string_view why) {
+  if (connection.closing) return;
+  connection.closing = true;
+  if (!limit.empty()) {
+    ctx_.refusals.record(limit, fmt::format("connection from pid {} closed: it {}", connection.peer.pid, why));
+  }
+  connection.kick->pull();
+}
+
+kj::Promise<void> Listener::sweepLoop() {
+  return io_.provider->getTimer().afterDelay(kSweepIntervalMs * kj::MILLISECONDS).then([this] {
+    sweep(monotonicNowNs());
+    return sweepLoop();
+  });
+}
+
+void Listener::sweep(int64_t nowNs) {
+  const int64_t idleNs = ctx_.limits.idleConnectionTimeoutMs * 1'000'000;
+  std::vector<std::pair<Connection*, const char*>> toClose;
+  for (Connection* c : connections_) {
+    if (c->facts->refusal) {
+      if (nowNs - c->acceptedNs > kRefusedLingerMs * 1'000'000) toClose.emplace_back(c, "");
+    } else if (c->batching->midMessage() && nowNs - c->batching->messageStartedNs() > idleNs) {
+      toClose.emplace_back(c, "sent part of a message and not the rest in time");
+    } else if (!c->facts->hasSession && c->batching->messagesRead() == 0 && nowNs - c->acceptedNs > idleNs) {
+      toClose.emplace_back(c, "sent nothing in time");
+    }
+  }
+  for (auto [c, why] : toClose) close(*c, *why == '\0' ? "" : "idle_connection_timeout_ms", why);
 }
 
 void Listener::taskFailed(kj::Exception&& exception) {

@@ -6,9 +6,14 @@
 #include <capnp/rpc-twoparty.h>
 #include <kj/async-io.h>
 
+#include <map>
+#include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 
 #include "../compositor/daemon_context.hpp"
+#include "compositor_server.hpp"
 #include "xrc/unique_fd.hpp"
 
 namespace xrc {
@@ -20,23 +25,36 @@ Result<UniqueFd> bindListeningSocket(const std::string& path);
 class Listener final : private kj::TaskSet::ErrorHandler {
  public:
   Listener(DaemonContext& ctx, kj::AsyncIoContext& io, UniqueFd listenFd);
-  // Accepts until the returned promise is dropped.
+  ~Listener();
+  // Accepts (and closes idle connections) until the returned promise is dropped.
   kj::Promise<void> run();
-  size_t connectionCount() const { return connections_; }
+  size_t connectionCount() const { return connections_.size(); }
+
+  // Connections accepted over max_connections / max_connections_per_uid that are answered with
+  // the refusal before they close; more than this at once are closed unanswered.
+  static constexpr size_t kMaxRefusedOpen = 16;
 
  private:
   struct Connection;
   kj::Promise<void> acceptLoop();
-  kj::Promise<void> serve(kj::Own<kj::AsyncIoStream> stream);  // one accepted connection, then acceptLoop()
-  kj::Promise<void> backOff(const std::string& why);           // accepting failed: retry later
+  kj::Promise<void> serve(kj::Own<kj::AsyncIoStream> stream);   // one accepted connection, then acceptLoop()
+  kj::Promise<void> backOff(const std::string& why);            // accepting failed: retry later
+  std::optional<Error> overLimit(const PeerCredentials& peer);  // a new connection's refusal, if any
+  // Closes `connection` (once); a non-empty `limit` counts it as a refusal under that limit.
+  void close(Connection& connection, std::string_view limit, std::string_view why);
+  kj::Promise<void> sweepLoop();
+  void sweep(int64_t nowNs);  // closes idle, slow and refused connections
   void taskFailed(kj::Exception&& exception) override;
 
   DaemonContext& ctx_;
   kj::AsyncIoContext& io_;
   kj::Own<kj::ConnectionReceiver> receiver_;
-  kj::TaskSet tasks_;
-  size_t connections_ = 0;
+  std::set<Connection*> connections_;
+  std::map<uint32_t, size_t> connectionsByUid_;  // of the connections served (not refused)
+  size_t refusedOpen_ = 0;
   uint64_t acceptFailures_ = 0;  // in the current burst (0: accepting works)
+  // Last: its tasks own the connections, whose ends update the members above.
+  kj::TaskSet tasks_;
 };
 
 }  // namespace xrc

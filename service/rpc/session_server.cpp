@@ -154,6 +154,22 @@ kj::Promise<void> answer(Context& context, const Status& status) {
   return kj::READY_NOW;
 }
 
+// A request over one of the daemon's limits: answered `exhausted`, counted, and warned about
+// (rate-limited) with the client named.
+template <typename Context>
+kj::Promise<void> refuse(Context& context, SessionState& s, std::string_view limit, const Error& error) {
+  s.ctx.refusals.record(limit, fmt::format("client {} '{}': {}", s.client->id, s.client->name, error.message));
+  return answer(context, Status(error));
+}
+
+template <typename Context>
+kj::Promise<void> refuseImages(Context& context, SessionState& s, const SwapchainRequest& request, const Error& error) {
+  const bool total = error.message.find("max_image_mib_total") != std::string::npos;
+  return refuse(context, s, total ? "max_image_mib_total" : "max_image_mib_per_client",
+                makeError(ErrorCode::exhausted, "createSwapchain {}x{} ({} layers, {} mips): {}", request.width,
+                          request.height, request.arraySize, request.mipCount, error.message));
+}
+
 template <typename Context>
 kj::Promise<void> answerLater(kj::Promise<Status> status, Context context) {
   return status.then([context](Status s) mutable { answer(context, s); });
@@ -277,22 +293,34 @@ kj::Promise<void> SessionServer::createSwapchain(CreateSwapchainContext context)
   limits.formats = usableFormats(s.ctx.gpu.swapchainFormats(), s.ctx.backend.systemInfo());
   limits.depthFormats = usableFormats(s.ctx.gpu.depthFormats(), s.ctx.backend.systemInfo());
   if (auto v = validateSwapchainRequest(request, limits); !v) return answer(context, v);
-  if (s.swapchains.size() >= kMaxSwapchainsPerSession) {
-    return answer(
-        context, makeError(ErrorCode::exhausted, "a session may have at most {} swapchains", kMaxSwapchainsPerSession));
+  if (int64_t(s.swapchains.size()) >= s.ctx.limits.maxSwapchainsPerSession) {
+    return refuse(context, s, "max_swapchains_per_session",
+                  makeError(ErrorCode::exhausted,
+                            "createSwapchain: a session may have at most {} swapchains "
+                            "(max_swapchains_per_session)",
+                            s.ctx.limits.maxSwapchainsPerSession));
   }
 
   const VkImageCreateInfo info = vk::sharedImageCreateInfo(request);
+  // Charged before any memory is taken: first one shared and one runtime image (so that an
+  // oversized request allocates nothing), then all of them once the runtime says how many.
+  const uint64_t imageBytes = estimateImageBytes(info);
+  auto charge = s.ctx.images.charge(s.client->id, 2 * imageBytes);
+  if (!charge) return refuseImages(context, s, request, charge.error());
   auto runtime = s.ctx.backend.createSwapchain(info);
   if (!runtime) return answer(context, runtime.error());
-  std::vector<gpu::ExportedImage> exported;
   // A static swapchain has one image (released once); copies of it go to any runtime image.
   const bool isStatic = (request.createFlags & swapchain_flags::staticImage) != 0;
-  auto shared = gpu::SharedSwapchain::create(s.ctx.gpu, info, isStatic ? 1 : runtime.value()->imageCount(),
-                                             s.client->syncMode, exported);
+  const uint32_t sharedCount = isStatic ? 1 : runtime.value()->imageCount();
+  charge.value().reset();
+  charge = s.ctx.images.charge(s.client->id, imageBytes * (sharedCount + runtime.value()->imageCount()));
+  if (!charge) return refuseImages(context, s, request, charge.error());
+  std::vector<gpu::ExportedImage> exported;
+  auto shared = gpu::SharedSwapchain::create(s.ctx.gpu, info, sharedCount, s.client->syncMode, exported);
   if (!shared) return answer(context, shared.error());
 
   auto core = std::make_shared<SwapchainCore>();
+  core->charge = std::move(charge).value();
   core->id = s.nextSwapchainId++;
   core->clientId = s.client->id;
   core->request = request;
@@ -341,6 +369,7 @@ kj::Promise<Result<WaitAnswer>> SessionServer::startWait(bool implicit) {
   // Pace the client to the display (FramePacer, seed 003's CPU pacing).
   const DisplayClock clock = s.ctx.backend.clock();
   const int64_t now = monotonicNowNs();
+  s.client->lastProgressNs.store(now);
   const FramePacer::Plan plan = s.pacer.next(now, clock);
   s.client->displayPeriods.store(plan.periods);
   const uint64_t frameId = s.nextFrameId++;
@@ -583,6 +612,7 @@ kj::Promise<Status> SessionServer::end(wire::Session::EndFrameParams::Reader par
 
   s.begunFrame.reset();
   s.client->framesSubmitted++;
+  s.client->lastProgressNs.store(monotonicNowNs());
   CommittedFrame frame;
   frame.clientId = s.client->id;
   frame.frameId = frameId;

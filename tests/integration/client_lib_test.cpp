@@ -212,5 +212,75 @@ TEST_F(ClientLib, SteadyFrameLoopWritesToTheSocketOncePerFrame) {
       << "writes in each window of " << kFrames << " frames: " << ::testing::PrintToString(writesPerWindow);
 }
 
+// Swapchains past max_image_mib_per_client are refused before any memory is taken, with the
+// limit named; what a client holds is in status, and destroying a swapchain gives it back.
+TEST_F(ClientLib, SwapchainMemoryPastTheClientsBudgetIsRefused) {
+  connect("memory-hog", {"--max-image-mib-per-client", "64"});
+  if (HasFatalFailure()) return;
+  ASSERT_GE(system_.protocolMinor, 8u);
+  client::Connection& c = connection();
+  DemoSpec spec{"bystander", 3, 1'000'000};
+  spec.overlay = 1;  // shown over the primary (this client, which shows nothing)
+  auto bystander = startDemo(daemon(), dir_, spec);
+  ASSERT_TRUE(bystander->waitForOutput("connected", 30s)) << bystander->output();
+
+  SwapchainRequest request;
+  request.usageFlags = 0x1;  // XR_SWAPCHAIN_USAGE_COLOR_ATTACHMENT_BIT
+  request.format = 37;       // VK_FORMAT_R8G8B8A8_UNORM: 4 MiB an image at 1024x1024
+  request.width = 1024;
+  request.height = 1024;
+  std::vector<std::unique_ptr<client::Swapchain>> held;
+  Result<std::unique_ptr<client::Swapchain>> refused = makeError(ErrorCode::internal, "none refused");
+  for (int i = 0; i < 16; ++i) {
+    auto swapchain = c.createSwapchain(request);
+    if (!swapchain) {
+      refused = std::move(swapchain);
+      break;
+    }
+    held.push_back(std::move(swapchain).value());
+  }
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::exhausted) << refused.error().describe();
+  EXPECT_NE(refused.error().message.find("max_image_mib_per_client"), std::string::npos) << refused.error().message;
+  ASSERT_FALSE(held.empty());
+  // Each swapchain holds its shared and its runtime images (3 + 3 of 4 MiB on this backend).
+  const uint64_t perSwapchain = uint64_t(held[0]->images().size()) * 2 * 4 * 1024 * 1024;
+  EXPECT_EQ(held.size(), size_t(64 * 1024 * 1024 / perSwapchain));
+  auto control = daemon().control();
+  ASSERT_TRUE(control);
+  auto status = control->status();
+  ASSERT_TRUE(status) << status.error().describe();
+  const auto* mine = findClient(status.value(), "memory-hog");
+  ASSERT_NE(mine, nullptr);
+  EXPECT_EQ(mine->imageBytes, held.size() * perSwapchain);
+  EXPECT_GE(status.value().imageBytes, mine->imageBytes);
+  bool counted = false;
+  for (const auto& h : status.value().limitsHit) counted |= h.limit == "max_image_mib_per_client" && h.count == 1;
+  EXPECT_TRUE(counted);
+
+  // Given back once the swapchain is gone (its copies done), so one fits again.
+  held.pop_back();
+  EXPECT_TRUE(daemon().waitForStatus(
+      [&](const control::DaemonStatus& s) {
+        const auto* m = findClient(s, "memory-hog");
+        return m != nullptr && m->imageBytes == held.size() * perSwapchain;
+      },
+      5s));
+  auto again = c.createSwapchain(request);
+  EXPECT_TRUE(again) << again.error().describe();
+  const auto* b = findClient(status.value(), "bystander");
+  ASSERT_NE(b, nullptr);
+  const uint64_t shown = b->framesDisplayed;
+  EXPECT_TRUE(daemon().waitForStatus(
+      [&](const control::DaemonStatus& s) {
+        const auto* now = findClient(s, "bystander");
+        return now != nullptr && now->framesDisplayed > shown + 5;
+      },
+      20s));
+  bystander->closeStdin();
+  bystander->signal(SIGTERM);
+  bystander->wait(10s);
+}
+
 }  // namespace
 }  // namespace xrc::test

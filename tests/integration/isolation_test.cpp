@@ -8,11 +8,17 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include <capnp/rpc.capnp.h>
+#include <capnp/serialize.h>
+
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
 
 #include "harness.hpp"
+#include "xrc.capnp.h"
+#include "xrc/client.hpp"
 #include "xrc/unique_fd.hpp"
 
 namespace xrc::test {
@@ -30,6 +36,86 @@ UniqueFd idleConnection(const std::string& path) {
   if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) return UniqueFd();
   return fd;
 }
+
+// A blocking connection with a bounded send time, for clients that write what they like.
+UniqueFd rawConnection(const std::string& path) {
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path.c_str());
+  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) return UniqueFd();
+  timeval timeout{0, 200'000};
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  return fd;
+}
+
+// Whether the daemon closed `fd` within `timeout`: reading gives end-of-stream or a reset
+// (whatever answers came before are skipped).
+bool closedByDaemon(int fd, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  char buffer[4096];
+  while (std::chrono::steady_clock::now() < deadline) {
+    const ssize_t n = ::recv(fd, buffer, sizeof(buffer), 0);
+    if (n == 0) return true;
+    if (n < 0 && (errno == ECONNRESET || errno == EPIPE)) return true;
+  }
+  return false;
+}
+
+// The daemon's resident memory in KiB.
+uint64_t residentKib(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6));
+  }
+  return 0;
+}
+
+uint64_t limitHits(const control::DaemonStatus& s, const std::string& limit) {
+  for (const auto& h : s.limitsHit) {
+    if (h.limit == limit) return h.count;
+  }
+  return 0;
+}
+
+// A demo client rendering beside an attack, and a check that it went on being displayed.
+class Bystander {
+ public:
+  Bystander(Daemon& daemon, const TempDir& dir) : daemon_(daemon) {
+    process_ = startDemo(daemon, dir, DemoSpec{"bystander", 3, 1'000'000});
+  }
+  ~Bystander() {
+    process_->closeStdin();
+    process_->signal(SIGTERM);
+    process_->wait(std::chrono::seconds(10));
+  }
+  bool connected() { return process_->waitForOutput("connected", std::chrono::seconds(30)); }
+  std::string output() { return process_->output(); }
+  uint64_t displayed() {
+    auto c = daemon_.control();
+    if (!c) return 0;
+    auto s = c->status();
+    if (!s) return 0;
+    const auto* b = findClient(s.value(), "bystander");
+    return b == nullptr ? 0 : b->framesDisplayed;
+  }
+  // Progress, not a rate: sanitizer builds render slowly.
+  bool keepsBeingDisplayed() {
+    const uint64_t before = displayed();
+    return daemon_.waitForStatus(
+        [&](const control::DaemonStatus& s) {
+          const auto* b = findClient(s, "bystander");
+          return b != nullptr && b->framesDisplayed > before + 5;
+        },
+        std::chrono::seconds(20));
+  }
+
+ private:
+  Daemon& daemon_;
+  std::unique_ptr<Process> process_;
+};
 
 TEST(Isolation, TheListenerRecoversFromFdExhaustion) {
   TempDir dir;
@@ -133,6 +219,208 @@ TEST(Isolation, HostileClientNamesArePrintedSafely) {
     d->signal(SIGTERM);
     d->wait(10s);
   }
+}
+
+// A message whose header announces 64 MiB is refused from its header: the daemon closes the
+// connection without reading (or allocating) the body, however many do it at once.
+TEST(Isolation, HalfSentLargeMessagesAreRefusedFromTheirHeader) {
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  Bystander bystander(daemon, dir);
+  ASSERT_TRUE(bystander.connected()) << bystander.output();
+  const uint64_t rssBefore = residentKib(daemon.process().pid());
+
+  constexpr int kAttackers = 20;
+  std::vector<UniqueFd> attackers;
+  const std::vector<char> body(256 * 1024, 'x');
+  for (int i = 0; i < kAttackers; ++i) {
+    attackers.push_back(rawConnection(daemon.socket()));
+    ASSERT_TRUE(attackers.back().valid());
+    const uint32_t header[2] = {0, 8u * 1024 * 1024};  // one segment of 8 Mi words = 64 MiB
+    ASSERT_EQ(::send(attackers.back().get(), header, sizeof(header), MSG_NOSIGNAL), ssize_t(sizeof(header)));
+    (void)::send(attackers.back().get(), body.data(), body.size(), MSG_NOSIGNAL);  // may be cut short
+  }
+  for (auto& fd : attackers) EXPECT_TRUE(closedByDaemon(fd.get(), 10s)) << "an attacker's connection stayed open";
+  ASSERT_TRUE(daemon.waitForStatus(
+      [](const control::DaemonStatus& s) { return limitHits(s, "max_message_kib") == uint64_t(kAttackers); }, 10s));
+  EXPECT_TRUE(bystander.keepsBeingDisplayed());
+  // Nothing of the announced 20 × 64 MiB was taken.
+  EXPECT_LT(residentKib(daemon.process().pid()), rssBefore + 64 * 1024);
+  EXPECT_NE(daemon.process().output().find("announced a message of 65536 KiB"), std::string::npos)
+      << daemon.process().output();
+}
+
+// A client that sends calls and never reads the answers is cut off once its unread answers pass
+// max_unsent_answer_kib; the daemon's memory comes back and the others are served throughout.
+TEST(Isolation, ACallFloodThatNeverReadsIsCutOff) {
+  TempDir dir;
+  Daemon daemon(dir, {"--max-unsent-answer-kib", "1024"});
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  Bystander bystander(daemon, dir);
+  ASSERT_TRUE(bystander.connected()) << bystander.output();
+  const uint64_t rssBefore = residentKib(daemon.process().pid());
+
+  // Bootstrap, then describe() calls on it, written raw and as fast as the socket takes them.
+  auto encode = [](auto fill) {
+    capnp::MallocMessageBuilder builder;
+    fill(builder.initRoot<capnp::rpc::Message>());
+    auto words = capnp::messageToFlatArray(builder);
+    auto bytes = words.asBytes();
+    return std::vector<char>(bytes.begin(), bytes.end());
+  };
+  std::vector<char> stream = encode([](capnp::rpc::Message::Builder m) { m.initBootstrap().setQuestionId(0); });
+  UniqueFd fd = rawConnection(daemon.socket());
+  ASSERT_TRUE(fd.valid());
+  ASSERT_EQ(::send(fd.get(), stream.data(), stream.size(), MSG_NOSIGNAL), ssize_t(stream.size()));
+  bool cutOff = false;
+  uint32_t question = 1;
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (!cutOff && std::chrono::steady_clock::now() < deadline) {
+    std::vector<char> batch;
+    for (int i = 0; i < 256; ++i, ++question) {
+      auto call = encode([question](capnp::rpc::Message::Builder m) {
+        auto c = m.initCall();
+        c.setQuestionId(question);
+        c.initTarget().initPromisedAnswer().setQuestionId(0);
+        c.setInterfaceId(capnp::typeId<wire::Compositor>());
+        c.setMethodId(0);  // describe
+        c.initParams();
+      });
+      batch.insert(batch.end(), call.begin(), call.end());
+    }
+    const ssize_t n = ::send(fd.get(), batch.data(), batch.size(), MSG_NOSIGNAL);
+    if (n < 0 && (errno == EPIPE || errno == ECONNRESET)) cutOff = true;
+  }
+  ASSERT_TRUE(cutOff) << "the daemon never closed a connection that does not read (" << question << " calls sent)";
+  auto control = daemon.control();
+  ASSERT_TRUE(control);
+  auto status = control->status();
+  ASSERT_TRUE(status) << status.error().describe();
+  EXPECT_EQ(limitHits(status.value(), "max_unsent_answer_kib"), 1u);
+  EXPECT_TRUE(bystander.keepsBeingDisplayed());
+  EXPECT_LT(residentKib(daemon.process().pid()), rssBefore + 64 * 1024);
+}
+
+// Connections over max_connections_per_uid are answered with why, then closed; once others
+// leave, new ones are served.
+TEST(Isolation, ConnectionsOverTheLimitAreToldWhy) {
+  TempDir dir;
+  Daemon daemon(dir, {"--max-connections-per-uid", "4"});
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  Bystander bystander(daemon, dir);  // one
+  ASSERT_TRUE(bystander.connected()) << bystander.output();
+  auto control = daemon.control();  // two
+  ASSERT_TRUE(control);
+  std::vector<std::unique_ptr<control::ControlClient>> more;
+  for (int i = 0; i < 2; ++i) {  // three and four
+    more.push_back(daemon.control());
+    ASSERT_TRUE(more.back());
+  }
+  auto refused = client::describe(daemon.socket());
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::exhausted) << refused.error().describe();
+  EXPECT_NE(refused.error().message.find("max_connections_per_uid"), std::string::npos) << refused.error().message;
+  auto status = control->status();
+  ASSERT_TRUE(status) << status.error().describe();
+  EXPECT_GE(limitHits(status.value(), "max_connections_per_uid"), 1u);
+  more.clear();
+  EXPECT_TRUE(daemon.waitForStatus([](const control::DaemonStatus&) { return true; }, 1s));
+  bool served = false;
+  for (int i = 0; i < 50 && !served; ++i) {
+    served = bool(client::describe(daemon.socket()));
+    if (!served) std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_TRUE(served) << "a connection after others left";
+  EXPECT_TRUE(bystander.keepsBeingDisplayed());
+}
+
+// A connection that says nothing, or starts a message and never finishes it, is closed after
+// idle_connection_timeout_ms; one that talks is not.
+TEST(Isolation, IdleAndSlowConnectionsAreClosed) {
+  TempDir dir;
+  Daemon daemon(dir, {"--idle-connection-timeout-ms", "500"});
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  UniqueFd silent = rawConnection(daemon.socket());
+  UniqueFd slow = rawConnection(daemon.socket());
+  ASSERT_TRUE(silent.valid() && slow.valid());
+  const uint32_t header[2] = {0, 16};  // a 128-byte message, of which 8 bytes come
+  ASSERT_EQ(::send(slow.get(), header, sizeof(header), MSG_NOSIGNAL), ssize_t(sizeof(header)));
+  ASSERT_EQ(::send(slow.get(), "12345678", 8, MSG_NOSIGNAL), 8);
+  auto control = daemon.control();  // talks: polls status throughout
+  ASSERT_TRUE(control);
+  EXPECT_TRUE(closedByDaemon(silent.get(), 5s));
+  EXPECT_TRUE(closedByDaemon(slow.get(), 5s));
+  std::this_thread::sleep_for(700ms);
+  auto status = control->status();
+  ASSERT_TRUE(status) << "a connection that makes calls stays open: " << status.error().describe();
+  EXPECT_EQ(limitHits(status.value(), "idle_connection_timeout_ms"), 2u);
+  const std::string log = daemon.process().output();
+  // One warning for the two (rate-limited per limit), saying which limit.
+  EXPECT_NE(log.find("in time (idle_connection_timeout_ms)"), std::string::npos) << log;
+}
+
+// A client stopped (SIGSTOP) past hung_client_timeout_ms is marked hung and hands the primary
+// role on; resumed, it carries on. With evict_hung_after_ms, a client that stays stopped is
+// disconnected.
+TEST(Isolation, HungClientsAreMarkedHandOverAndAreEvictedWhenConfigured) {
+  TempDir dir;
+  Daemon daemon(dir, {"--hung-client-timeout-ms", "500", "--evict-hung-after-ms", "3000"});
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  auto stopped = startDemo(daemon, dir, DemoSpec{"stopped", 1, 1'000'000});
+  ASSERT_TRUE(stopped->waitForOutput("connected", 30s)) << stopped->output();
+  Bystander bystander(daemon, dir);
+  ASSERT_TRUE(bystander.connected()) << bystander.output();
+  auto control = daemon.control();
+  ASSERT_TRUE(control);
+  uint32_t stoppedId = 0, bystanderId = 0;
+  ASSERT_TRUE(daemon.waitForStatus(
+      [&](const control::DaemonStatus& s) {
+        const auto* a = findClient(s, "stopped");
+        const auto* b = findClient(s, "bystander");
+        if (a == nullptr || b == nullptr || a->framesSubmitted == 0 || b->framesSubmitted == 0) return false;
+        stoppedId = a->id;
+        bystanderId = b->id;
+        return s.primaryClientId == a->id;
+      },
+      20s));
+
+  // Stopped for 1.5 s: hung, and the bystander is primary; resumed: not hung, frames again.
+  stopped->signal(SIGSTOP);
+  EXPECT_TRUE(daemon.waitForStatus(
+      [&](const control::DaemonStatus& s) {
+        const auto* a = findClient(s, stoppedId);
+        return a != nullptr && a->hung && a->stalledMs >= 500 && s.primaryClientId == bystanderId;
+      },
+      10s));
+  stopped->signal(SIGCONT);
+  uint64_t submitted = 0;
+  EXPECT_TRUE(daemon.waitForStatus(
+      [&](const control::DaemonStatus& s) {
+        const auto* a = findClient(s, stoppedId);
+        if (a == nullptr || a->hung) return false;
+        if (submitted == 0) submitted = a->framesSubmitted;
+        return a->framesSubmitted > submitted + 5;
+      },
+      20s))
+      << "the resumed client carries on";
+
+  // Stopped for good: evicted after 0.5 + 3 s.
+  stopped->signal(SIGSTOP);
+  EXPECT_TRUE(
+      daemon.waitForStatus([&](const control::DaemonStatus& s) { return findClient(s, stoppedId) == nullptr; }, 20s));
+  auto status = control->status();
+  ASSERT_TRUE(status);
+  EXPECT_GE(limitHits(status.value(), "hung_client_timeout_ms"), 2u);
+  EXPECT_EQ(limitHits(status.value(), "evict_hung_after_ms"), 1u);
+  EXPECT_TRUE(bystander.keepsBeingDisplayed());
+  stopped->signal(SIGCONT);
+  stopped->signal(SIGTERM);
+  stopped->wait(10s);
+  const std::string log = daemon.process().output();
+  EXPECT_NE(log.find("marked hung"), std::string::npos) << log;
+  EXPECT_NE(log.find("makes frames again"), std::string::npos) << log;
+  EXPECT_NE(log.find("disconnected"), std::string::npos) << log;
 }
 
 // The socket the daemon binds itself is its owner's only, whatever the umask it was started with.

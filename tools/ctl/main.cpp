@@ -44,7 +44,10 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
                        {"gpu_copy_us", {{"p50", c.gpuCopyUsP50}, {"p99", c.gpuCopyUsP99}}},
                        {"release_rtt_us", percentilesJson(c.releaseUs)},
                        {"latency_us", percentilesJson(c.latencyUs)},
-                       {"frame_interval_us", percentilesJson(c.frameIntervalUs)}});
+                       {"frame_interval_us", percentilesJson(c.frameIntervalUs)},
+                       {"image_bytes", c.imageBytes},
+                       {"hung", c.hung},
+                       {"stalled_ms", c.stalledMs}});
   }
   nlohmann::json haptics = nlohmann::json::array();
   for (const auto& h : s.haptics) {
@@ -53,6 +56,10 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
                        {"last_amplitude", h.last.amplitude},
                        {"last_duration_ns", h.last.durationNs},
                        {"last_frequency", h.last.frequency}});
+  }
+  nlohmann::json limitsHit = nlohmann::json::array();
+  for (const auto& h : s.limitsHit) {
+    limitsHit.push_back({{"limit", h.limit}, {"count", h.count}, {"seconds_ago", h.secondsAgo}});
   }
   return {{"daemon_version", s.daemonVersion},
           {"backend", s.backend},
@@ -71,6 +78,9 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
           {"environment_blend_mode", xrc::blendModeName(s.environmentBlendMode)},
           {"haptics", haptics},
           {"accept_failures", s.acceptFailures},
+          {"limits_hit", limitsHit},
+          {"image_bytes", s.imageBytes},
+          {"image_bytes_limit", s.imageBytesLimit},
           {"clients", clients}};
 }
 
@@ -84,6 +94,13 @@ std::string formatTable(const xrc::control::DaemonStatus& s) {
       "client frame  blend {}  GPU priority {}\n",
       s.displayWorkUs.p50, s.displayWakeDelayUs.p99, s.daemonCpuUsPerDisplayFrame.p50, s.daemonCpuUsPerClientFrame,
       xrc::blendModeName(s.environmentBlendMode), s.gpuQueuePriority);
+  if (!s.limitsHit.empty()) {
+    std::string hits;
+    for (const auto& h : s.limitsHit) {
+      hits += fmt::format("{}{} x{} ({:.0f} s ago)", hits.empty() ? "" : ", ", h.limit, h.count, h.secondsAgo);
+    }
+    out += fmt::format("limits hit: {}\n", hits);
+  }
   out += fmt::format("{} client{}\n", s.clients.size(), s.clients.size() == 1 ? "" : "s");
   if (s.clients.empty()) return out;
   out += fmt::format("{:>4}  {:<20} {:>8}  {:<6} {:<10} {:>9} {:>9} {:>6} {:>7} {:>5}  {:>12} {:>12} {:>12}\n", "ID",
@@ -92,6 +109,7 @@ std::string formatTable(const xrc::control::DaemonStatus& s) {
   for (const auto& c : s.clients) {
     std::string role = xrc::control::sessionRoleName(c.role);
     if (c.role == xrc::control::SessionRole::overlay) role += fmt::format(":{}", c.overlayPlacement);
+    if (c.hung) role += ",hung";
     out += fmt::format(
         "{:>4}  {:<20} {:>8}  {:<6} {:<10} {:>9} {:>9} {:>6} {:>7} {:>5}  {:>9.0f} us {:>9.0f} us {:>9.1f} us\n", c.id,
         xrc::utf8Prefix(c.name, 20), c.pid, xrc::syncModeName(c.syncMode), role, c.framesSubmitted, c.framesDisplayed,

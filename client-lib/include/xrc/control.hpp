@@ -38,6 +38,16 @@ struct ClientStatus {
   uint64_t framesDisplayed = 0, framesLate = 0, framesDropped = 0, framesHidden = 0;
   uint32_t displayPeriods = 1;
   Percentiles releaseUs, latencyUs, frameIntervalUs;
+  uint64_t imageBytes = 0;  // image memory its swapchains hold in the daemon (1.8)
+  bool hung = false;        // no frame calls for hung_client_timeout_ms (1.8)
+  uint32_t stalledMs = 0;   // since its last frame call (1.8)
+};
+
+// A limit the daemon enforced, by config key (1.8).
+struct LimitHit {
+  std::string limit;
+  uint64_t count = 0;
+  float secondsAgo = 0;
 };
 
 struct DaemonStatus {
@@ -58,8 +68,10 @@ struct DaemonStatus {
   uint32_t daemonPid = 0;
   // How the latest display frame met the environment (the bottom client frame's mode).
   EnvironmentBlendMode environmentBlendMode = EnvironmentBlendMode::opaque;
-  std::vector<HapticStatus> haptics;  // per hand [left, right] (1.7; empty from older daemons)
-  uint64_t acceptFailures = 0;        // failed accept() calls: the daemon ran out of fds (1.7)
+  std::vector<HapticStatus> haptics;             // per hand [left, right] (1.7; empty from older daemons)
+  uint64_t acceptFailures = 0;                   // failed accept() calls: the daemon ran out of fds (1.7)
+  std::vector<LimitHit> limitsHit;               // (1.8)
+  uint64_t imageBytes = 0, imageBytesLimit = 0;  // all clients' swapchain images (1.8)
 };
 
 using xrc::Pixels;

@@ -14,11 +14,14 @@
 #pragma once
 
 #include <kj/async-io.h>
+#include <kj/function.h>
 #include <kj/vector.h>
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+
+#include "xrc/message_frame_tracker.hpp"
 
 namespace xrc {
 
@@ -65,8 +68,27 @@ class BatchingStream final : public kj::AsyncCapabilityStream, private kj::TaskS
   // Counters for tests and benchmarks: how many writes reached the socket.
   uint64_t socketWrites() const { return socketWrites_->load(std::memory_order_relaxed); }
 
+  // Bytes written but not yet taken by the socket (the peer is not reading). Past `bytes`,
+  // `onExceeded` runs once and every later write fails: a peer that never reads its answers
+  // cannot make this end buffer them without bound.
+  void limitUnsentBytes(size_t bytes, kj::Function<void()> onExceeded);
+  size_t unsentBytes() const { return queued_.size() + inFlightBytes_; }
+
+  // Read-ahead ends: when a message's segment table announces more than `bytes`, the read that
+  // completes the table fails (the reader never sees the size, so it allocates nothing), every
+  // later read fails too, and `onExceeded` runs once.
+  void limitMessageBytes(uint64_t bytes, kj::Function<void(uint64_t announced)> onExceeded);
+  // Read-ahead ends: whether the reader is part-way through a message, since when (monotonic
+  // ns), and how many whole messages it has read.
+  bool midMessage() const { return frames_.midMessage(); }
+  int64_t messageStartedNs() const { return messageStartedNs_; }
+  uint64_t messagesRead() const { return frames_.messages(); }
+
  private:
   void append(kj::ArrayPtr<const kj::byte> bytes);
+  // Tracks the framing of bytes handed to the reader; false when they announce a message over
+  // the limit (the read must fail).
+  bool consumed(const kj::byte* bytes, size_t size);
   void scheduleFlush();
   void flushQueued();
   void wakeIdleWaiters();
@@ -82,6 +104,15 @@ class BatchingStream final : public kj::AsyncCapabilityStream, private kj::TaskS
   kj::Vector<kj::Own<kj::PromiseFulfiller<void>>> idleWaiters_;
   kj::Maybe<kj::Exception> failure_;  // a failed socket write fails every later write
   std::shared_ptr<std::atomic<uint64_t>> socketWrites_;
+  size_t inFlightBytes_ = 0;
+  size_t unsentLimit_ = SIZE_MAX;
+  kj::Maybe<kj::Function<void()>> onUnsentExceeded_;
+
+  MessageFrameTracker frames_;
+  uint64_t messageLimit_ = UINT64_MAX;
+  kj::Maybe<kj::Function<void(uint64_t)>> onMessageExceeded_;
+  bool messageRefused_ = false;
+  int64_t messageStartedNs_ = 0;
 
   kj::Array<kj::byte> readBuffer_;
   size_t readPos_ = 0, readEnd_ = 0;
