@@ -330,6 +330,7 @@ int run(const Options& options) {
     boost::asio::post(signalsIo, [&] { health.start(); });
     {
       Listener listener(ctx, io, std::move(listenFd).value());
+      if (!socketActivated) listener.watchSocketFile(socketPath.value());
       auto accepting = listener.run().eagerlyEvaluate(
           [](kj::Exception&& e) { log::error("accept failed: {}", e.getDescription().cStr()); });
       // Clients that stopped making frames are looked at a few times a second.

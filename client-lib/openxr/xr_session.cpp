@@ -454,6 +454,10 @@ XrResult XRAPI_CALL WaitFrame(XrSession handle, const XrFrameWaitInfo* info, XrF
     if (session->stats) session->stats->frameBoundary(session->connection->blockingRoundTrips());
     if (answer) {
       timing = answer.value();
+    } else if (answer.error().code == ErrorCode::timeout) {
+      // The daemon did not answer in time (it may be hung): xrWaitFrame cannot say
+      // XR_TIMEOUT_EXPIRED, so the app gets a frame not to render, paced below, and may go on.
+      logError("xrWaitFrame", answer.error().describe());
     } else if (!session->connection->lost()) {
       failure = answer.error();
     }
@@ -463,7 +467,7 @@ XrResult XRAPI_CALL WaitFrame(XrSession handle, const XrFrameWaitInfo* info, XrF
     return toXrResult(*failure);
   }
   if (!timing) {
-    // The daemon is gone (LOSS_PENDING is queued). The frame loop keeps its pace without
+    // The daemon is gone (LOSS_PENDING is queued) or late. The frame loop keeps its pace without
     // rendering until the app polls the event, so that an app that treats frame-call errors
     // as fatal still gets to see the loss and wind down as the spec intends.
     const int64_t next = std::max(lastPredicted + period, monotonicNowNs() + period);

@@ -33,17 +33,11 @@ wire::Compositor::Client serverBootstrap(capnp::RpcSystem<capnp::rpc::twoparty::
   return rpc.bootstrap(vatId).castAs<wire::Compositor>();
 }
 
-Result<UniqueFd> connectTo(const std::string& path) {
-  auto addr = unixSocketAddress(path);
-  if (!addr) return addr.error();
-  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!fd.valid()) return makeError(ErrorCode::internal, "socket(): {}", std::strerror(errno));
-  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr.value()), sizeof(sockaddr_un)) != 0) {
-    return makeError(ErrorCode::notFound, "cannot reach xr-compositord at '{}': {} (is the daemon running?)", path,
-                     std::strerror(errno));
-  }
-  return fd;
-}
+// Bounded: a daemon that stopped accepting (its backlog full) is an error after this long, not
+// a connect() that never returns.
+constexpr std::chrono::milliseconds kConnectTimeout{5000};
+
+Result<UniqueFd> connectTo(const std::string& path) { return connectUnixSocket(path, kConnectTimeout); }
 }  // namespace
 
 Error connectionError(RpcLink& link, const kj::Exception& e, const char* what) {

@@ -28,6 +28,13 @@ size_t MessageFrameTracker::consume(const uint8_t* bytes, size_t size) {
       const uint32_t index = tableWordsRead_++;
       if (index == 0) {
         segments_ = uint64_t(word_) + 1;
+        if (segments_ > kMaxSegments) {
+          // No reader accepts this; no need to follow a table of up to 2^32 words to know.
+          state_ = State::body;
+          bodyBytes_ = bodyBytesLeft_ = UINT64_MAX;
+          word_ = wordBytes_ = 0;
+          continue;
+        }
         tableWords_ = (1 + segments_ + 1) & ~uint64_t(1);
       } else if (index <= segments_) {
         bodyBytesLeft_ += uint64_t(word_) * 8;

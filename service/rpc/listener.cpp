@@ -72,9 +72,14 @@ Result<UniqueFd> bindListeningSocket(const std::string& path) {
       return makeError(ErrorCode::invalidArgument, "cannot bind '{}': {}", path, std::strerror(errno));
     }
     // Someone's file is there: a live daemon answers, a stale socket from a crash does not.
-    UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (::connect(probe.get(), reinterpret_cast<const sockaddr*>(&addr.value()), sizeof(sockaddr_un)) == 0) {
-      return makeError(ErrorCode::exhausted, "another daemon is already serving '{}'", path);
+    // Probed without blocking: a daemon that stopped accepting (its backlog full) is still there.
+    auto probe = connectUnixSocket(path, std::chrono::milliseconds(0));
+    if (probe) return makeError(ErrorCode::exhausted, "another daemon is already serving '{}'", path);
+    if (probe.error().code == ErrorCode::timeout) {
+      return makeError(ErrorCode::exhausted,
+                       "another daemon is listening on '{}' but not accepting connections (hung?); refusing to "
+                       "replace it",
+                       path);
     }
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) {
@@ -126,9 +131,10 @@ struct Listener::Connection {
     // through Cap'n Proto's ReaderOptions, which 0.9 applies to the daemon's own answers too:
     // pixel readbacks are larger).
     batching->limitMessageBytes(uint64_t(listener.ctx_.limits.maxMessageKib) * 1024, [this, &listener](uint64_t size) {
-      listener.close(
-          *this, "max_message_kib",
-          fmt::format("announced a message of {} KiB (at most {})", size / 1024, listener.ctx_.limits.maxMessageKib));
+      listener.close(*this, "max_message_kib",
+                     size == UINT64_MAX ? std::string("sent a malformed message header (too many segments)")
+                                        : fmt::format("announced a message of {} KiB (at most {})", size / 1024,
+                                                      listener.ctx_.limits.maxMessageKib));
     });
     // Answers the client does not read: past this the connection is closed.
     batching->limitUnsentBytes(size_t(listener.ctx_.limits.maxUnsentAnswerKib) * 1024, [this, &listener] {
@@ -159,12 +165,50 @@ Listener::Listener(DaemonContext& ctx, kj::AsyncIoContext& io, UniqueFd listenFd
 
 Listener::~Listener() = default;
 
-kj::Promise<void> Listener::run() { return acceptLoop().exclusiveJoin(sweepLoop()); }
+kj::Promise<void> Listener::run() { return acceptLoop(*receiver_).exclusiveJoin(sweepLoop()); }
 
-kj::Promise<void> Listener::acceptLoop() {
-  return receiver_->accept().then(
-      [this](kj::Own<kj::AsyncIoStream> stream) { return serve(kj::mv(stream)); },
-      [this](kj::Exception&& e) -> kj::Promise<void> { return backOff(e.getDescription().cStr()); });
+kj::Promise<void> Listener::acceptLoop(kj::ConnectionReceiver& receiver) {
+  return receiver.accept().then(
+      [this, &receiver](kj::Own<kj::AsyncIoStream> stream) {
+        return serve(kj::mv(stream)).then([this, &receiver] { return acceptLoop(receiver); });
+      },
+      [this, &receiver](kj::Exception&& e) -> kj::Promise<void> {
+        return backOff(e.getDescription().cStr()).then([this, &receiver] { return acceptLoop(receiver); });
+      });
+}
+
+void Listener::watchSocketFile(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return;
+  socketPath_ = path;
+  socketInode_ = st.st_ino;
+}
+
+void Listener::checkSocketFile() {
+  if (socketPath_.empty()) return;
+  struct stat st {};
+  if (::lstat(socketPath_.c_str(), &st) == 0) {
+    if (st.st_ino != socketInode_ && !socketReplacedLogged_) {
+      socketReplacedLogged_ = true;
+      log::error("the socket file '{}' was replaced by another file: new clients cannot reach this daemon there",
+                 socketPath_);
+    }
+    return;
+  }
+  if (errno != ENOENT) return;
+  auto fd = bindListeningSocket(socketPath_);
+  if (!fd) {
+    if (!socketReplacedLogged_)
+      log::error("the socket file '{}' was deleted and cannot be bound again: {}", socketPath_, fd.error().message);
+    socketReplacedLogged_ = true;
+    return;
+  }
+  reboundReceivers_.push_back(io_.lowLevelProvider->wrapListenSocketFd(std::move(fd).value().release(),
+                                                                       kj::LowLevelAsyncIoProvider::TAKE_OWNERSHIP));
+  tasks_.add(acceptLoop(*reboundReceivers_.back()));
+  watchSocketFile(socketPath_);
+  socketReplacedLogged_ = false;
+  log::warn("the socket file '{}' was deleted; bound it again", socketPath_);
 }
 
 kj::Promise<void> Listener::backOff(const std::string& why) {
@@ -175,7 +219,7 @@ kj::Promise<void> Listener::backOff(const std::string& why) {
     log::warn("accepting connections failed ({}); retrying every {} ms while it lasts", why, kAcceptBackoffMs);
   }
   ctx_.acceptFailures++;
-  return io_.provider->getTimer().afterDelay(kAcceptBackoffMs * kj::MILLISECONDS).then([this] { return acceptLoop(); });
+  return io_.provider->getTimer().afterDelay(kAcceptBackoffMs * kj::MILLISECONDS);
 }
 
 std::optional<Error> Listener::overLimit(const PeerCredentials& peer) {
@@ -211,7 +255,7 @@ kj::Promise<void> Listener::serve(kj::Own<kj::AsyncIoStream> stream) {
   std::optional<Error> refusal = overLimit(peer);
   // A refused connection is answered (every call gets the refusal) and closed within
   // kRefusedLingerMs; beyond kMaxRefusedOpen of them at once, it is closed unanswered.
-  if (refusal && refusedOpen_ >= kMaxRefusedOpen) return acceptLoop();
+  if (refusal && refusedOpen_ >= kMaxRefusedOpen) return kj::READY_NOW;
   // Served through our own stream, which the event loop wakes only to read (KJ's would wake
   // the daemon each time the client reads an answer): it takes a duplicate of the fd, and
   // KJ's stream closes the original.
@@ -244,7 +288,7 @@ kj::Promise<void> Listener::serve(kj::Own<kj::AsyncIoStream> stream) {
                               connectionsByUid_.erase(it);
                             }
                           })));
-  return acceptLoop();
+  return kj::READY_NOW;
 }
 
 void Listener::close(Connection& connection, std::string_view limit, std::string_view why) {
@@ -259,6 +303,7 @@ void Listener::close(Connection& connection, std::string_view limit, std::string
 kj::Promise<void> Listener::sweepLoop() {
   return io_.provider->getTimer().afterDelay(kSweepIntervalMs * kj::MILLISECONDS).then([this] {
     sweep(monotonicNowNs());
+    checkSocketFile();
     return sweepLoop();
   });
 }

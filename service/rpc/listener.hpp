@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "../compositor/daemon_context.hpp"
 #include "compositor_server.hpp"
@@ -28,6 +29,9 @@ class Listener final : private kj::TaskSet::ErrorHandler {
   ~Listener();
   // Accepts (and closes idle connections) until the returned promise is dropped.
   kj::Promise<void> run();
+  // The daemon bound `path` itself: if the file is deleted while it serves, it is bound again
+  // (and logged); if something else takes its place, that is logged and left alone.
+  void watchSocketFile(const std::string& path);
   size_t connectionCount() const { return connections_.size(); }
 
   // Connections accepted over max_connections / max_connections_per_uid that are answered with
@@ -36,19 +40,24 @@ class Listener final : private kj::TaskSet::ErrorHandler {
 
  private:
   struct Connection;
-  kj::Promise<void> acceptLoop();
-  kj::Promise<void> serve(kj::Own<kj::AsyncIoStream> stream);   // one accepted connection, then acceptLoop()
-  kj::Promise<void> backOff(const std::string& why);            // accepting failed: retry later
+  kj::Promise<void> acceptLoop(kj::ConnectionReceiver& receiver);
+  kj::Promise<void> serve(kj::Own<kj::AsyncIoStream> stream);   // one accepted connection
+  kj::Promise<void> backOff(const std::string& why);            // accepting failed: resolves when to retry
   std::optional<Error> overLimit(const PeerCredentials& peer);  // a new connection's refusal, if any
   // Closes `connection` (once); a non-empty `limit` counts it as a refusal under that limit.
   void close(Connection& connection, std::string_view limit, std::string_view why);
   kj::Promise<void> sweepLoop();
   void sweep(int64_t nowNs);  // closes idle, slow and refused connections
+  void checkSocketFile();
   void taskFailed(kj::Exception&& exception) override;
 
   DaemonContext& ctx_;
   kj::AsyncIoContext& io_;
   kj::Own<kj::ConnectionReceiver> receiver_;
+  std::vector<kj::Own<kj::ConnectionReceiver>> reboundReceivers_;  // the socket file bound again
+  std::string socketPath_;                                         // empty: not watched
+  uint64_t socketInode_ = 0;
+  bool socketReplacedLogged_ = false;
   std::set<Connection*> connections_;
   std::map<uint32_t, size_t> connectionsByUid_;  // of the connections served (not refused)
   size_t refusedOpen_ = 0;

@@ -423,6 +423,90 @@ TEST(Isolation, HungClientsAreMarkedHandOverAndAreEvictedWhenConfigured) {
   EXPECT_NE(log.find("disconnected"), std::string::npos) << log;
 }
 
+// Deleting the socket file under a running daemon does not leave it unreachable: it binds the
+// path again and says so.
+TEST(Isolation, ADeletedSocketFileIsBoundAgain) {
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  ASSERT_EQ(::unlink(daemon.socket().c_str()), 0);
+  EXPECT_TRUE(daemon.process().waitForOutput("was deleted; bound it again", 5s)) << daemon.process().output();
+  auto system = client::describe(daemon.socket());
+  EXPECT_TRUE(system) << system.error().describe();
+}
+
+// A daemon that stopped accepting (SIGSTOP, its backlog full) makes neither a client nor a second
+// daemon hang: the client gets a timeout error, the second daemon refuses to replace it.
+TEST(Isolation, ADaemonThatStopsAcceptingHangsNeitherClientsNorASecondDaemon) {
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  daemon.process().signal(SIGSTOP);
+  std::vector<UniqueFd> backlog;
+  for (int i = 0; i < 1000; ++i) {
+    auto fd = idleConnection(daemon.socket());
+    if (!fd.valid()) break;  // full
+    backlog.push_back(std::move(fd));
+  }
+  ASSERT_LT(backlog.size(), 1000u) << "the backlog never filled";
+  const auto start = std::chrono::steady_clock::now();
+  auto system = client::describe(daemon.socket());
+  ASSERT_FALSE(system);
+  EXPECT_EQ(system.error().code, ErrorCode::timeout) << system.error().describe();
+  EXPECT_NE(system.error().message.find("not accepting connections"), std::string::npos) << system.error().message;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 30s);
+  TempDir otherDir;
+  Process second({binary("XRC_DAEMON"), "--socket", daemon.socket()}, {}, otherDir.path + "/second.log");
+  EXPECT_EQ(second.wait(30s), 1) << second.output();
+  EXPECT_NE(second.output().find("not accepting connections"), std::string::npos) << second.output();
+  daemon.process().signal(SIGCONT);
+  backlog.clear();
+  auto after = client::describe(daemon.socket());
+  EXPECT_TRUE(after) << after.error().describe();
+}
+
+// An application stopped for longer than client-lib's 10 s call timeout carries on when it is
+// resumed (the daemon marks it hung meanwhile, and evicts nobody by default).
+TEST(Isolation, AClientStoppedLongerThanTheCallTimeoutCarriesOn) {
+  TempDir dir;
+  Daemon daemon(dir, {"--hung-client-timeout-ms", "1000"});
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  auto demo = startDemo(daemon, dir, DemoSpec{"sleeper", 1, 1'000'000});
+  ASSERT_TRUE(demo->waitForOutput("connected", 30s)) << demo->output();
+  uint32_t id = 0;
+  ASSERT_TRUE(daemon.waitForStatus(
+      [&](const control::DaemonStatus& s) {
+        const auto* c = findClient(s, "sleeper");
+        if (c == nullptr || c->framesSubmitted < 10) return false;
+        id = c->id;
+        return true;
+      },
+      20s));
+  demo->signal(SIGSTOP);
+  std::this_thread::sleep_for(12s);
+  auto control = daemon.control();
+  ASSERT_TRUE(control);
+  auto stopped = control->status();
+  ASSERT_TRUE(stopped);
+  const auto* c = findClient(stopped.value(), id);
+  ASSERT_NE(c, nullptr);
+  EXPECT_TRUE(c->hung);
+  const uint64_t submitted = c->framesSubmitted;
+  demo->signal(SIGCONT);
+  EXPECT_TRUE(daemon.waitForStatus(
+      [&](const control::DaemonStatus& s) {
+        const auto* now = findClient(s, id);
+        return now != nullptr && !now->hung && now->framesSubmitted > submitted + 10;
+      },
+      20s))
+      << demo->output();
+  EXPECT_TRUE(demo->running()) << demo->output();
+  EXPECT_EQ(demo->output().find("error"), std::string::npos) << demo->output();
+  demo->closeStdin();
+  demo->signal(SIGTERM);
+  demo->wait(10s);
+}
+
 // The socket the daemon binds itself is its owner's only, whatever the umask it was started with.
 TEST(Isolation, TheSocketIsTheOwnersOnlyWhateverTheUmask) {
   TempDir dir;

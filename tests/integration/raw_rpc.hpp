@@ -32,6 +32,7 @@ class RawRpc {
   }
 
   kj::WaitScope& waitScope() { return io_->waitScope; }
+  kj::Timer& timer() { return io_->provider->getTimer(); }
   wire::Compositor::Client& bootstrap() { return bootstrap_; }
 
  private:

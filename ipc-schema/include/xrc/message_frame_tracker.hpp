@@ -10,11 +10,15 @@ namespace xrc {
 
 class MessageFrameTracker {
  public:
+  // Cap'n Proto readers refuse more segments; a table announcing more counts as announcing
+  // an endless message.
+  static constexpr uint64_t kMaxSegments = 512;
+
   // The next `size` bytes of the stream, in order. Returns how many messages they completed.
   size_t consume(const uint8_t* bytes, size_t size);
   bool midMessage() const { return state_ != State::between; }
   // The size the current message's segment table announced for its segments (0 until the whole
-  // table is read, and between messages).
+  // table is read, and between messages; UINT64_MAX for more than kMaxSegments segments).
   uint64_t announcedBodyBytes() const { return state_ == State::body ? bodyBytes_ : 0; }
   uint64_t messages() const { return messages_; }
 
