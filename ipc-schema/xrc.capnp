@@ -402,6 +402,12 @@ struct ClientStatus {
   # hung primary gives its role to the next normal session.
   hung @20 :Bool;
   stalledMs @21 :UInt32;          # since its last waitFrame or endFrame
+  # 1.8: display frames at which its next frame was due (by its cadence) and not ready, so its
+  # last complete frame was shown again.
+  framesStale @22 :UInt64;
+  # 1.8: releases acknowledged without their copy: the client's copies passed
+  # max_copy_mib_per_period in a display period.
+  releasesSkipped @23 :UInt64;
 }
 
 struct DaemonStatus {

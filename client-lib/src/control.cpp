@@ -135,6 +135,8 @@ Result<DaemonStatus> ControlClient::status() {
                 s.imageBytes = c.getImageBytes();
                 s.hung = c.getHung();
                 s.stalledMs = c.getStalledMs();
+                s.framesStale = c.getFramesStale();
+                s.releasesSkipped = c.getReleasesSkipped();
                 out.clients.push_back(std::move(s));
               }
               return out;

@@ -46,6 +46,9 @@ struct ClientRecord {
   std::atomic<uint64_t> framesLate{0};
   std::atomic<uint64_t> framesDropped{0};
   std::atomic<uint64_t> framesHidden{0};
+  std::atomic<uint64_t> framesStale{0};
+  std::atomic<uint64_t> releasesSkipped{0};  // acknowledged without a copy: over max_copy_mib_per_period  // display
+                                             // frames that showed its last frame again: the next was due
   std::atomic<uint32_t> displayPeriods{1};
   // When it last called waitFrame or endFrame (0: never); whether it is marked hung for not
   // doing so (HungClientWatch).

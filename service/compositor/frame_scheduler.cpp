@@ -165,6 +165,10 @@ DisplaySelection FrameScheduler::select(int64_t vsyncNs, int64_t periodNs) {
       if (e.shown) out.released.push_back(std::move(*e.shown));
       e.shown = std::move(next);
       e.queued.reset();
+    } else if (e.shown && vsyncNs - e.shown->targetNs >= int64_t(c.displayPeriods.load()) * periodNs - periodNs / 2) {
+      // Its next frame was due here (by its cadence) and is not ready: the last complete one
+      // stays on screen again.
+      c.framesStale++;
     }
     if (e.shown) placed.push_back({c.overlay, c.overlayPlacement, id, &*e.shown});
   }

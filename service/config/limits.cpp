@@ -23,6 +23,8 @@ constexpr std::array kKeys{
              "KiB of one connection's calls not yet answered; past it, the daemon reads no more from it"},
     LimitKey{"max_unsent_answer_kib", &Limits::maxUnsentAnswerKib, 256, int64_t(1) << 20,
              "KiB of answers a connection has not read; past it, the connection is closed"},
+    LimitKey{"max_copy_mib_per_period", &Limits::maxCopyMibPerPeriod, 1, int64_t(1) << 20,
+             "MiB of copies one client's releases may cause per display period; releases past it are skipped"},
     LimitKey{"hung_client_timeout_ms", &Limits::hungClientTimeoutMs, 100, kDay,
              "A session with frames to show that makes no progress this long is marked hung"},
     LimitKey{"evict_hung_after_ms", &Limits::evictHungAfterMs, 0, kDay,

@@ -130,6 +130,8 @@ kj::Promise<void> ControlServer::status(StatusContext context) {
     toWire(c.frameIntervalUs, out.initFrameIntervalUs());
     out.setImageBytes(ctx_.images.clientBytes(c.id));
     out.setHung(c.hung.load());
+    out.setFramesStale(c.framesStale.load());
+    out.setReleasesSkipped(c.releasesSkipped.load());
     const int64_t lastProgressNs = c.lastProgressNs.load();
     out.setStalledMs(
         lastProgressNs == 0 ? 0 : uint32_t(std::min<int64_t>((nowNs - lastProgressNs) / 1'000'000, UINT32_MAX)));

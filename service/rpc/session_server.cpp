@@ -202,6 +202,17 @@ kj::Promise<Status> startRelease(const std::shared_ptr<SessionState>& session, u
   };
 
   std::shared_ptr<SwapchainCore> core = sc.core;
+  if (!session->copyBudget.tryCharge(sc.copyBytes, receivedNs, ctx.backend.clock().periodNs)) {
+    // Over max_copy_mib_per_period: acknowledged without its copy (its semaphores passed
+    // through in binary mode), in the session's order like any release.
+    session->client->releasesSkipped++;
+    ctx.refusals.record("max_copy_mib_per_period",
+                        fmt::format("client {} '{}': releases skipped, their copies passed {} MiB in a display period",
+                                    session->client->id, session->client->name, ctx.limits.maxCopyMibPerPeriod));
+    auto skip = [&ctx, core, index]() -> Status { return core->shared->passThrough(index, ctx.gpuTimeout); };
+    if (session->workerJobs == 0 && core->shared->readyForCopy(index)) return finish(skip());
+    return runOnWorker(session, kj::mv(skip)).then(kj::mv(finish));
+  }
   std::optional<RuntimeImageLease> lease;
   if (session->workerJobs == 0) lease = ctx.backend.tryAcquireImage(*core->runtime);
   if (lease && !core->shared->readyForCopy(index)) {
@@ -268,7 +279,7 @@ void toWire(const WaitAnswer& in, wire::FrameTiming::Builder timing) {
 }  // namespace
 
 SessionState::SessionState(DaemonContext& ctx, kj::Timer& timer, std::shared_ptr<ClientRecord> client)
-    : ctx(ctx), timer(timer), client(std::move(client)) {}
+    : ctx(ctx), timer(timer), client(std::move(client)), copyBudget(uint64_t(ctx.limits.maxCopyMibPerPeriod) << 20) {}
 
 SessionState::~SessionState() {
   // The client left (or dropped every capability): its frames leave the display and its
@@ -331,7 +342,7 @@ kj::Promise<void> SessionServer::createSwapchain(CreateSwapchainContext context)
     Lock lock(s.client->swapchainsMutex);
     s.client->swapchains[core->id] = core;
   }
-  s.swapchains[core->id] = std::make_unique<SwapchainState>(SwapchainState{core, ImageCycle(count)});
+  s.swapchains[core->id] = std::make_unique<SwapchainState>(SwapchainState{core, ImageCycle(count), 0, imageBytes});
 
   auto results = context.getResults();
   setOk(results.initError());

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 
+#include "../compositor/copy_budget.hpp"
 #include "../compositor/daemon_context.hpp"
 #include "../compositor/frame_pacer.hpp"
 #include "xrc.capnp.h"
@@ -33,6 +34,7 @@ struct SwapchainState {
   std::shared_ptr<SwapchainCore> core;
   ImageCycle cycle;
   uint64_t releasesRequested = 0;
+  uint64_t copyBytes = 0;  // what one release's copy moves
 };
 
 // Shared by the Session and its Swapchain capabilities; torn down when the last one goes.
@@ -61,6 +63,7 @@ class SessionState {
   // This session's releases and endFrames queued on the frame worker and not yet answered.
   // While there are any, later ones queue behind them there: the frame path stays in call order.
   uint32_t workerJobs = 0;
+  CopyBudget copyBudget;  // max_copy_mib_per_period
 };
 
 class SessionServer final : public wire::Session::Server {

@@ -229,6 +229,14 @@ TEST_F(ClientLib, SwapchainMemoryPastTheClientsBudgetIsRefused) {
   request.format = 37;       // VK_FORMAT_R8G8B8A8_UNORM: 4 MiB an image at 1024x1024
   request.width = 1024;
   request.height = 1024;
+  auto bystanderShown = [&] {
+    auto s = daemon().control()->status();
+    const auto* b = s ? findClient(s.value(), "bystander") : nullptr;
+    return b == nullptr ? uint64_t(0) : b->framesDisplayed;
+  };
+  ASSERT_TRUE(daemon().waitForStatus([&](const control::DaemonStatus&) { return bystanderShown() > 0; }, 20s));
+  const auto attackStart = std::chrono::steady_clock::now();
+  const uint64_t shownAtStart = bystanderShown();
   std::vector<std::unique_ptr<client::Swapchain>> held;
   Result<std::unique_ptr<client::Swapchain>> refused = makeError(ErrorCode::internal, "none refused");
   for (int i = 0; i < 16; ++i) {
@@ -239,6 +247,10 @@ TEST_F(ClientLib, SwapchainMemoryPastTheClientsBudgetIsRefused) {
     }
     held.push_back(std::move(swapchain).value());
   }
+  std::this_thread::sleep_for(1s);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - attackStart).count();
+  std::printf("bystander: %.1f frames/s displayed during a swapchain memory flood (%.1f s)\n",
+              double(bystanderShown() - shownAtStart) / seconds, seconds);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, ErrorCode::exhausted) << refused.error().describe();
   EXPECT_NE(refused.error().message.find("max_image_mib_per_client"), std::string::npos) << refused.error().message;
@@ -277,6 +289,87 @@ TEST_F(ClientLib, SwapchainMemoryPastTheClientsBudgetIsRefused) {
         return now != nullptr && now->framesDisplayed > shown + 5;
       },
       20s));
+  bystander->closeStdin();
+  bystander->signal(SIGTERM);
+  bystander->wait(10s);
+}
+
+// A client that releases faster than its frames can be shown has releases past its copy
+// budget skipped (acknowledged without a copy); paced frames are never skipped.
+TEST_F(ClientLib, ReleasesPastTheCopyBudgetAreSkipped) {
+  connect("copy-hog", {"--max-copy-mib-per-period", "3"});
+  if (HasFatalFailure()) return;
+  ASSERT_GE(system_.protocolMinor, 8u);
+  client::Connection& c = connection();
+  DemoSpec spec{"bystander", 3, 1'000'000};
+  spec.overlay = 1;
+  auto bystander = startDemo(daemon(), dir_, spec);
+  ASSERT_TRUE(bystander->waitForOutput("connected", 30s)) << bystander->output();
+  SwapchainRequest request;
+  request.usageFlags = 0x1;  // XR_SWAPCHAIN_USAGE_COLOR_ATTACHMENT_BIT
+  request.format = 37;       // VK_FORMAT_R8G8B8A8_UNORM: 1 MiB an image at 512x512
+  request.width = 512;
+  request.height = 512;
+  auto created = c.createSwapchain(request);
+  ASSERT_TRUE(created) << created.error().describe();
+  client::Swapchain& sc = *created.value();
+  control::DaemonStatus last;
+  auto hog = [&]() -> const control::ClientStatus* {
+    auto s = daemon().control()->status();
+    if (!s) return nullptr;
+    last = std::move(s).value();
+    return findClient(last, "copy-hog");
+  };
+
+  // Paced by waitFrame: one release a frame, never skipped.
+  constexpr uint64_t kFrames = 30;
+  for (uint64_t i = 0; i < kFrames; ++i) {
+    auto frame = c.waitFrame();
+    ASSERT_TRUE(frame) << frame.error().describe();
+    ASSERT_TRUE(c.beginFrame(frame.value().frameId));
+    auto index = sc.acquire();
+    ASSERT_TRUE(index) << index.error().describe();
+    ASSERT_TRUE(sc.wait(std::chrono::seconds(2)));
+    ASSERT_TRUE(sc.release());
+    ASSERT_TRUE(c.endFrame(frame.value().frameId, frame.value().predictedDisplayTimeNs, {}));
+  }
+  ASSERT_TRUE(daemon().waitForStatus(
+      [](const control::DaemonStatus& s) {
+        const auto* h = findClient(s, "copy-hog");
+        return h != nullptr && h->releases == kFrames;
+      },
+      5s));
+  EXPECT_EQ(hog()->releasesSkipped, 0u);
+
+  // Back to back, without frames: past 3 MiB of copies in a display period, skipped.
+  constexpr uint64_t kHogReleases = 300;
+  for (uint64_t i = 0; i < kHogReleases; ++i) {
+    auto index = sc.acquire();
+    ASSERT_TRUE(index) << index.error().describe();
+    ASSERT_TRUE(sc.wait(std::chrono::seconds(2)));
+    ASSERT_TRUE(sc.release());
+  }
+  auto frame = c.waitFrame();  // carries the last releases
+  ASSERT_TRUE(frame) << frame.error().describe();
+  ASSERT_TRUE(daemon().waitForStatus(
+      [](const control::DaemonStatus& s) {
+        const auto* h = findClient(s, "copy-hog");
+        return h != nullptr && h->releases == kFrames + kHogReleases;
+      },
+      10s));
+  const auto* h = hog();
+  ASSERT_NE(h, nullptr);
+  std::printf("copy hog: %llu of %llu back-to-back releases skipped\n",
+              static_cast<unsigned long long>(h->releasesSkipped), static_cast<unsigned long long>(kHogReleases));
+  EXPECT_GT(h->releasesSkipped, 0u);
+  EXPECT_LT(h->releasesSkipped, kHogReleases);
+  auto status = daemon().control()->status();
+  ASSERT_TRUE(status);
+  uint64_t hits = 0;
+  for (const auto& hit : status.value().limitsHit) {
+    if (hit.limit == "max_copy_mib_per_period") hits = hit.count;
+  }
+  EXPECT_EQ(hits, h->releasesSkipped);
   bystander->closeStdin();
   bystander->signal(SIGTERM);
   bystander->wait(10s);

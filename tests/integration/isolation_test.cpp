@@ -101,6 +101,18 @@ class Bystander {
     const auto* b = findClient(s.value(), "bystander");
     return b == nullptr ? 0 : b->framesDisplayed;
   }
+  // Starts a measurement of its display rate, reported by reportRate() (printed, not asserted:
+  // sanitizer builds render slowly; docs/BENCHMARKS.md has figures from the normal build).
+  void startRate() {
+    rateStart_ = std::chrono::steady_clock::now();
+    rateFrames_ = displayed();
+  }
+  void reportRate(const char* during) {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - rateStart_).count();
+    const double rate = double(displayed() - rateFrames_) / seconds;
+    std::printf("bystander: %.1f frames/s displayed during %s (%.1f s)\n", rate, during, seconds);
+    ::testing::Test::RecordProperty("bystander_fps", std::to_string(rate));
+  }
   // Progress, not a rate: sanitizer builds render slowly.
   bool keepsBeingDisplayed() {
     const uint64_t before = displayed();
@@ -115,6 +127,8 @@ class Bystander {
  private:
   Daemon& daemon_;
   std::unique_ptr<Process> process_;
+  std::chrono::steady_clock::time_point rateStart_;
+  uint64_t rateFrames_ = 0;
 };
 
 TEST(Isolation, TheListenerRecoversFromFdExhaustion) {
@@ -230,6 +244,7 @@ TEST(Isolation, HalfSentLargeMessagesAreRefusedFromTheirHeader) {
   Bystander bystander(daemon, dir);
   ASSERT_TRUE(bystander.connected()) << bystander.output();
   const uint64_t rssBefore = residentKib(daemon.process().pid());
+  bystander.startRate();
 
   constexpr int kAttackers = 20;
   std::vector<UniqueFd> attackers;
@@ -242,6 +257,8 @@ TEST(Isolation, HalfSentLargeMessagesAreRefusedFromTheirHeader) {
     (void)::send(attackers.back().get(), body.data(), body.size(), MSG_NOSIGNAL);  // may be cut short
   }
   for (auto& fd : attackers) EXPECT_TRUE(closedByDaemon(fd.get(), 10s)) << "an attacker's connection stayed open";
+  std::this_thread::sleep_for(1s);
+  bystander.reportRate("20 half-sent 64 MiB messages");
   ASSERT_TRUE(daemon.waitForStatus(
       [](const control::DaemonStatus& s) { return limitHits(s, "max_message_kib") == uint64_t(kAttackers); }, 10s));
   EXPECT_TRUE(bystander.keepsBeingDisplayed());
@@ -270,6 +287,7 @@ TEST(Isolation, ACallFloodThatNeverReadsIsCutOff) {
     return std::vector<char>(bytes.begin(), bytes.end());
   };
   std::vector<char> stream = encode([](capnp::rpc::Message::Builder m) { m.initBootstrap().setQuestionId(0); });
+  bystander.startRate();
   UniqueFd fd = rawConnection(daemon.socket());
   ASSERT_TRUE(fd.valid());
   ASSERT_EQ(::send(fd.get(), stream.data(), stream.size(), MSG_NOSIGNAL), ssize_t(stream.size()));
@@ -293,6 +311,8 @@ TEST(Isolation, ACallFloodThatNeverReadsIsCutOff) {
     if (n < 0 && (errno == EPIPE || errno == ECONNRESET)) cutOff = true;
   }
   ASSERT_TRUE(cutOff) << "the daemon never closed a connection that does not read (" << question << " calls sent)";
+  std::this_thread::sleep_for(1s);
+  bystander.reportRate("a call flood that never reads");
   auto control = daemon.control();
   ASSERT_TRUE(control);
   auto status = control->status();

@@ -139,8 +139,10 @@ TEST(FrameScheduler, FramesShowAtTheirTimeNewestWinsAndAreCounted) {
   EXPECT_EQ(shown(s), (std::vector<std::pair<uint32_t, uint64_t>>{{1, 1}}));
   EXPECT_EQ(c->framesDisplayed, 1u);
   EXPECT_EQ(c->framesLate, 0u);
-  // A stalled client keeps its last frame on screen.
+  // A stalled client keeps its last frame on screen, counted stale.
+  EXPECT_EQ(c->framesStale, 0u);
   EXPECT_EQ(shown(scheduler.select(vsync(3), kPeriod)).size(), 1u);
+  EXPECT_EQ(c->framesStale, 1u);
 
   // Superseded before its time: dropped and released.
   scheduler.commit(frame(1, 2, vsync(5)), vsync(3));
@@ -158,6 +160,25 @@ TEST(FrameScheduler, FramesShowAtTheirTimeNewestWinsAndAreCounted) {
   scheduler.select(vsync(7), kPeriod);
   EXPECT_EQ(c->framesLate, 1u);
   EXPECT_EQ(c->framesDisplayed, 3u);
+  EXPECT_EQ(c->framesStale, 1u);
+}
+
+// A client paced to every second vsync is stale only where its frame was due.
+TEST(FrameScheduler, StaleFramesFollowTheClientsCadence) {
+  FrameScheduler scheduler;
+  auto c = client(1);
+  c->displayPeriods = 2;
+  scheduler.addClient(c);
+  scheduler.commit(frame(1, 1, vsync(2)), vsync(0));
+  scheduler.select(vsync(2), kPeriod);
+  scheduler.select(vsync(3), kPeriod);  // between its frames
+  EXPECT_EQ(c->framesStale, 0u);
+  scheduler.select(vsync(4), kPeriod);  // frame 2 was due
+  EXPECT_EQ(c->framesStale, 1u);
+  scheduler.commit(frame(1, 2, vsync(5)), vsync(4) + 1000);
+  scheduler.select(vsync(5), kPeriod);
+  EXPECT_EQ(c->framesStale, 1u);
+  EXPECT_EQ(c->framesDisplayed, 2u);
 }
 
 TEST(FrameScheduler, DisplayWakeDelayIsKeptOnlyWhereTheLoopPacesItself) {

@@ -8,6 +8,7 @@
 
 #include <kj/async-io.h>
 
+#include "compositor/copy_budget.hpp"
 #include "compositor/frame_scheduler.hpp"
 #include "compositor/image_budget.hpp"
 #include "compositor/refusals.hpp"
@@ -190,6 +191,25 @@ TEST(FrameScheduler, AHungPrimaryHandsItsRoleToTheNextNormalClient) {
   scheduler.setHung(2, false);
   (void)scheduler.removeClient(3);
   EXPECT_TRUE(scheduler.visibility(2).focused);
+}
+
+TEST(CopyBudget, AFullPeriodSkipsAndLargeCopiesOverdrawTheNextOnes) {
+  constexpr int64_t kPeriod = 10'000'000;
+  CopyBudget budget(100);
+  int64_t t = 1'000'000'000;
+  EXPECT_TRUE(budget.tryCharge(60, t, kPeriod));
+  EXPECT_TRUE(budget.tryCharge(60, t + 1, kPeriod));  // 120: the one that crosses still goes
+  EXPECT_FALSE(budget.tryCharge(1, t + 2, kPeriod));
+  EXPECT_TRUE(budget.tryCharge(60, t + kPeriod, kPeriod));  // next period: 20 carried over, fits
+  // A copy of three periods' worth takes the next two periods too.
+  t += 10 * kPeriod;
+  EXPECT_TRUE(budget.tryCharge(300, t, kPeriod));
+  EXPECT_FALSE(budget.tryCharge(1, t + kPeriod, kPeriod));
+  EXPECT_FALSE(budget.tryCharge(1, t + 2 * kPeriod - 1, kPeriod));
+  EXPECT_TRUE(budget.tryCharge(1, t + 3 * kPeriod, kPeriod));
+  // A long pause clears any debt.
+  EXPECT_TRUE(budget.tryCharge(1000, t + 4 * kPeriod, kPeriod));
+  EXPECT_TRUE(budget.tryCharge(1, t + 1000 * kPeriod, kPeriod));
 }
 
 }  // namespace

@@ -47,7 +47,9 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
                        {"frame_interval_us", percentilesJson(c.frameIntervalUs)},
                        {"image_bytes", c.imageBytes},
                        {"hung", c.hung},
-                       {"stalled_ms", c.stalledMs}});
+                       {"stalled_ms", c.stalledMs},
+                       {"frames_stale", c.framesStale},
+                       {"releases_skipped", c.releasesSkipped}});
   }
   nlohmann::json haptics = nlohmann::json::array();
   for (const auto& h : s.haptics) {
