@@ -170,7 +170,12 @@ TEST(OpenXrBackend, ClientPixelsArriveThroughBothHops) {
   ASSERT_EQ(statusB.value().clients.size(), 2u);
   for (const auto& c : statusB.value().clients) {
     EXPECT_EQ(c.framesSubmitted, frames) << c.name;
-    EXPECT_GT(c.framesDisplayed, frames / 2) << c.name;
+    EXPECT_GT(c.framesDisplayed, frames / 2)
+        << c.name << ": dropped " << c.framesDropped << ", late " << c.framesLate << ", hidden " << c.framesHidden
+        << ", stale " << c.framesStale << ", latency p50 " << c.latencyUs.p50 << " us, interval p50 "
+        << c.frameIntervalUs.p50 << " us; B: " << statusB.value().displayFrames << " display frames, "
+        << statusB.value().missedDisplayFrames << " missed, work p50/p99 " << statusB.value().displayWorkUs.p50 << "/"
+        << statusB.value().displayWorkUs.p99 << " us, refresh " << statusB.value().refreshHz;
   }
   // B has no display of its own to read back, and says so.
   auto displayB = controlB->readDisplay();
