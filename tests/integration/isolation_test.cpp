@@ -262,8 +262,9 @@ TEST(Isolation, HalfSentLargeMessagesAreRefusedFromTheirHeader) {
   ASSERT_TRUE(daemon.waitForStatus(
       [](const control::DaemonStatus& s) { return limitHits(s, "max_message_kib") == uint64_t(kAttackers); }, 10s));
   EXPECT_TRUE(bystander.keepsBeingDisplayed());
-  // Nothing of the announced 20 × 64 MiB was taken.
-  EXPECT_LT(residentKib(daemon.process().pid()), rssBefore + 64 * 1024);
+  // Nothing of the announced 20 × 64 MiB was taken (the bound leaves room for what sanitizer
+  // builds keep of freed memory and the bystander's own use).
+  EXPECT_LT(residentKib(daemon.process().pid()), rssBefore + 256 * 1024);
   EXPECT_NE(daemon.process().output().find("announced a message of 65536 KiB"), std::string::npos)
       << daemon.process().output();
 }
@@ -319,7 +320,9 @@ TEST(Isolation, ACallFloodThatNeverReadsIsCutOff) {
   ASSERT_TRUE(status) << status.error().describe();
   EXPECT_EQ(limitHits(status.value(), "max_unsent_answer_kib"), 1u);
   EXPECT_TRUE(bystander.keepsBeingDisplayed());
-  EXPECT_LT(residentKib(daemon.process().pid()), rssBefore + 64 * 1024);
+  // Unbounded, this flood grew the daemon by 730 MiB in 6.7 s; the bound leaves room for what
+  // sanitizer builds keep of freed memory.
+  EXPECT_LT(residentKib(daemon.process().pid()), rssBefore + 256 * 1024);
 }
 
 // Connections over max_connections_per_uid are answered with why, then closed; once others
@@ -345,9 +348,9 @@ TEST(Isolation, ConnectionsOverTheLimitAreToldWhy) {
   ASSERT_TRUE(status) << status.error().describe();
   EXPECT_GE(limitHits(status.value(), "max_connections_per_uid"), 1u);
   more.clear();
-  EXPECT_TRUE(daemon.waitForStatus([](const control::DaemonStatus&) { return true; }, 1s));
+  // Served again once the daemon has seen those two go (polled: a refused connection lingers).
   bool served = false;
-  for (int i = 0; i < 50 && !served; ++i) {
+  for (int i = 0; i < 100 && !served; ++i) {
     served = bool(client::describe(daemon.socket()));
     if (!served) std::this_thread::sleep_for(100ms);
   }
