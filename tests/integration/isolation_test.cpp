@@ -160,7 +160,7 @@ TEST(Isolation, TheListenerRecoversFromFdExhaustion) {
     if (before && before.value().acceptFailures > 0) break;
     std::this_thread::sleep_for(20ms);
   }
-  ASSERT_TRUE(before);
+  ASSERT_TRUE(before) << before.error().describe();
   ASSERT_GT(before.value().acceptFailures, 0u) << "the daemon never ran out of fds";
   // The bystander renders on meanwhile.
   const auto* b0 = findClient(before.value(), "bystander");

@@ -20,6 +20,12 @@
 namespace xrc::test {
 namespace {
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
 using namespace std::chrono_literals;
 
 constexpr uint32_t kView = 256;  // daemon A runs with the harness's --view-size 256x256
@@ -170,7 +176,13 @@ TEST(OpenXrBackend, ClientPixelsArriveThroughBothHops) {
   ASSERT_EQ(statusB.value().clients.size(), 2u);
   for (const auto& c : statusB.value().clients) {
     EXPECT_EQ(c.framesSubmitted, frames) << c.name;
-    EXPECT_GT(c.framesDisplayed, frames / 2)
+    // Every frame is accounted for (one may still be queued for its display time).
+    EXPECT_GE(c.framesDisplayed + c.framesDropped + c.framesHidden + 1, frames) << c.name;
+    // How many reach the display is pacing quality, which the normal build checks: under a
+    // sanitizer, B's display work on two cores took 14.5 ms a frame (p50, ASan), B fell to A's
+    // every other vsync, and two thirds of the clients' frames were superseded before B showed
+    // them.
+    EXPECT_GT(c.framesDisplayed, kSanitized ? 0 : frames / 2)
         << c.name << ": dropped " << c.framesDropped << ", late " << c.framesLate << ", hidden " << c.framesHidden
         << ", stale " << c.framesStale << ", latency p50 " << c.latencyUs.p50 << " us, interval p50 "
         << c.frameIntervalUs.p50 << " us; B: " << statusB.value().displayFrames << " display frames, "
