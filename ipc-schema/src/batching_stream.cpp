@@ -162,7 +162,34 @@ void BatchingStream::taskFailed(kj::Exception&& exception) {
 
 kj::Promise<size_t> BatchingStream::tryRead(void* buffer, size_t minBytes, size_t maxBytes) {
   if (reads_ == Reads::passThrough) return inner_->tryRead(buffer, minBytes, maxBytes);
+  if (rateTimer_ != nullptr && !frames_.midMessage()) {
+    // A new message is about to be read: within this window's share?
+    const int64_t now = monotonicNowNs();
+    if (now - rateWindowStartNs_ >= rateWindowNs_) {
+      rateWindowStartNs_ = now;
+      messagesAtWindowStart_ = frames_.messages();
+      limitedThisWindow_ = false;
+    }
+    if (frames_.messages() - messagesAtWindowStart_ >= ratePerWindow_) {
+      if (!limitedThisWindow_) {
+        limitedThisWindow_ = true;
+        onRateLimited_();
+      }
+      const int64_t waitNs = rateWindowStartNs_ + rateWindowNs_ - now;
+      return rateTimer_->afterDelay(waitNs * kj::NANOSECONDS).then([this, buffer, minBytes, maxBytes] {
+        return tryRead(buffer, minBytes, maxBytes);
+      });
+    }
+  }
   return readInto(static_cast<kj::byte*>(buffer), minBytes, maxBytes, 0);
+}
+
+void BatchingStream::limitMessageRate(kj::Timer& timer, uint64_t perWindow, int64_t windowNs,
+                                      kj::Function<void()> onLimited) {
+  rateTimer_ = &timer;
+  ratePerWindow_ = perWindow > 0 ? perWindow : 1;
+  rateWindowNs_ = windowNs > 0 ? windowNs : 1;
+  onRateLimited_ = kj::mv(onLimited);
 }
 
 bool BatchingStream::consumed(const kj::byte* bytes, size_t size) {

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -34,6 +35,8 @@ constexpr int64_t kAcceptBackoffMs = 100;
 // its client to read why.
 constexpr int64_t kSweepIntervalMs = 250;
 constexpr int64_t kRefusedLingerMs = 2000;
+// max_messages_per_second is enforced per window of this length (a tenth of the limit each).
+constexpr int64_t kRateWindowNs = 100'000'000;
 }  // namespace
 
 Result<UniqueFd> bindListeningSocket(const std::string& path) {
@@ -136,6 +139,17 @@ struct Listener::Connection {
                                         : fmt::format("announced a message of {} KiB (at most {})", size / 1024,
                                                       listener.ctx_.limits.maxMessageKib));
     });
+    // A connection's messages beyond its share wait for the next 100 ms window: a flood of calls
+    // leaves the RPC thread to the others.
+    const Limits& limits = listener.ctx_.limits;
+    batching->limitMessageRate(
+        listener.io_.provider->getTimer(), uint64_t(std::max<int64_t>(limits.maxMessagesPerSecond / 10, 1)),
+        kRateWindowNs, [this, &listener] {
+          listener.ctx_.refusals.record("max_messages_per_second",
+                                        fmt::format("connection from pid {} sends more than {} messages a second; the "
+                                                    "rest wait",
+                                                    peer.pid, listener.ctx_.limits.maxMessagesPerSecond));
+        });
     // Answers the client does not read: past this the connection is closed.
     batching->limitUnsentBytes(size_t(listener.ctx_.limits.maxUnsentAnswerKib) * 1024, [this, &listener] {
       listener.close(*this, "max_unsent_answer_kib", "does not read its answers");

@@ -5,6 +5,8 @@
 
 #include <capnp/message.h>
 #include <capnp/serialize.h>
+#include <chrono>
+#include <vector>
 
 #include <kj/async-io.h>
 
@@ -111,6 +113,26 @@ TEST(BatchingStream, AnswersThePeerDoesNotReadArePassedOnlyUpToTheLimit) {
   EXPECT_EQ(exceeded, 1);
   EXPECT_ANY_THROW(writer.write(chunk.data(), chunk.size()).wait(io.waitScope));
   EXPECT_EQ(exceeded, 1);
+}
+
+TEST(BatchingStream, MessagesBeyondAWindowsShareWaitForTheNextWindow) {
+  kj::AsyncIoContext io = kj::setupAsyncIo();
+  auto pipe = io.provider->newCapabilityPipe();
+  BatchingStream reader(kj::mv(pipe.ends[1]), BatchingStream::Reads::readAhead);
+  int limited = 0;
+  constexpr int64_t kWindowNs = 50'000'000;
+  reader.limitMessageRate(io.provider->getTimer(), 10, kWindowNs, [&] { limited++; });
+  // 30 empty messages (a one-segment table announcing 0 words), all sent at once.
+  std::vector<uint32_t> words;
+  for (int i = 0; i < 30; ++i) words.insert(words.end(), {0u, 0u});
+  pipe.ends[0]->write(words.data(), words.size() * 4).wait(io.waitScope);
+  const auto start = std::chrono::steady_clock::now();
+  uint8_t buffer[8];
+  for (int i = 0; i < 30; ++i) ASSERT_EQ(reader.tryRead(buffer, 8, 8).wait(io.waitScope), 8u);
+  EXPECT_EQ(reader.messagesRead(), 30u);
+  // Ten per window: the last ten could not come before two windows had passed.
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::nanoseconds(2 * kWindowNs));
+  EXPECT_EQ(limited, 2);
 }
 
 TEST(ImageBudget, ChargesPerClientAndInTotalAndGivesBack) {

@@ -78,6 +78,11 @@ class BatchingStream final : public kj::AsyncCapabilityStream, private kj::TaskS
   // completes the table fails (the reader never sees the size, so it allocates nothing), every
   // later read fails too, and `onExceeded` runs once.
   void limitMessageBytes(uint64_t bytes, kj::Function<void(uint64_t announced)> onExceeded);
+  // Read-ahead ends: the reader gets at most `perWindow` messages per `windowNs`; the next
+  // message waits (on `timer`) for the next window, and `onLimited` runs once for each window
+  // that made one wait. One peer's flood of calls then cannot keep the daemon's thread from the
+  // others.
+  void limitMessageRate(kj::Timer& timer, uint64_t perWindow, int64_t windowNs, kj::Function<void()> onLimited);
   // Read-ahead ends: whether the reader is part-way through a message, since when (monotonic
   // ns), and how many whole messages it has read.
   bool midMessage() const { return frames_.midMessage(); }
@@ -112,6 +117,14 @@ class BatchingStream final : public kj::AsyncCapabilityStream, private kj::TaskS
   uint64_t messageLimit_ = UINT64_MAX;
   kj::Maybe<kj::Function<void(uint64_t)>> onMessageExceeded_;
   bool messageRefused_ = false;
+
+  kj::Timer* rateTimer_ = nullptr;
+  uint64_t ratePerWindow_ = 0;
+  int64_t rateWindowNs_ = 0;
+  int64_t rateWindowStartNs_ = 0;
+  uint64_t messagesAtWindowStart_ = 0;
+  bool limitedThisWindow_ = false;
+  kj::Function<void()> onRateLimited_;
   int64_t messageStartedNs_ = 0;
 
   kj::Array<kj::byte> readBuffer_;
