@@ -132,6 +132,13 @@ class Bystander {
 };
 
 TEST(Isolation, TheListenerRecoversFromFdExhaustion) {
+#if defined(__SANITIZE_ADDRESS__)
+  // UBSan (built in with ASan here) checks a vptr it has not seen by probing memory through a
+  // pipe(); with the daemon's fds exhausted that fails and it reports "invalid vptr" for sound
+  // objects (with halt_on_error=0 ASan finds nothing and the test passes). The normal and TSan
+  // builds run it.
+  GTEST_SKIP() << "fd exhaustion breaks UBSan's own memory probe";
+#endif
   TempDir dir;
   Daemon daemon(dir);
   ASSERT_TRUE(daemon.ready()) << daemon.process().output();
@@ -160,7 +167,7 @@ TEST(Isolation, TheListenerRecoversFromFdExhaustion) {
     if (before && before.value().acceptFailures > 0) break;
     std::this_thread::sleep_for(20ms);
   }
-  ASSERT_TRUE(before) << before.error().describe();
+  ASSERT_TRUE(before) << before.error().describe() << daemon.process().output();
   ASSERT_GT(before.value().acceptFailures, 0u) << "the daemon never ran out of fds";
   // The bystander renders on meanwhile.
   const auto* b0 = findClient(before.value(), "bystander");
