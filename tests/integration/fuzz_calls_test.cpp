@@ -317,19 +317,7 @@ TEST(Fuzz, RandomCallsOverTheWholeSchemaAreAnsweredAndHarmNobody) {
   // The bystander went on being displayed, and the daemon still serves newcomers.
   targets.clear();
   links.clear();
-  auto control = daemon.control();
-  ASSERT_TRUE(control);
-  auto status = control->status();
-  ASSERT_TRUE(status) << status.error().describe();
-  const auto* b = findClient(status.value(), "bystander");
-  ASSERT_NE(b, nullptr);
-  const uint64_t shown = b->framesDisplayed;
-  EXPECT_TRUE(daemon.waitForStatus(
-      [&](const control::DaemonStatus& s) {
-        const auto* now = findClient(s, "bystander");
-        return now != nullptr && now->framesDisplayed > shown + 5;
-      },
-      20s));
+  EXPECT_TRUE(keepsBeingDisplayed(daemon, "bystander"));
   bystander->closeStdin();
   bystander->signal(SIGTERM);
   bystander->wait(10s);

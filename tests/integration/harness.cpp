@@ -255,6 +255,21 @@ const control::ClientStatus* findClient(const control::DaemonStatus& status, con
   return nullptr;
 }
 
+bool keepsBeingDisplayed(Daemon& daemon, const std::string& name) {
+  uint64_t before = 0;
+  if (auto control = daemon.control()) {
+    if (auto status = control->status()) {
+      if (const auto* c = findClient(status.value(), name)) before = c->framesDisplayed;
+    }
+  }
+  return daemon.waitForStatus(
+      [&](const control::DaemonStatus& s) {
+        const auto* c = findClient(s, name);
+        return c != nullptr && c->framesDisplayed > before + 5;
+      },
+      std::chrono::seconds(20));
+}
+
 namespace {
 
 // The display's most common RGBA value over one eye's half, and its share of that half.

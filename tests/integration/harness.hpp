@@ -111,6 +111,9 @@ std::unique_ptr<Process> startHelloXr(const Daemon& daemon, const TempDir& dir, 
 std::vector<std::string> problemsIn(const std::string& output);
 // The status entry of the client named `name`, or null.
 const control::ClientStatus* findClient(const control::DaemonStatus& status, const std::string& name);
+// Whether client `name` gets more than 5 more frames displayed within 20 s: progress, not a
+// rate (sanitizer builds render slowly).
+bool keepsBeingDisplayed(Daemon& daemon, const std::string& name);
 // Whether a headless display shows hello_xr in both eyes (its background over most of each eye,
 // something drawn over it): empty if so, else what is wrong.
 std::string helloXrDisplayProblem(const control::Pixels& px);

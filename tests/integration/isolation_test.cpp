@@ -113,16 +113,7 @@ class Bystander {
     std::printf("bystander: %.1f frames/s displayed during %s (%.1f s)\n", rate, during, seconds);
     ::testing::Test::RecordProperty("bystander_fps", std::to_string(rate));
   }
-  // Progress, not a rate: sanitizer builds render slowly.
-  bool keepsBeingDisplayed() {
-    const uint64_t before = displayed();
-    return daemon_.waitForStatus(
-        [&](const control::DaemonStatus& s) {
-          const auto* b = findClient(s, "bystander");
-          return b != nullptr && b->framesDisplayed > before + 5;
-        },
-        std::chrono::seconds(20));
-  }
+  bool keepsBeingDisplayed() { return test::keepsBeingDisplayed(daemon_, "bystander"); }
 
  private:
   Daemon& daemon_;
