@@ -24,7 +24,7 @@ struct Limits {
   int64_t maxUnansweredCallKib = 1024;      // calls of one connection not yet answered (Cap'n Proto flow limit)
   int64_t maxUnsentAnswerKib = 16384;       // answers a connection has not read: past this it is closed
   int64_t maxCopyMibPerPeriod = 256;        // copies one client's releases cause per display period
-  int64_t maxMessagesPerSecond = 5000;      // one connection's incoming messages (calls, finishes)
+  int64_t maxMessagesPerSecond = 10000;     // one connection's incoming messages (calls, finishes)
   int64_t hungClientTimeoutMs = 3000;       // no frame and no call for this long: marked hung
   int64_t evictHungAfterMs = 0;             // hung this long: disconnected (0: never)
   int64_t idleConnectionTimeoutMs = 10000;  // no session, no call for this long: closed
