@@ -36,18 +36,20 @@ void ImageBudget::Charge::reset() {
   if (budget_ != nullptr) std::exchange(budget_, nullptr)->giveBack(clientId_, std::exchange(bytes_, 0));
 }
 
-Result<ImageBudget::Charge> ImageBudget::charge(uint32_t clientId, uint64_t bytes) {
+Result<ImageBudget::Charge> ImageBudget::charge(uint32_t clientId, uint64_t bytes, const char** limitHit) {
   Lock lock(mutex_);
   uint64_t& mine = byClient_[clientId];
   if (mine + bytes > perClient_) {
     const uint64_t had = mine;
     if (had == 0) byClient_.erase(clientId);
+    if (limitHit != nullptr) *limitHit = "max_image_mib_per_client";
     return makeError(ErrorCode::exhausted,
                      "these images need {} MiB and the client holds {} MiB of its {} MiB (max_image_mib_per_client)",
                      (bytes + kMiB - 1) / kMiB, had / kMiB, perClient_ / kMiB);
   }
   if (used_ + bytes > total_) {
     if (mine == 0) byClient_.erase(clientId);
+    if (limitHit != nullptr) *limitHit = "max_image_mib_total";
     return makeError(
         ErrorCode::exhausted,
         "these images need {} MiB and all clients hold {} MiB of the daemon's {} MiB (max_image_mib_total)",

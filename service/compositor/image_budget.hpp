@@ -45,8 +45,8 @@ class ImageBudget {
   };
 
   // `bytes` more for `clientId`, or `exhausted` naming the limit that would be passed
-  // (max_image_mib_per_client or max_image_mib_total).
-  Result<Charge> charge(uint32_t clientId, uint64_t bytes) XRC_EXCLUDES(mutex_);
+  // (max_image_mib_per_client or max_image_mib_total; also stored in `*limitHit` if given).
+  Result<Charge> charge(uint32_t clientId, uint64_t bytes, const char** limitHit = nullptr) XRC_EXCLUDES(mutex_);
   uint64_t clientBytes(uint32_t clientId) const XRC_EXCLUDES(mutex_);
   uint64_t totalBytes() const XRC_EXCLUDES(mutex_);
   uint64_t perClientLimit() const { return perClient_; }

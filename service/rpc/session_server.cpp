@@ -163,9 +163,9 @@ kj::Promise<void> refuse(Context& context, SessionState& s, std::string_view lim
 }
 
 template <typename Context>
-kj::Promise<void> refuseImages(Context& context, SessionState& s, const SwapchainRequest& request, const Error& error) {
-  const bool total = error.message.find("max_image_mib_total") != std::string::npos;
-  return refuse(context, s, total ? "max_image_mib_total" : "max_image_mib_per_client",
+kj::Promise<void> refuseImages(Context& context, SessionState& s, const SwapchainRequest& request, const char* limit,
+                               const Error& error) {
+  return refuse(context, s, limit,
                 makeError(ErrorCode::exhausted, "createSwapchain {}x{} ({} layers, {} mips): {}", request.width,
                           request.height, request.arraySize, request.mipCount, error.message));
 }
@@ -316,16 +316,17 @@ kj::Promise<void> SessionServer::createSwapchain(CreateSwapchainContext context)
   // Charged before any memory is taken: first one shared and one runtime image (so that an
   // oversized request allocates nothing), then all of them once the runtime says how many.
   const uint64_t imageBytes = estimateImageBytes(info);
-  auto charge = s.ctx.images.charge(s.client->id, 2 * imageBytes);
-  if (!charge) return refuseImages(context, s, request, charge.error());
+  const char* limit = nullptr;
+  auto charge = s.ctx.images.charge(s.client->id, 2 * imageBytes, &limit);
+  if (!charge) return refuseImages(context, s, request, limit, charge.error());
   auto runtime = s.ctx.backend.createSwapchain(info);
   if (!runtime) return answer(context, runtime.error());
   // A static swapchain has one image (released once); copies of it go to any runtime image.
   const bool isStatic = (request.createFlags & swapchain_flags::staticImage) != 0;
   const uint32_t sharedCount = isStatic ? 1 : runtime.value()->imageCount();
   charge.value().reset();
-  charge = s.ctx.images.charge(s.client->id, imageBytes * (sharedCount + runtime.value()->imageCount()));
-  if (!charge) return refuseImages(context, s, request, charge.error());
+  charge = s.ctx.images.charge(s.client->id, imageBytes * (sharedCount + runtime.value()->imageCount()), &limit);
+  if (!charge) return refuseImages(context, s, request, limit, charge.error());
   std::vector<gpu::ExportedImage> exported;
   auto shared = gpu::SharedSwapchain::create(s.ctx.gpu, info, sharedCount, s.client->syncMode, exported);
   if (!shared) return answer(context, shared.error());

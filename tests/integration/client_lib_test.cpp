@@ -221,24 +221,16 @@ TEST_F(ClientLib, SwapchainMemoryPastTheClientsBudgetIsRefused) {
   if (HasFatalFailure()) return;
   ASSERT_GE(system_.protocolMinor, 8u);
   client::Connection& c = connection();
-  DemoSpec spec{"bystander", 3, 1'000'000};
-  spec.overlay = 1;  // shown over the primary (this client, which shows nothing)
-  auto bystander = startDemo(daemon(), dir_, spec);
-  ASSERT_TRUE(bystander->waitForOutput("connected", 30s)) << bystander->output();
+  Bystander bystander(daemon(), dir_, 1);  // an overlay: shown over this client, which shows nothing
+  ASSERT_TRUE(bystander.connected()) << bystander.output();
 
   SwapchainRequest request;
   request.usageFlags = 0x1;  // XR_SWAPCHAIN_USAGE_COLOR_ATTACHMENT_BIT
   request.format = 37;       // VK_FORMAT_R8G8B8A8_UNORM: 4 MiB an image at 1024x1024
   request.width = 1024;
   request.height = 1024;
-  auto bystanderShown = [&] {
-    auto s = daemon().control()->status();
-    const auto* b = s ? findClient(s.value(), "bystander") : nullptr;
-    return b == nullptr ? uint64_t(0) : b->framesDisplayed;
-  };
-  ASSERT_TRUE(daemon().waitForStatus([&](const control::DaemonStatus&) { return bystanderShown() > 0; }, 20s));
-  const auto attackStart = std::chrono::steady_clock::now();
-  const uint64_t shownAtStart = bystanderShown();
+  ASSERT_TRUE(daemon().waitForStatus([&](const control::DaemonStatus&) { return bystander.displayed() > 0; }, 20s));
+  bystander.startRate();
   std::vector<std::unique_ptr<client::Swapchain>> held;
   Result<std::unique_ptr<client::Swapchain>> refused = makeError(ErrorCode::internal, "none refused");
   for (int i = 0; i < 16; ++i) {
@@ -250,9 +242,7 @@ TEST_F(ClientLib, SwapchainMemoryPastTheClientsBudgetIsRefused) {
     held.push_back(std::move(swapchain).value());
   }
   std::this_thread::sleep_for(1s);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - attackStart).count();
-  std::printf("bystander: %.1f frames/s displayed during a swapchain memory flood (%.1f s)\n",
-              double(bystanderShown() - shownAtStart) / seconds, seconds);
+  bystander.reportRate("a swapchain memory flood");
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, ErrorCode::exhausted) << refused.error().describe();
   EXPECT_NE(refused.error().message.find("max_image_mib_per_client"), std::string::npos) << refused.error().message;
@@ -282,10 +272,7 @@ TEST_F(ClientLib, SwapchainMemoryPastTheClientsBudgetIsRefused) {
       5s));
   auto again = c.createSwapchain(request);
   EXPECT_TRUE(again) << again.error().describe();
-  EXPECT_TRUE(keepsBeingDisplayed(daemon(), "bystander"));
-  bystander->closeStdin();
-  bystander->signal(SIGTERM);
-  bystander->wait(10s);
+  EXPECT_TRUE(bystander.keepsBeingDisplayed());
 }
 
 // A client that releases faster than its frames can be shown has releases past its copy
@@ -295,10 +282,8 @@ TEST_F(ClientLib, ReleasesPastTheCopyBudgetAreSkipped) {
   if (HasFatalFailure()) return;
   ASSERT_GE(system_.protocolMinor, 8u);
   client::Connection& c = connection();
-  DemoSpec spec{"bystander", 3, 1'000'000};
-  spec.overlay = 1;
-  auto bystander = startDemo(daemon(), dir_, spec);
-  ASSERT_TRUE(bystander->waitForOutput("connected", 30s)) << bystander->output();
+  Bystander bystander(daemon(), dir_, 1);
+  ASSERT_TRUE(bystander.connected()) << bystander.output();
   SwapchainRequest request;
   request.usageFlags = 0x1;  // XR_SWAPCHAIN_USAGE_COLOR_ATTACHMENT_BIT
   request.format = 37;       // VK_FORMAT_R8G8B8A8_UNORM: 1 MiB an image at 512x512
@@ -364,9 +349,6 @@ TEST_F(ClientLib, ReleasesPastTheCopyBudgetAreSkipped) {
     if (hit.limit == "max_copy_mib_per_period") hits = hit.count;
   }
   EXPECT_EQ(hits, h->releasesSkipped);
-  bystander->closeStdin();
-  bystander->signal(SIGTERM);
-  bystander->wait(10s);
 }
 
 }  // namespace

@@ -197,10 +197,8 @@ TEST(Fuzz, RandomCallsOverTheWholeSchemaAreAnsweredAndHarmNobody) {
   TempDir dir;
   Daemon daemon(dir, {"--max-image-mib-per-client", "256"});
   ASSERT_TRUE(daemon.ready()) << daemon.process().output();
-  DemoSpec bystanderSpec{"bystander", 3, 1'000'000};
-  bystanderSpec.overlay = 1;  // shown whatever the fuzzer does to the primary role
-  auto bystander = startDemo(daemon, dir, bystanderSpec);
-  ASSERT_TRUE(bystander->waitForOutput("connected", 30s)) << bystander->output();
+  Bystander bystander(daemon, dir, 1);  // an overlay: shown whatever the fuzzer does to the primary role
+  ASSERT_TRUE(bystander.connected()) << bystander.output();
   auto system = client::describe(daemon.socket());
   ASSERT_TRUE(system) << system.error().describe();
   const DeviceFacts device = system.value().device;
@@ -317,10 +315,7 @@ TEST(Fuzz, RandomCallsOverTheWholeSchemaAreAnsweredAndHarmNobody) {
   // The bystander went on being displayed, and the daemon still serves newcomers.
   targets.clear();
   links.clear();
-  EXPECT_TRUE(keepsBeingDisplayed(daemon, "bystander"));
-  bystander->closeStdin();
-  bystander->signal(SIGTERM);
-  bystander->wait(10s);
+  EXPECT_TRUE(bystander.keepsBeingDisplayed());
 }
 
 }  // namespace

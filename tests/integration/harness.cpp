@@ -9,7 +9,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -253,6 +256,41 @@ const control::ClientStatus* findClient(const control::DaemonStatus& status, con
     if (c.name == name) return &c;
   }
   return nullptr;
+}
+
+Bystander::Bystander(Daemon& daemon, const TempDir& dir, std::optional<uint32_t> overlay) : daemon_(daemon) {
+  DemoSpec spec{"bystander", 3, 1'000'000};
+  spec.overlay = overlay;
+  process_ = startDemo(daemon, dir, spec);
+}
+
+Bystander::~Bystander() {
+  process_->closeStdin();
+  process_->signal(SIGTERM);
+  process_->wait(std::chrono::seconds(10));
+}
+
+bool Bystander::connected() { return process_->waitForOutput("connected", std::chrono::seconds(30)); }
+
+uint64_t Bystander::displayed() {
+  auto c = daemon_.control();
+  if (!c) return 0;
+  auto s = c->status();
+  if (!s) return 0;
+  const auto* b = findClient(s.value(), "bystander");
+  return b == nullptr ? 0 : b->framesDisplayed;
+}
+
+void Bystander::startRate() {
+  rateStart_ = std::chrono::steady_clock::now();
+  rateFrames_ = displayed();
+}
+
+void Bystander::reportRate(const char* during) {
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - rateStart_).count();
+  const double rate = double(displayed() - rateFrames_) / seconds;
+  std::printf("bystander: %.1f frames/s displayed during %s (%.1f s)\n", rate, during, seconds);
+  ::testing::Test::RecordProperty("bystander_fps", std::to_string(rate));
 }
 
 bool keepsBeingDisplayed(Daemon& daemon, const std::string& name) {

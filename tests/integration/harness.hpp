@@ -114,6 +114,28 @@ const control::ClientStatus* findClient(const control::DaemonStatus& status, con
 // Whether client `name` gets more than 5 more frames displayed within 20 s: progress, not a
 // rate (sanitizer builds render slowly).
 bool keepsBeingDisplayed(Daemon& daemon, const std::string& name);
+// A demo client named "bystander" rendering beside an attack (an overlay at `overlay` when
+// given, so it is shown whoever is primary), stopped at destruction.
+class Bystander {
+ public:
+  Bystander(Daemon& daemon, const TempDir& dir, std::optional<uint32_t> overlay = std::nullopt);
+  ~Bystander();
+  bool connected();  // within 30 s
+  std::string output() { return process_->output(); }
+  uint64_t displayed();
+  // Starts a measurement of its display rate, printed by reportRate() (not asserted: sanitizer
+  // builds render slowly; docs/BENCHMARKS.md has figures from the normal build).
+  void startRate();
+  void reportRate(const char* during);
+  bool keepsBeingDisplayed() { return test::keepsBeingDisplayed(daemon_, "bystander"); }
+
+ private:
+  Daemon& daemon_;
+  std::unique_ptr<Process> process_;
+  std::chrono::steady_clock::time_point rateStart_;
+  uint64_t rateFrames_ = 0;
+};
+
 // Whether a headless display shows hello_xr in both eyes (its background over most of each eye,
 // something drawn over it): empty if so, else what is wrong.
 std::string helloXrDisplayProblem(const control::Pixels& px);

@@ -80,48 +80,6 @@ uint64_t limitHits(const control::DaemonStatus& s, const std::string& limit) {
   return 0;
 }
 
-// A demo client rendering beside an attack, and a check that it went on being displayed.
-class Bystander {
- public:
-  Bystander(Daemon& daemon, const TempDir& dir) : daemon_(daemon) {
-    process_ = startDemo(daemon, dir, DemoSpec{"bystander", 3, 1'000'000});
-  }
-  ~Bystander() {
-    process_->closeStdin();
-    process_->signal(SIGTERM);
-    process_->wait(std::chrono::seconds(10));
-  }
-  bool connected() { return process_->waitForOutput("connected", std::chrono::seconds(30)); }
-  std::string output() { return process_->output(); }
-  uint64_t displayed() {
-    auto c = daemon_.control();
-    if (!c) return 0;
-    auto s = c->status();
-    if (!s) return 0;
-    const auto* b = findClient(s.value(), "bystander");
-    return b == nullptr ? 0 : b->framesDisplayed;
-  }
-  // Starts a measurement of its display rate, reported by reportRate() (printed, not asserted:
-  // sanitizer builds render slowly; docs/BENCHMARKS.md has figures from the normal build).
-  void startRate() {
-    rateStart_ = std::chrono::steady_clock::now();
-    rateFrames_ = displayed();
-  }
-  void reportRate(const char* during) {
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - rateStart_).count();
-    const double rate = double(displayed() - rateFrames_) / seconds;
-    std::printf("bystander: %.1f frames/s displayed during %s (%.1f s)\n", rate, during, seconds);
-    ::testing::Test::RecordProperty("bystander_fps", std::to_string(rate));
-  }
-  bool keepsBeingDisplayed() { return test::keepsBeingDisplayed(daemon_, "bystander"); }
-
- private:
-  Daemon& daemon_;
-  std::unique_ptr<Process> process_;
-  std::chrono::steady_clock::time_point rateStart_;
-  uint64_t rateFrames_ = 0;
-};
-
 TEST(Isolation, TheListenerRecoversFromFdExhaustion) {
 #if defined(__SANITIZE_ADDRESS__)
   // UBSan (built in with ASan here) checks a vptr it has not seen by probing memory through a
