@@ -6,7 +6,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("xrc::wire");
 
 const protocolMajor :UInt16 = 1;
-const protocolMinor :UInt16 = 8;
+const protocolMinor :UInt16 = 9;
 # Minor 1: view poses/fovs, head pose with waitFrame, locateHead.
 # Minor 2: overlay sessions, session roles, per-frame stats, Control.setPrimary/kick.
 # Minor 3: environment blend modes (system description, endFrame, status); LOCAL space changes
@@ -23,6 +23,9 @@ const protocolMinor :UInt16 = 8;
 #          haptics (Session.applyHaptic/stopHaptic), simulated controllers (Control.setInput,
 #          setHandPose) and haptic counts in status; per-frame eye poses and fovs
 #          (FrameTiming.views); depth sub-images reported by readDisplay.
+# Minor 8: limits on what a client can make the daemon spend, hung clients (status fields).
+# Minor 9: color scale and bias per layer (Layer.colorScale/colorBias); the display's own
+#          visibility masks per view (ViewDescription.visibilityMasks).
 
 # --- errors -------------------------------------------------------------------------------------
 # Every call answers with an Error; code `none` means success. Errors are data, not exceptions, so
@@ -85,6 +88,15 @@ struct ViewDescription {
   maxHeight @3 :UInt32;
   eyeInHead @4 :Pose;             # the view's pose relative to the head (VIEW space)
   fov @5 :List(Float32);          # angleLeft angleRight angleUp angleDown (radians)
+  # 1.9: the display's own masks for this view (XR_KHR_visibility_mask), where its runtime has
+  # them; empty: the view's whole rectangle is visible.
+  visibilityMasks @6 :List(VisibilityMask);
+}
+
+struct VisibilityMask {
+  type @0 :UInt32;                # XrVisibilityMaskTypeKHR: 1 hidden mesh, 2 visible mesh, 3 line loop
+  vertices @1 :List(Float32);     # x y pairs on the view's z = -1 plane
+  indices @2 :List(UInt32);       # triangles (meshes) or the loop, into vertices
 }
 
 struct SystemDescription {
@@ -258,6 +270,11 @@ struct Layer {
       eyeVisibility @21 :UInt32;
     }
   }
+  # 1.9: XR_KHR_composition_layer_color_scale_bias. Each texel (r g b a) of the layer becomes
+  # texel * colorScale + colorBias before it is blended (an unpremultiplied source is multiplied
+  # by its new alpha afterwards). Both empty: no change; otherwise 4 finite values each.
+  colorScale @22 :List(Float32);
+  colorBias @23 :List(Float32);
 }
 
 struct FrameTiming {

@@ -1,5 +1,6 @@
 // Session lifecycle and the frame loop: xrWaitFrame is the one blocking round trip of a frame;
 // xrBeginFrame and xrEndFrame are validated here and sent without waiting for the daemon.
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -163,6 +164,20 @@ XrResult convertLayer(Session& session, const XrCompositionLayerBaseHeader* head
   bool located = false;
   if (XrResult r = spaceInStage(session, *space, displayTime, spacePose, located); XR_FAILED(r)) return r;
   out.flags = header->layerFlags;
+  if (instance.enabled(XR_KHR_COMPOSITION_LAYER_COLOR_SCALE_BIAS_EXTENSION_NAME)) {
+    if (auto color = static_cast<const XrCompositionLayerColorScaleBiasKHR*>(
+            findInChain(header->next, XR_TYPE_COMPOSITION_LAYER_COLOR_SCALE_BIAS_KHR))) {
+      const XrColor4f& k = color->colorScale;
+      const XrColor4f& b = color->colorBias;
+      const float values[8] = {k.r, k.g, k.b, k.a, b.r, b.g, b.b, b.a};
+      if (!std::all_of(std::begin(values), std::end(values), [](float v) { return std::isfinite(v); })) {
+        return XR_ERROR_VALIDATION_FAILURE;
+      }
+      out.hasColor = true;
+      std::copy_n(values, 4, out.colorScale);
+      std::copy_n(values + 4, 4, out.colorBias);
+    }
+  }
 
   if (header->type == XR_TYPE_COMPOSITION_LAYER_PROJECTION) {
     auto& layer = *reinterpret_cast<const XrCompositionLayerProjection*>(header);

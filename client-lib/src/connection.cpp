@@ -486,6 +486,13 @@ EndFrameRequest endFrameRequest(IoState& io, uint64_t frameId, int64_t displayTi
   for (uint32_t i = 0; i < layers.size(); ++i) {
     const Layer& layer = layers[i];
     out[i].setFlags(layer.flags);
+    if (layer.hasColor) {  // 1.9; a daemon before it shows the layer unchanged
+      auto scale = out[i].initColorScale(4), bias = out[i].initColorBias(4);
+      for (uint32_t k = 0; k < 4; ++k) {
+        scale.set(k, layer.colorScale[k]);
+        bias.set(k, layer.colorBias[k]);
+      }
+    }
     if (layer.kind == Layer::Kind::projection) {
       auto views = out[i].initProjection(uint32_t(layer.views.size()));
       for (uint32_t v = 0; v < layer.views.size(); ++v) {

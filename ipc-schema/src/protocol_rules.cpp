@@ -330,6 +330,19 @@ Status validateEquirect(float radius, const std::vector<float>& scale, const std
   return {};
 }
 
+Status validateColorScaleBias(const std::vector<float>& scale, const std::vector<float>& bias) {
+  if (scale.empty() && bias.empty()) return {};
+  auto finite4 = [](const std::vector<float>& v) {
+    return v.size() == 4 && std::all_of(v.begin(), v.end(), [](float f) { return std::isfinite(f); });
+  };
+  if (!finite4(scale) || !finite4(bias)) {
+    return makeError(ErrorCode::invalidArgument,
+                     "layer color scale and bias need 4 finite values each (got {} and {} values)", scale.size(),
+                     bias.size());
+  }
+  return {};
+}
+
 Status validatePose(const std::vector<float>& orientation, const std::vector<float>& position) {
   if (orientation.size() != 4 || position.size() != 3) {
     return makeError(ErrorCode::invalidArgument, "pose needs 4 orientation and 3 position values (got {} and {})",

@@ -114,6 +114,12 @@ struct LayerShape {
   std::array<float, 2> scale{1, 1}, bias{0, 0};  // equirect
 };
 
+// XR_KHR_composition_layer_color_scale_bias: texel * scale + bias, before blending.
+struct LayerColor {
+  std::array<float, 4> scale{1, 1, 1, 1}, bias{0, 0, 0, 0};
+  bool identity() const { return scale == std::array<float, 4>{1, 1, 1, 1} && bias == std::array<float, 4>{}; }
+};
+
 // A projection view's depth sub-image (XR_KHR_composition_layer_depth) and its range.
 struct LayerDepth {
   LayerView view;
@@ -129,6 +135,7 @@ struct CommittedLayer {
   float quadWidth = 0, quadHeight = 0;
   std::vector<float> quadOrientation, quadPosition;  // quad, cylinder, equirect, cube: the pose in STAGE
   LayerShape shape;                                  // cylinder, equirect, cube
+  std::optional<LayerColor> color;                   // the client gave a color scale and bias
 };
 
 struct CommittedFrame {

@@ -31,6 +31,7 @@ struct PendingLayer {
   float quadWidth = 0, quadHeight = 0;
   std::vector<float> orientation, position;
   LayerShape shape;
+  std::optional<LayerColor> color;
 };
 
 // The head at `timeNs`: at once when the backend knows it, else once its runtime located it
@@ -68,6 +69,7 @@ void commitLayers(DaemonContext& ctx, CommittedFrame frame, const std::vector<Pe
     layer.quadOrientation = p.orientation;
     layer.quadPosition = p.position;
     layer.shape = p.shape;
+    layer.color = p.color;
     auto resolve = [](const PendingView& v, uint32_t eye) -> std::optional<LayerView> {
       const SwapchainCore::Latest latest = v.core->latest();
       if (!latest.hasContent) return std::nullopt;  // its only release failed; nothing to show
@@ -527,6 +529,13 @@ kj::Promise<Status> SessionServer::end(wire::Session::EndFrameParams::Reader par
   for (auto layer : layers) {
     PendingLayer p;
     p.flags = layer.getFlags();
+    if (layer.hasColorScale() || layer.hasColorBias()) {
+      const auto scale = floats(layer.getColorScale()), bias = floats(layer.getColorBias());
+      if (auto v = validateColorScaleBias(scale, bias); !v) return v;
+      p.color = LayerColor{};
+      std::copy(scale.begin(), scale.end(), p.color->scale.begin());
+      std::copy(bias.begin(), bias.end(), p.color->bias.begin());
+    }
     if (layer.isProjection()) {
       p.kind = CommittedLayer::Kind::projection;
       auto views = layer.getProjection();

@@ -32,24 +32,6 @@ struct Client {
 };
 
 // One channel of `src` blended over `dst` (premultiplied source alpha), as the blend shader does.
-uint32_t blendOver(uint32_t src, uint32_t dst) {
-  const float a = float(src >> 24) / 255.f;
-  uint32_t out = 0;
-  for (int shift = 0; shift < 32; shift += 8) {
-    const float s = float((src >> shift) & 0xff) / 255.f, d = float((dst >> shift) & 0xff) / 255.f;
-    const float v = std::clamp(s + d * (1.f - a), 0.f, 1.f);
-    out |= uint32_t(std::lround(v * 255.f)) << shift;
-  }
-  return out;
-}
-
-bool closeEnough(uint32_t got, uint32_t want, int tolerance) {
-  for (int shift = 0; shift < 32; shift += 8) {
-    if (std::abs(int((got >> shift) & 0xff) - int((want >> shift) & 0xff)) > tolerance) return false;
-  }
-  return true;
-}
-
 CtlResult ctl(const Daemon& daemon, const TempDir& dir, std::vector<std::string> args) {
   args.insert(args.begin(), {"--socket", daemon.socket()});
   return runCtl(dir, args);

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -103,6 +104,12 @@ std::unique_ptr<Process> startDemo(const Daemon& daemon, const TempDir& dir, con
     argv.push_back(spec.shape);
     argv.push_back("--shape-radius");
     argv.push_back(std::to_string(spec.shapeRadius));
+  }
+  using Flag = std::pair<const char*, const std::vector<float>*>;
+  for (const auto& [flag, values] : {Flag{"--color-scale", &spec.colorScale}, Flag{"--color-bias", &spec.colorBias}}) {
+    if (values->empty()) continue;
+    argv.push_back(flag);
+    for (float v : *values) argv.push_back(fmt::format("{}", v));
   }
   if (spec.quadPx > 0) {
     option("--quad-px", spec.quadPx);
@@ -366,6 +373,24 @@ size_t countDisplayMismatches(const control::Pixels& px, uint32_t view, uint32_t
     }
   }
   return mismatches;
+}
+
+uint32_t blendOver(uint32_t src, uint32_t dst) {
+  const float a = float(src >> 24) / 255.f;
+  uint32_t out = 0;
+  for (int shift = 0; shift < 32; shift += 8) {
+    const float s = float((src >> shift) & 0xff) / 255.f, d = float((dst >> shift) & 0xff) / 255.f;
+    const float v = std::clamp(s + d * (1.f - a), 0.f, 1.f);
+    out |= uint32_t(std::lround(v * 255.f)) << shift;
+  }
+  return out;
+}
+
+bool closeEnough(uint32_t got, uint32_t want, int tolerance) {
+  for (int shift = 0; shift < 32; shift += 8) {
+    if (std::abs(int((got >> shift) & 0xff) - int((want >> shift) & 0xff)) > tolerance) return false;
+  }
+  return true;
 }
 
 }  // namespace xrc::test

@@ -56,10 +56,11 @@ struct DemoSpec {
   uint32_t alpha = 255;
   uint32_t workMs = 0, lateEvery = 0;
   uint64_t stallAfter = 0;
-  bool stats = false;                // --stats: timing lines after the last frame
-  std::string blendMode = "opaque";  // --blend-mode
-  std::string shape = "";            // --shape cylinder|equirect
-  float shapeRadius = 0;             // --shape-radius
+  bool stats = false;                        // --stats: timing lines after the last frame
+  std::string blendMode = "opaque";          // --blend-mode
+  std::string shape = "";                    // --shape cylinder|equirect
+  float shapeRadius = 0;                     // --shape-radius
+  std::vector<float> colorScale, colorBias;  // --color-scale, --color-bias (4 values each)
 };
 
 std::unique_ptr<Process> startDemo(const Daemon& daemon, const TempDir& dir, const DemoSpec& spec,
@@ -139,5 +140,10 @@ class Bystander {
 // Whether a headless display shows hello_xr in both eyes (its background over most of each eye,
 // something drawn over it): empty if so, else what is wrong.
 std::string helloXrDisplayProblem(const control::Pixels& px);
+
+// RGBA8 (R in the low byte): `src` (premultiplied) blended over `dst`, as the display does.
+uint32_t blendOver(uint32_t src, uint32_t dst);
+// Every channel within `tolerance` of the wanted one.
+bool closeEnough(uint32_t got, uint32_t want, int tolerance);
 
 }  // namespace xrc::test

@@ -88,6 +88,69 @@ std::optional<std::array<double, 2>> layerUv(const Shape& shape, uint32_t eye, u
   return std::array<double, 2>{u, v};
 }
 
+// Every output pixel of both eyes against the texel the layer's geometry puts there (or the
+// cleared background where the layer is not), for the demo's frame `frame`.
+struct ShapeCheck {
+  size_t covered = 0, mismatches = 0;
+  std::string first;
+};
+
+ShapeCheck checkShapePixels(const Pixels& px, const Shape& shape, uint32_t seed, uint64_t frame) {
+  ShapeCheck check;
+  for (uint32_t eye = 0; eye < 2; ++eye) {
+    for (uint32_t y = 0; y < kView; ++y) {
+      for (uint32_t x = 0; x < kView; ++x) {
+        uint32_t got;
+        std::memcpy(&got, px.data.data() + (size_t(y) * px.width + eye * kView + x) * 4, 4);
+        uint32_t face = 0;
+        const auto uv = layerUv(shape, eye, x, y, &face);
+        const bool cube = std::string(shape.kind) == "cube";
+        // The cube swapchain is the demo's third (after the two eyes'); the others use eye 0's.
+        const pattern::Key key{seed, cube ? 2u : 0u, frame, cube ? face : 0u, 0};
+        // The GPU's float math may land one texel over at texel edges, and a pixel off at the
+        // layer's border: any of the neighbouring texels (or the background there) is right.
+        bool ok = false;
+        const double sx = uv ? (*uv)[0] * kView : 0, sy = uv ? (*uv)[1] * kView : 0;
+        // A cube has no border: its faces meet (a texel of the neighbouring face is as right).
+        const bool border = !uv || (!cube && (sx < 1 || sy < 1 || sx > kView - 1 || sy > kView - 1));
+        if (!uv || border) ok = got == 0xff000000u;  // cleared to opaque black
+        if (uv) {
+          check.covered++;
+          for (int dy = -1; dy <= 1 && !ok; ++dy) {
+            for (int dx = -1; dx <= 1 && !ok; ++dx) {
+              const int tx = std::clamp(int(sx) + dx, 0, int(kView) - 1),
+                        ty = std::clamp(int(sy) + dy, 0, int(kView) - 1);
+              ok = got == pattern::color(key, uint32_t(tx), uint32_t(ty));
+              // At a cube's edge the GPU may pick the neighbouring face.
+              for (uint32_t f = 0; cube && f < 6 && !ok; ++f) {
+                ok = got == pattern::color({seed, 2u, frame, f, 0}, uint32_t(tx), uint32_t(ty)) &&
+                     (sx < 1 || sy < 1 || sx > kView - 1 || sy > kView - 1);
+              }
+            }
+          }
+        }
+        if (!ok && check.mismatches++ == 0) {
+          check.first = fmt::format("eye {} ({},{}): got {:08x}, layer uv {}", eye, x, y, got,
+                                    uv ? fmt::format("({:.4f}, {:.4f})", (*uv)[0], (*uv)[1]) : "none");
+        }
+      }
+    }
+  }
+  return check;
+}
+
+DemoSpec shapedDemo(const Shape& shape, uint64_t stall) {
+  DemoSpec spec;
+  spec.name = "shaped";
+  spec.seed = 41;
+  spec.frames = 1000000;
+  spec.projection = false;
+  spec.stallAfter = stall;  // the last frame stays on the display
+  spec.shape = shape.kind;
+  spec.shapeRadius = shape.radius;
+  return spec;
+}
+
 class ShapedLayers : public ::testing::TestWithParam<Shape> {};
 
 TEST_P(ShapedLayers, EveryPixelShowsTheTexelItsRayHits) {
@@ -96,14 +159,7 @@ TEST_P(ShapedLayers, EveryPixelShowsTheTexelItsRayHits) {
   Daemon daemon(dir);
   ASSERT_TRUE(daemon.ready()) << daemon.process().output();
   constexpr uint64_t kStall = 20;
-  DemoSpec spec;
-  spec.name = "shaped";
-  spec.seed = 41;
-  spec.frames = 1000000;
-  spec.projection = false;
-  spec.stallAfter = kStall;  // the last frame stays on the display
-  spec.shape = shape.kind;
-  spec.shapeRadius = shape.radius;
+  const DemoSpec spec = shapedDemo(shape, kStall);
   auto demo = startDemo(daemon, dir, spec);
   ASSERT_TRUE(demo->waitForOutput("stalled after 20 frames", 120s)) << demo->output();
   auto control = daemon.control();
@@ -119,60 +175,58 @@ TEST_P(ShapedLayers, EveryPixelShowsTheTexelItsRayHits) {
   ASSERT_EQ(display.value().shown[0].releaseOrdinal, kStall - 1);
   const auto& px = display.value().pixels;
   ASSERT_EQ(px.width, 2 * kView);
+  const ShapeCheck check = checkShapePixels(px, shape, spec.seed, kStall - 1);
+  EXPECT_GT(check.covered, size_t(kView * kView / 2));  // the layer fills much of each eye
+  EXPECT_EQ(check.mismatches, 0u) << check.first;
+}
 
-  size_t covered = 0, mismatches = 0;
-  std::string first;
-  for (uint32_t eye = 0; eye < 2; ++eye) {
-    for (uint32_t y = 0; y < kView; ++y) {
-      for (uint32_t x = 0; x < kView; ++x) {
-        uint32_t got;
-        std::memcpy(&got, px.data.data() + (size_t(y) * px.width + eye * kView + x) * 4, 4);
-        uint32_t face = 0;
-        const auto uv = layerUv(shape, eye, x, y, &face);
-        const bool cube = std::string(shape.kind) == "cube";
-        // The cube swapchain is the demo's third (after the two eyes'); the others use eye 0's.
-        const pattern::Key key{spec.seed, cube ? 2u : 0u, kStall - 1, cube ? face : 0u, 0};
-        // The GPU's float math may land one texel over at texel edges, and a pixel off at the
-        // layer's border: any of the neighbouring texels (or the background there) is right.
-        bool ok = false;
-        const double sx = uv ? (*uv)[0] * kView : 0, sy = uv ? (*uv)[1] * kView : 0;
-        // A cube has no border: its faces meet (a texel of the neighbouring face is as right).
-        const bool border = !uv || (!cube && (sx < 1 || sy < 1 || sx > kView - 1 || sy > kView - 1));
-        if (!uv || border) ok = got == 0xff000000u;  // cleared to opaque black
-        if (uv) {
-          covered++;
-          for (int dy = -1; dy <= 1 && !ok; ++dy) {
-            for (int dx = -1; dx <= 1 && !ok; ++dx) {
-              const int tx = std::clamp(int(sx) + dx, 0, int(kView) - 1),
-                        ty = std::clamp(int(sy) + dy, 0, int(kView) - 1);
-              ok = got == pattern::color(key, uint32_t(tx), uint32_t(ty));
-              // At a cube's edge the GPU may pick the neighbouring face.
-              for (uint32_t f = 0; cube && f < 6 && !ok; ++f) {
-                ok = got == pattern::color({spec.seed, 2u, kStall - 1, f, 0}, uint32_t(tx), uint32_t(ty)) &&
-                     (sx < 1 || sy < 1 || sx > kView - 1 || sy > kView - 1);
-              }
-            }
-          }
-        }
-        if (!ok && mismatches++ == 0) {
-          first = fmt::format("eye {} ({},{}): got {:08x}, layer uv {}", eye, x, y, got,
-                              uv ? fmt::format("({:.4f}, {:.4f})", (*uv)[0], (*uv)[1]) : "none");
-        }
-      }
-    }
+// The same layers from a client of daemon B, which runs `--backend openxr` over daemon A's
+// OpenXR runtime face: B forwards them as XR_KHR_composition_layer_cylinder / _equirect / _cube
+// layers, and A's display must show exactly what it shows for a client of its own.
+class ShapedLayersThroughOpenXr : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(ShapedLayersThroughOpenXr, ReachTheRuntimeAsTheirOwnLayerType) {
+  const Shape shape = GetParam();
+  TempDir dirA, dirB;
+  Daemon a(dirA);
+  ASSERT_TRUE(a.ready()) << a.process().output();
+  auto env = openxrEnv(a.socket());
+  Daemon b(dirB, {"--backend", "openxr"}, env);
+  ASSERT_TRUE(b.ready()) << b.process().output();
+  constexpr uint64_t kStall = 20;
+  const DemoSpec spec = shapedDemo(shape, kStall);
+  auto demo = startDemo(b, dirB, spec);
+  ASSERT_TRUE(demo->waitForOutput("stalled after 20 frames", 120s)) << demo->output() << b.process().output();
+  auto control = a.control();
+  ASSERT_TRUE(control);
+  // B keeps handing A its client's last frame; A shows it once B's copy of it arrived.
+  ShapeCheck check;
+  check.mismatches = 1;
+  check.first = "no display frame read";
+  for (auto deadline = std::chrono::steady_clock::now() + 60s;
+       check.mismatches > 0 && std::chrono::steady_clock::now() < deadline;) {
+    auto display = control->readDisplay();
+    ASSERT_TRUE(display) << display.error().describe();
+    if (display.value().shown.size() == 1)
+      check = checkShapePixels(display.value().pixels, shape, spec.seed, kStall - 1);
+    if (check.mismatches > 0) std::this_thread::sleep_for(50ms);
   }
-  EXPECT_GT(covered, size_t(kView * kView / 2));  // the layer fills much of each eye
-  EXPECT_EQ(mismatches, 0u) << first;
+  EXPECT_GT(check.covered, size_t(kView * kView / 2));
+  EXPECT_EQ(check.mismatches, 0u) << check.first << "\n" << b.process().output();
+  EXPECT_EQ(b.process().output().find("left out of its frames"), std::string::npos) << b.process().output();
+}
+
+std::string shapeName(const ::testing::TestParamInfo<Shape>& info) {
+  return fmt::format("{}{}", info.param.kind,
+                     info.param.radius == 0 ? std::string("AtInfinity") : fmt::format("Radius{}m", info.param.radius));
 }
 
 INSTANTIATE_TEST_SUITE_P(CylinderEquirectCube, ShapedLayers,
                          ::testing::Values(Shape{"cylinder", 0}, Shape{"cylinder", 2}, Shape{"equirect", 0},
                                            Shape{"equirect", 3}, Shape{"cube", 0}),
-                         [](const auto& info) {
-                           return fmt::format("{}{}", info.param.kind,
-                                              info.param.radius == 0 ? std::string("AtInfinity")
-                                                                     : fmt::format("Radius{}m", info.param.radius));
-                         });
+                         shapeName);
+INSTANTIATE_TEST_SUITE_P(CylinderEquirectCube, ShapedLayersThroughOpenXr,
+                         ::testing::Values(Shape{"cylinder", 2}, Shape{"equirect", 3}, Shape{"cube", 0}), shapeName);
 
 }  // namespace
 }  // namespace xrc::test

@@ -402,6 +402,13 @@ int runDemo(const DemoOptions& o) {
       shaped.bias[1] = -0.5f;
       layers.push_back(shaped);
     }
+    if (o.colorScale.size() == 4 && o.colorBias.size() == 4) {
+      for (auto& layer : layers) {
+        layer.hasColor = true;
+        std::copy(o.colorScale.begin(), o.colorScale.end(), layer.colorScale);
+        std::copy(o.colorBias.begin(), o.colorBias.end(), layer.colorBias);
+      }
+    }
     callStart = Clock::now();
     if (auto s = c.endFrame(timing.value().frameId, timing.value().predictedDisplayTimeNs, layers,
                             blendMode.value().front());

@@ -32,7 +32,9 @@ struct DemoOptions {
   bool stats = false;      // print timing statistics
   bool overlay = false;    // an overlay session at `overlayPlacement`
   uint32_t overlayPlacement = 0;
-  uint32_t alpha = 255;                     // < 255: rendered with this alpha, layers flagged for blending
+  uint32_t alpha = 255;  // < 255: rendered with this alpha, layers flagged for blending
+  // Both given (4 values each): every layer carries this color scale and bias (protocol 1.9).
+  std::vector<float> colorScale, colorBias;
   std::string blendMode = "opaque";         // environment blend mode asked for in endFrame
   uint32_t workMs = 0;                      // simulated render time per frame (slower clients)
   uint32_t renderUs = 0;                    // CPU time between an image\'s wait and its release (benchmarks)

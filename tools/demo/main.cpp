@@ -1,6 +1,7 @@
 // xr-compositor-demo: a real Vulkan client that renders a known, frame-varying pattern through
 // xr-compositord. Exits non-zero if any frame failed.
 #include <CLI/CLI.hpp>
+#include <cstdio>
 
 #include "demo_client.hpp"
 
@@ -35,6 +36,8 @@ int main(int argc, char** argv) {
                                  "Connect as an overlay session at this placement (higher on top)");
   app.add_option("--alpha", o.alpha, "Render with this alpha (0-255); below 255 the layers are blended")
       ->check(CLI::Range(0, 255));
+  app.add_option("--color-scale", o.colorScale, "Color scale of every layer: R G B A (with --color-bias)")->expected(4);
+  app.add_option("--color-bias", o.colorBias, "Color bias of every layer: R G B A (with --color-scale)")->expected(4);
   app.add_option("--blend-mode", o.blendMode, "Environment blend mode: opaque, additive or alpha_blend")
       ->capture_default_str();
   app.add_option("--work-ms", o.workMs, "Simulated render time per frame (ms)");
@@ -55,6 +58,10 @@ int main(int argc, char** argv) {
   app.add_flag("--clear-only", o.clearOnly,
                "Render by a GPU clear instead of the CPU-written test pattern (benchmarks)");
   CLI11_PARSE(app, argc, argv);
+  if (o.colorScale.empty() != o.colorBias.empty()) {
+    std::fprintf(stderr, "--color-scale and --color-bias go together\n");
+    return 2;
+  }
   o.projection = !noProjection;
   o.overlay = overlay->count() > 0;
   return xrc::tools::runDemo(o);

@@ -130,6 +130,10 @@ struct Layer {
   float radius = 0;                           // cylinder, equirect: 0 or +infinity: infinitely far
   float centralAngle = 0, aspectRatio = 1;    // cylinder
   float scale[2] = {1, 1}, bias[2] = {0, 0};  // equirect (see xrc.capnp)
+  // Any kind (protocol 1.9, XR_KHR_composition_layer_color_scale_bias): each texel becomes
+  // texel * colorScale + colorBias (r g b a) before it is blended.
+  bool hasColor = false;
+  float colorScale[4] = {1, 1, 1, 1}, colorBias[4] = {0, 0, 0, 0};
 };
 
 class Connection;

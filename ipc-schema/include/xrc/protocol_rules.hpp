@@ -14,7 +14,7 @@
 namespace xrc {
 
 inline constexpr uint16_t kProtocolMajor = 1;
-inline constexpr uint16_t kProtocolMinor = 8;  // = protocolMinor in xrc.capnp (checked)
+inline constexpr uint16_t kProtocolMinor = 9;  // = protocolMinor in xrc.capnp (checked)
 
 // Documented limits (docs/PROTOCOL.md).
 inline constexpr uint32_t kMaxLayersPerFrame = 16;
@@ -168,6 +168,10 @@ Status validateCylinder(float radius, float centralAngle, float aspectRatio, uin
 Status validateEquirect(float radius, const std::vector<float>& scale, const std::vector<float>& bias,
                         uint32_t eyeVisibility);
 Status validatePose(const std::vector<float>& orientation, const std::vector<float>& position);
+// 1.9 color scale and bias of a layer: both empty, or 4 finite values each.
+Status validateColorScaleBias(const std::vector<float>& scale, const std::vector<float>& bias);
+// 1.9 visibility masks: at most this many vertices (and three times as many indices) per mask.
+inline constexpr uint32_t kMaxVisibilityMaskVertices = 4096;
 // A projection view's depth range (XR_KHR_composition_layer_depth): 0 <= minDepth <= maxDepth <= 1;
 // nearZ and farZ not NaN, not equal, and at least one of them finite (+infinity is allowed).
 Status validateDepthRange(float minDepth, float maxDepth, float nearZ, float farZ);

@@ -1,6 +1,7 @@
 #include "blend_pipeline.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <iterator>
 
 #include "blend.comp.h"
@@ -14,7 +15,9 @@ struct PushConstants {
   int32_t target[4];
   int32_t source[4];
   int32_t arrayIndex;
-  int32_t unpremultiplied;
+  int32_t blend;
+  int32_t unused[2];
+  uint32_t color[4];
 };
 struct ShapePushConstants {
   int32_t clip[4];
@@ -27,9 +30,44 @@ struct ShapePushConstants {
   int32_t arrayIndex;
   int32_t blend;
   int32_t unused;
+  uint32_t color[4];
 };
+static_assert(sizeof(PushConstants) <= 128, "Vulkan guarantees 128 bytes of push constants");
 static_assert(sizeof(ShapePushConstants) <= 128, "Vulkan guarantees 128 bytes of push constants");
 constexpr uint32_t kGroupSize = 8;  // local_size_x/y in blend.comp and shape.comp
+
+// IEEE half of `f` (round to nearest even), what GLSL's unpackHalf2x16 reads. Magnitudes beyond
+// the half range saturate to its largest finite value: a color factor that large saturates the
+// color anyway, and infinity would turn a zero texel into NaN.
+uint16_t toHalf(float f) {
+  f = std::clamp(f, -65504.f, 65504.f);
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const int32_t exponent = int32_t((x >> 23) & 0xffu) - 127 + 15;
+  uint32_t mantissa = x & 0x7fffffu;
+  if (exponent <= 0) {  // a half subnormal, or zero
+    if (exponent < -10) return uint16_t(sign);
+    mantissa |= 0x800000u;
+    const uint32_t shift = uint32_t(14 - exponent);
+    uint32_t h = mantissa >> shift;
+    const uint32_t rest = mantissa & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+    if (rest > halfway || (rest == halfway && (h & 1u))) h++;
+    return uint16_t(sign | h);
+  }
+  uint32_t h = (uint32_t(exponent) << 10) | (mantissa >> 13);
+  const uint32_t rest = mantissa & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) h++;  // a carry rounds up into the exponent
+  return uint16_t(sign | h);
+}
+
+void packColor(const LayerColorScaleBias& color, uint32_t out[4]) {
+  auto pack = [](float lo, float hi) { return uint32_t(toHalf(lo)) | (uint32_t(toHalf(hi)) << 16); };
+  out[0] = pack(color.scale[0], color.scale[1]);
+  out[1] = pack(color.scale[2], color.scale[3]);
+  out[2] = pack(color.bias[0], color.bias[1]);
+  out[3] = pack(color.bias[2], color.bias[3]);
+}
 
 // A compute pipeline of `spirv` with the one descriptor set layout and `pushSize` bytes of
 // push constants.
@@ -194,6 +232,7 @@ Status BlendPipeline::record(VkCommandBuffer cb, const ShapeDraw& draw) {
   c.kind = int32_t(draw.kind);
   c.arrayIndex = int32_t(draw.arrayIndex);
   c.blend = draw.blend;
+  packColor(draw.color, c.color);
   vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, shapePipeline_.get());
   vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, shapeLayout_.get(), 0, 1, &descriptors, 0, nullptr);
   vkCmdPushConstants(cb, shapeLayout_.get(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(c), &c);
@@ -206,11 +245,14 @@ Status BlendPipeline::record(VkCommandBuffer cb, const BlendDraw& draw) {
   auto drawn = drawSet(draw.source);
   if (!drawn) return drawn.error();
   VkDescriptorSet set = drawn.value();
-  const PushConstants constants{{draw.clipX0, draw.clipY0, draw.clipX1, draw.clipY1},
-                                {draw.targetX, draw.targetY, draw.targetW, draw.targetH},
-                                {draw.srcX, draw.srcY, draw.srcW, draw.srcH},
-                                int32_t(draw.arrayIndex),
-                                draw.unpremultiplied ? 1 : 0};
+  PushConstants constants{{draw.clipX0, draw.clipY0, draw.clipX1, draw.clipY1},
+                          {draw.targetX, draw.targetY, draw.targetW, draw.targetH},
+                          {draw.srcX, draw.srcY, draw.srcW, draw.srcH},
+                          int32_t(draw.arrayIndex),
+                          draw.blend,
+                          {0, 0},
+                          {}};
+  packColor(draw.color, constants.color);
   vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_.get());
   vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout_.get(), 0, 1, &set, 0, nullptr);
   vkCmdPushConstants(cb, layout_.get(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(constants), &constants);

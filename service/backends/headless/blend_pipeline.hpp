@@ -1,6 +1,7 @@
 // The headless display's compute drawing: blending one layer's sub-image over the display output
-// (the layer_flags of protocol_rules.hpp; opaque quads and projections keep using plain copies),
-// and drawing cylinder and equirect layers (shaders/shape.comp). Display thread only.
+// (the layer_flags of protocol_rules.hpp; opaque quads and projections keep using plain copies
+// unless they carry a color scale and bias), and drawing cylinder, equirect and cube layers
+// (shaders/shape.comp). Display thread only.
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -12,13 +13,20 @@
 
 namespace xrc {
 
+// Texel * scale + bias (r g b a), before blending; travels to the shaders as half floats.
+struct LayerColorScaleBias {
+  float scale[4] = {1, 1, 1, 1};
+  float bias[4] = {0, 0, 0, 0};
+};
+
 struct BlendDraw {
   VkImageView source = VK_NULL_HANDLE;  // 2D array view of mip 0, read as stored (UNORM for sRGB)
   uint32_t arrayIndex = 0;
   int32_t srcX = 0, srcY = 0, srcW = 0, srcH = 0;              // the sub-image
   int32_t targetX = 0, targetY = 0, targetW = 0, targetH = 0;  // unclipped, output pixels
   int32_t clipX0 = 0, clipY0 = 0, clipX1 = 0, clipY1 = 0;      // pixels written
-  bool unpremultiplied = false;
+  int32_t blend = 1;                                           // 0 opaque, 1 premultiplied, 2 unpremultiplied
+  LayerColorScaleBias color;
 };
 
 // One eye's worth of a cylinder, equirect or cube layer (see shaders/shape.comp).
@@ -34,6 +42,7 @@ struct ShapeDraw {
   float shape[4] = {};
   enum class Kind { cylinder = 0, equirect = 1, cube = 2 } kind = Kind::cylinder;
   int32_t blend = 0;  // 0 opaque, 1 premultiplied, 2 unpremultiplied
+  LayerColorScaleBias color;
 };
 
 class BlendPipeline {

@@ -447,6 +447,23 @@ Status HeadlessBackend::submit(uint64_t copyValue, const std::function<void(VkCo
   return {};
 }
 
+namespace {
+// The shaders' blend mode of a layer: 0 opaque, 1 premultiplied source alpha, 2 unpremultiplied.
+int32_t blendMode(const CommittedLayer& layer) {
+  if ((layer.flags & layer_flags::blendTextureSourceAlpha) == 0) return 0;
+  return (layer.flags & layer_flags::unpremultipliedAlpha) != 0 ? 2 : 1;
+}
+
+LayerColorScaleBias colorOf(const CommittedLayer& layer) {
+  LayerColorScaleBias out;
+  if (layer.color) {
+    std::copy(layer.color->scale.begin(), layer.color->scale.end(), out.scale);
+    std::copy(layer.color->bias.begin(), layer.color->bias.end(), out.bias);
+  }
+  return out;
+}
+}  // namespace
+
 void HeadlessBackend::recordShape(VkCommandBuffer cb, const CommittedLayer& layer, const LayerView& view,
                                   const Pose& head, size_t position, const std::vector<size_t>& coveredBelow,
                                   Status& recordStatus) {
@@ -455,7 +472,6 @@ void HeadlessBackend::recordShape(VkCommandBuffer cb, const CommittedLayer& laye
   std::copy_n(layer.quadOrientation.begin(), 4, layerPose.orientation.begin());
   std::copy_n(layer.quadPosition.begin(), 3, layerPose.position.begin());
   const Pose stageToLayer = inverse(layerPose);
-  const bool blended = (layer.flags & layer_flags::blendTextureSourceAlpha) != 0;
   const LayerShape& shape = layer.shape;
   for (uint32_t eye = 0; eye < options_.viewCount; ++eye) {
     // XrEyeVisibility: 0 both, 1 left (eye 0), 2 right (eye 1).
@@ -493,7 +509,8 @@ void HeadlessBackend::recordShape(VkCommandBuffer cb, const CommittedLayer& laye
       draw.shape[0] = shape.centralAngle;
       draw.shape[1] = shape.aspectRatio;
     }
-    draw.blend = !blended ? 0 : (layer.flags & layer_flags::unpremultipliedAlpha) != 0 ? 2 : 1;
+    draw.blend = blendMode(layer);
+    draw.color = colorOf(layer);
     if (auto s = blend_->record(cb, draw); !s && recordStatus) recordStatus = s;
     const VkMemoryBarrier waw{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, kComposeWrites, kComposeReadsWrites};
     vkCmdPipelineBarrier(cb, kComposeStages, kComposeStages, 0, 1, &waw, 0, nullptr, 0, nullptr);
@@ -606,7 +623,9 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
           auto& sc = static_cast<HeadlessSwapchain&>(*view.swapchain);
           if (!drawn[at++]) continue;
           VkImage src = sc.images[view.runtimeIndex].image.get();
+          // Blended layers, and opaque ones whose colors change, go through the blend shader.
           const bool blended = (layer.flags & layer_flags::blendTextureSourceAlpha) != 0;
+          const bool shaded = blended || (layer.color && !layer.color->identity());
           // Target rectangle within an eye: a projection view fills its eye; a quad is placed in
           // every eye by projecting its centre and size through the simulated HMD's field of view.
           struct Target {
@@ -646,7 +665,7 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
             const int32_t sx0 = sx(cx0), sx1 = sx(cx1), sy0 = sy(cy0), sy1 = sy(cy1);
             if (sx1 <= sx0 || sy1 <= sy0) continue;  // shrunk below a texel
             const int32_t eyeX = int32_t(t.eye * viewW);
-            if (blended) {
+            if (shaded) {
               BlendDraw draw;
               draw.source = sc.images[view.runtimeIndex].view.get();
               draw.arrayIndex = view.arrayIndex;
@@ -662,7 +681,8 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
               draw.clipY0 = cy0;
               draw.clipX1 = eyeX + cx1;
               draw.clipY1 = cy1;
-              draw.unpremultiplied = (layer.flags & layer_flags::unpremultipliedAlpha) != 0;
+              draw.blend = blendMode(layer);
+              draw.color = colorOf(layer);
               if (auto s = blend_->record(cb, draw); !s && recordStatus) recordStatus = s;
             } else if (sx1 - sx0 == cx1 - cx0 && sy1 - sy0 == cy1 - cy0 && rgba8(sc.info.format)) {
               VkImageCopy region{};

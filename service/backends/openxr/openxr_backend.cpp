@@ -126,7 +126,14 @@ struct FrameLayers {
   std::deque<std::vector<XrCompositionLayerProjectionView>> projectionViews;
   std::deque<std::vector<XrCompositionLayerDepthInfoKHR>> depthInfos;
   std::deque<XrCompositionLayerQuad> quads;
+  std::deque<XrCompositionLayerCylinderKHR> cylinders;
+  std::deque<XrCompositionLayerEquirectKHR> equirects;
+  std::deque<XrCompositionLayerEquirect2KHR> equirects2;
+  std::deque<XrCompositionLayerCubeKHR> cubes;
+  std::deque<XrCompositionLayerColorScaleBiasKHR> colors;
   std::vector<const XrCompositionLayerBaseHeader*> order;  // bottom to top
+  // Client layers of a kind the runtime does not take (its extension missing): left out.
+  uint64_t leftOut = 0;
 };
 
 XrSwapchainSubImage subImage(const LayerView& view) {
@@ -142,56 +149,158 @@ constexpr XrCompositionLayerFlags kForwardedFlags = XR_COMPOSITION_LAYER_CORRECT
                                                     XR_COMPOSITION_LAYER_BLEND_TEXTURE_SOURCE_ALPHA_BIT |
                                                     XR_COMPOSITION_LAYER_UNPREMULTIPLIED_ALPHA_BIT;
 
-// `depth`: the runtime takes XR_KHR_composition_layer_depth.
-void addLayers(const CommittedFrame& frame, XrSpace stage, size_t viewCount, bool depth, FrameLayers& out) {
-  for (const CommittedLayer& layer : frame.layers) {
-    if (layer.kind == CommittedLayer::Kind::projection) {
-      // A view whose only release failed has no content: the layer cannot be shown whole.
-      if (layer.views.size() != viewCount) continue;
-      auto& views = out.projectionViews.emplace_back();
-      // Sized once: the views point into it.
-      auto& depths = out.depthInfos.emplace_back(depth && layer.depth.size() == viewCount ? viewCount : 0);
-      for (size_t i = 0; i < layer.views.size(); ++i) {
-        const LayerView& v = layer.views[i];
-        auto pv = oxr::make<XrCompositionLayerProjectionView>(XR_TYPE_COMPOSITION_LAYER_PROJECTION_VIEW);
-        pv.pose = toXr(v.pose);
-        pv.fov = {v.fov[0], v.fov[1], v.fov[2], v.fov[3]};
-        pv.subImage = subImage(v);
-        if (!depths.empty()) {
-          const LayerDepth& d = layer.depth[i];
-          auto& info = depths[i];
-          info = oxr::make<XrCompositionLayerDepthInfoKHR>(XR_TYPE_COMPOSITION_LAYER_DEPTH_INFO_KHR);
-          info.subImage = subImage(d.view);
-          info.minDepth = d.minDepth;
-          info.maxDepth = d.maxDepth;
-          info.nearZ = d.nearZ;
-          info.farZ = d.farZ;
-          pv.next = &info;
-        }
-        views.push_back(pv);
-      }
-      XrCompositionLayerProjection& p = out.projections.emplace_back();
-      p = oxr::make<XrCompositionLayerProjection>(XR_TYPE_COMPOSITION_LAYER_PROJECTION);
-      p.layerFlags = layer.flags & kForwardedFlags;
-      p.space = stage;
-      p.viewCount = uint32_t(views.size());
-      p.views = views.data();
-      out.order.push_back(reinterpret_cast<const XrCompositionLayerBaseHeader*>(&p));
-    } else if (layer.kind == CommittedLayer::Kind::quad) {
-      if (layer.views.size() != 1 || layer.quadOrientation.size() != 4 || layer.quadPosition.size() != 3) continue;
+XrPosef layerPose(const CommittedLayer& layer) {
+  XrPosef pose{};
+  pose.orientation = {layer.quadOrientation[0], layer.quadOrientation[1], layer.quadOrientation[2],
+                      layer.quadOrientation[3]};
+  pose.position = {layer.quadPosition[0], layer.quadPosition[1], layer.quadPosition[2]};
+  return pose;
+}
+
+// Equirect2's angles for the wire's equirect scale and bias (the inverse of the OpenXR face's
+// conversion), where they describe a window centred on the layer's -z axis, as equirect2's always
+// is; nullopt otherwise.
+std::optional<std::array<float, 3>> equirect2Angles(const LayerShape& shape) {
+  constexpr float kTwoPi = 6.2831853f, kPi = 3.14159265f;
+  const float sx = shape.scale[0], sy = shape.scale[1], bx = shape.bias[0], by = shape.bias[1];
+  if (!(sx > 0 && sy > 0) || std::abs(bx - (0.5f - 0.5f * sx)) > 1e-4f * std::max(1.f, sx)) return std::nullopt;
+  const float central = kTwoPi / sx, height = kPi / sy;
+  const float upper = kPi / 2 + by * height, lower = upper - height;
+  if (!(central <= kTwoPi + 1e-4f && upper <= kPi / 2 + 1e-4f && lower >= -kPi / 2 - 1e-4f)) return std::nullopt;
+  return std::array<float, 3>{std::min(central, kTwoPi), std::min(upper, kPi / 2), std::max(lower, -kPi / 2)};
+}
+
+// Appends the layer's header to the frame, with its color scale and bias chained where the
+// client gave one and the runtime takes it.
+template <typename XrLayer>
+void push(const CommittedLayer& layer, XrLayer& xrLayer, XrSpace stage, const OpenXrInstance::LayerExtensions& takes,
+          FrameLayers& out) {
+  xrLayer.layerFlags = layer.flags & kForwardedFlags;
+  xrLayer.space = stage;
+  if (layer.color && takes.colorScaleBias) {
+    XrCompositionLayerColorScaleBiasKHR& c = out.colors.emplace_back();
+    c = oxr::make<XrCompositionLayerColorScaleBiasKHR>(XR_TYPE_COMPOSITION_LAYER_COLOR_SCALE_BIAS_KHR);
+    const auto& k = layer.color->scale;
+    const auto& b = layer.color->bias;
+    c.colorScale = {k[0], k[1], k[2], k[3]};
+    c.colorBias = {b[0], b[1], b[2], b[3]};
+    c.next = xrLayer.next;
+    xrLayer.next = &c;
+  }
+  out.order.push_back(reinterpret_cast<const XrCompositionLayerBaseHeader*>(&xrLayer));
+}
+
+void addProjection(const CommittedLayer& layer, XrSpace stage, size_t viewCount,
+                   const OpenXrInstance::LayerExtensions& takes, FrameLayers& out) {
+  // A view whose only release failed has no content: the layer cannot be shown whole.
+  if (layer.views.size() != viewCount) return;
+  auto& views = out.projectionViews.emplace_back();
+  // Sized once: the views point into it.
+  auto& depths = out.depthInfos.emplace_back(takes.depth && layer.depth.size() == viewCount ? viewCount : 0);
+  for (size_t i = 0; i < layer.views.size(); ++i) {
+    const LayerView& v = layer.views[i];
+    auto pv = oxr::make<XrCompositionLayerProjectionView>(XR_TYPE_COMPOSITION_LAYER_PROJECTION_VIEW);
+    pv.pose = toXr(v.pose);
+    pv.fov = {v.fov[0], v.fov[1], v.fov[2], v.fov[3]};
+    pv.subImage = subImage(v);
+    if (!depths.empty()) {
+      const LayerDepth& d = layer.depth[i];
+      auto& info = depths[i];
+      info = oxr::make<XrCompositionLayerDepthInfoKHR>(XR_TYPE_COMPOSITION_LAYER_DEPTH_INFO_KHR);
+      info.subImage = subImage(d.view);
+      info.minDepth = d.minDepth;
+      info.maxDepth = d.maxDepth;
+      info.nearZ = d.nearZ;
+      info.farZ = d.farZ;
+      pv.next = &info;
+    }
+    views.push_back(pv);
+  }
+  XrCompositionLayerProjection& p = out.projections.emplace_back();
+  p = oxr::make<XrCompositionLayerProjection>(XR_TYPE_COMPOSITION_LAYER_PROJECTION);
+  p.viewCount = uint32_t(views.size());
+  p.views = views.data();
+  push(layer, p, stage, takes, out);
+}
+
+// Every layer kind but projection: one view, and a pose (a cube's position is unused).
+void addPlaced(const CommittedLayer& layer, XrSpace stage, const OpenXrInstance::LayerExtensions& takes,
+               FrameLayers& out) {
+  if (layer.views.size() != 1 || layer.quadOrientation.size() != 4 || layer.quadPosition.size() != 3) return;
+  const LayerView& view = layer.views[0];
+  const LayerShape& shape = layer.shape;
+  const auto eyes = XrEyeVisibility(shape.eyeVisibility);
+  switch (layer.kind) {
+    case CommittedLayer::Kind::quad: {
       XrCompositionLayerQuad& q = out.quads.emplace_back();
       q = oxr::make<XrCompositionLayerQuad>(XR_TYPE_COMPOSITION_LAYER_QUAD);
-      q.layerFlags = layer.flags & kForwardedFlags;
-      q.space = stage;
       q.eyeVisibility = XR_EYE_VISIBILITY_BOTH;
-      q.subImage = subImage(layer.views[0]);
-      q.pose.orientation = {layer.quadOrientation[0], layer.quadOrientation[1], layer.quadOrientation[2],
-                            layer.quadOrientation[3]};
-      q.pose.position = {layer.quadPosition[0], layer.quadPosition[1], layer.quadPosition[2]};
+      q.subImage = subImage(view);
+      q.pose = layerPose(layer);
       q.size = {layer.quadWidth, layer.quadHeight};
-      out.order.push_back(reinterpret_cast<const XrCompositionLayerBaseHeader*>(&q));
+      return push(layer, q, stage, takes, out);
     }
-    // Cylinder and equirect layers are not forwarded to the runtime yet (docs/OPENXR.md).
+    case CommittedLayer::Kind::cylinder: {
+      if (!takes.cylinder) break;
+      XrCompositionLayerCylinderKHR& c = out.cylinders.emplace_back();
+      c = oxr::make<XrCompositionLayerCylinderKHR>(XR_TYPE_COMPOSITION_LAYER_CYLINDER_KHR);
+      c.eyeVisibility = eyes;
+      c.subImage = subImage(view);
+      c.pose = layerPose(layer);
+      c.radius = shape.radius;
+      c.centralAngle = shape.centralAngle;
+      c.aspectRatio = shape.aspectRatio;
+      return push(layer, c, stage, takes, out);
+    }
+    case CommittedLayer::Kind::equirect: {
+      if (takes.equirect) {
+        XrCompositionLayerEquirectKHR& e = out.equirects.emplace_back();
+        e = oxr::make<XrCompositionLayerEquirectKHR>(XR_TYPE_COMPOSITION_LAYER_EQUIRECT_KHR);
+        e.eyeVisibility = eyes;
+        e.subImage = subImage(view);
+        e.pose = layerPose(layer);
+        e.radius = shape.radius;
+        e.scale = {shape.scale[0], shape.scale[1]};
+        e.bias = {shape.bias[0], shape.bias[1]};
+        return push(layer, e, stage, takes, out);
+      }
+      const auto angles = takes.equirect2 ? equirect2Angles(shape) : std::nullopt;
+      if (!angles) break;
+      XrCompositionLayerEquirect2KHR& e = out.equirects2.emplace_back();
+      e = oxr::make<XrCompositionLayerEquirect2KHR>(XR_TYPE_COMPOSITION_LAYER_EQUIRECT2_KHR);
+      e.eyeVisibility = eyes;
+      e.subImage = subImage(view);
+      e.pose = layerPose(layer);
+      e.radius = shape.radius;
+      e.centralHorizontalAngle = (*angles)[0];
+      e.upperVerticalAngle = (*angles)[1];
+      e.lowerVerticalAngle = (*angles)[2];
+      return push(layer, e, stage, takes, out);
+    }
+    case CommittedLayer::Kind::cube: {
+      if (!takes.cube) break;
+      XrCompositionLayerCubeKHR& c = out.cubes.emplace_back();
+      c = oxr::make<XrCompositionLayerCubeKHR>(XR_TYPE_COMPOSITION_LAYER_CUBE_KHR);
+      c.eyeVisibility = eyes;
+      c.swapchain = static_cast<OpenXrSwapchain&>(*view.swapchain).handle.get();
+      c.imageArrayIndex = view.arrayIndex;
+      c.orientation = layerPose(layer).orientation;
+      return push(layer, c, stage, takes, out);
+    }
+    case CommittedLayer::Kind::projection:
+      return;
+  }
+  out.leftOut++;
+}
+
+void addLayers(const CommittedFrame& frame, XrSpace stage, size_t viewCount,
+               const OpenXrInstance::LayerExtensions& takes, FrameLayers& out) {
+  for (const CommittedLayer& layer : frame.layers) {
+    if (layer.kind == CommittedLayer::Kind::projection) {
+      addProjection(layer, stage, viewCount, takes, out);
+    } else {
+      addPlaced(layer, stage, takes, out);
+    }
   }
 }
 
@@ -952,8 +1061,14 @@ void OpenXrBackend::frame() {
   FrameLayers layers;
   if (state.shouldRender) {
     for (const CommittedFrame& f : selection.shown) {
-      addLayers(f, link->stage.get(), system_.views.size(), xr.depthLayers(), layers);
+      addLayers(f, link->stage.get(), system_.views.size(), xr.layerExtensions(), layers);
     }
+  }
+  if (layers.leftOut > 0 && !warnedLayersLeftOut_) {
+    warnedLayersLeftOut_ = true;
+    log::warn(
+        "the OpenXR runtime lacks the extension of some client layers (cylinder, equirect or cube): "
+        "they are left out of its frames");
   }
   if (layers.order.size() > xr.maxLayerCount()) {
     log::warn("{} layers this frame, the runtime takes {}: the top ones are left out", layers.order.size(),

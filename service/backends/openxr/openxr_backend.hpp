@@ -141,6 +141,7 @@ class OpenXrBackend final : public Backend {
   // first frames (Monado: 16 ms) and not a multiple it gives a slow application.
   RefreshTracker refresh_;
   std::vector<EnvironmentBlendMode> runtimeBlendModes_;  // the current runtime's, preferred first
+  bool warnedLayersLeftOut_ = false;
 
   std::atomic<bool> stopRequested_{false};
   std::thread thread_;

@@ -79,12 +79,25 @@ Status OpenXrInstance::init(bool overlay) {
   }
 
   std::vector<const char*> enabled(std::begin(kRequiredExtensions), std::end(kRequiredExtensions));
-  // Optional: depth sub-images of client projection views are forwarded where the runtime takes them.
-  if (std::any_of(available.begin(), available.end(), [](const XrExtensionProperties& e) {
-        return std::strcmp(e.extensionName, XR_KHR_COMPOSITION_LAYER_DEPTH_EXTENSION_NAME) == 0;
-      })) {
-    enabled.push_back(XR_KHR_COMPOSITION_LAYER_DEPTH_EXTENSION_NAME);
-    depthLayers_ = true;
+  // Optional: the client layers and layer data the runtime takes are forwarded as they are (the
+  // rest is left out of the runtime's frame, see docs/OPERATIONS.md), and its visibility masks
+  // reach the clients.
+  const std::pair<const char*, bool*> optional[] = {
+      {XR_KHR_COMPOSITION_LAYER_DEPTH_EXTENSION_NAME, &layerExtensions_.depth},
+      {XR_KHR_COMPOSITION_LAYER_CYLINDER_EXTENSION_NAME, &layerExtensions_.cylinder},
+      {XR_KHR_COMPOSITION_LAYER_EQUIRECT_EXTENSION_NAME, &layerExtensions_.equirect},
+      {XR_KHR_COMPOSITION_LAYER_EQUIRECT2_EXTENSION_NAME, &layerExtensions_.equirect2},
+      {XR_KHR_COMPOSITION_LAYER_CUBE_EXTENSION_NAME, &layerExtensions_.cube},
+      {XR_KHR_COMPOSITION_LAYER_COLOR_SCALE_BIAS_EXTENSION_NAME, &layerExtensions_.colorScaleBias},
+      {XR_KHR_VISIBILITY_MASK_EXTENSION_NAME, &visibilityMask_},
+  };
+  for (const auto& [name, flag] : optional) {
+    if (std::any_of(available.begin(), available.end(), [name = name](const XrExtensionProperties& e) {
+          return std::strcmp(e.extensionName, name) == 0;
+        })) {
+      enabled.push_back(name);
+      *flag = true;
+    }
   }
   if (overlay) {
     if (std::none_of(available.begin(), available.end(), [](const XrExtensionProperties& e) {

@@ -24,8 +24,19 @@ class OpenXrInstance final : public gpu::VulkanFactory {
   const std::string& systemName() const { return systemName_; }
   uint32_t maxLayerCount() const { return maxLayerCount_; }
   // XR_KHR_composition_layer_depth is enabled: projection views may carry depth.
-  bool depthLayers() const { return depthLayers_; }
-  bool overlay() const { return overlay_; }  // XR_EXTX_overlay is enabled
+  // What the runtime takes beyond projection and quad layers (each enabled where it offers it).
+  struct LayerExtensions {
+    bool depth = false;           // XR_KHR_composition_layer_depth
+    bool cylinder = false;        // XR_KHR_composition_layer_cylinder
+    bool equirect = false;        // XR_KHR_composition_layer_equirect
+    bool equirect2 = false;       // XR_KHR_composition_layer_equirect2
+    bool cube = false;            // XR_KHR_composition_layer_cube
+    bool colorScaleBias = false;  // XR_KHR_composition_layer_color_scale_bias
+  };
+  const LayerExtensions& layerExtensions() const { return layerExtensions_; }
+  bool depthLayers() const { return layerExtensions_.depth; }
+  bool visibilityMask() const { return visibilityMask_; }  // XR_KHR_visibility_mask is enabled
+  bool overlay() const { return overlay_; }                // XR_EXTX_overlay is enabled
   Status check(XrResult result, const char* what) const { return oxr::check(instance_.get(), result, what); }
 
   // gpu::VulkanFactory, through xrCreateVulkanInstanceKHR / xrGetVulkanGraphicsDevice2KHR /
@@ -51,7 +62,8 @@ class OpenXrInstance final : public gpu::VulkanFactory {
   XrSystemId system_ = XR_NULL_SYSTEM_ID;
   std::string runtimeName_, systemName_;
   uint32_t maxLayerCount_ = 0;
-  bool depthLayers_ = false;
+  LayerExtensions layerExtensions_;
+  bool visibilityMask_ = false;
   bool overlay_ = false;
 
   PFN_xrGetVulkanGraphicsRequirements2KHR getRequirements_ = nullptr;

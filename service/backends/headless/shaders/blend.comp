@@ -1,7 +1,10 @@
 #version 450
-// Blends one layer's sub-image over the display output (OpenXR layer flags):
+// Draws one layer's sub-image into the display output (OpenXR layer flags):
 // BLEND_TEXTURE_SOURCE_ALPHA: out = src + dst * (1 - src.a), premultiplied source by default;
-// with UNPREMULTIPLIED_ALPHA the source color is multiplied by its alpha first.
+// with UNPREMULTIPLIED_ALPHA the source color is multiplied by its alpha first; without the flag
+// (opaque) out = src. Opaque layers reach this shader only when they carry a color scale and
+// bias (XR_KHR_composition_layer_color_scale_bias: src = texel * scale + bias, first of all);
+// otherwise they are copied.
 // Values are blended as stored (an sRGB source is read through a UNORM view), the same bytes a
 // plain copy would move, so opaque and blended layers agree.
 layout(local_size_x = 8, local_size_y = 8) in;
@@ -14,7 +17,9 @@ layout(push_constant) uniform Params {
   ivec4 target;    // the layer's whole target rectangle in output pixels: x0 y0 width height
   ivec4 source;    // the sub-image: x y width height
   int arrayIndex;
-  int unpremultiplied;
+  int blend;       // 0: opaque, 1: source alpha (premultiplied), 2: source alpha, unpremultiplied
+  int unused0, unused1;
+  uvec4 color;     // half floats: scale.rg scale.ba bias.rg bias.ba
 } p;
 
 void main() {
@@ -23,7 +28,13 @@ void main() {
   // Nearest texel: the same integer mapping the opaque path's copies use.
   const ivec2 src_px = p.source.xy + ((out_px - p.target.xy) * p.source.zw) / p.target.zw;
   vec4 s = texelFetch(source, ivec3(src_px, p.arrayIndex), 0);
-  if (p.unpremultiplied != 0) s.rgb *= s.a;
+  s = s * vec4(unpackHalf2x16(p.color.x), unpackHalf2x16(p.color.y)) +
+      vec4(unpackHalf2x16(p.color.z), unpackHalf2x16(p.color.w));
+  if (p.blend == 0) {
+    imageStore(display, out_px, clamp(s, 0.0, 1.0));
+    return;
+  }
+  if (p.blend == 2) s.rgb *= s.a;
   const vec4 d = imageLoad(display, out_px);
   imageStore(display, out_px, clamp(s + d * (1.0 - s.a), 0.0, 1.0));
 }

@@ -4,7 +4,8 @@
 // layer's space, intersected with the layer's cylinder (axis +y) or sphere, and the point hit
 // picks the texel (nearest); a cube map is sampled by the ray's direction, face by face as
 // Vulkan selects them. A radius of 0 means infinitely far: only the ray's direction counts.
-// Pixels whose ray misses the image are left alone. Blending as blend.comp.
+// Pixels whose ray misses the image are left alone. Color scale and bias, and blending, as
+// blend.comp.
 layout(local_size_x = 8, local_size_y = 8) in;
 
 layout(set = 0, binding = 0) uniform sampler2DArray source;
@@ -21,6 +22,7 @@ layout(push_constant) uniform Params {
   int arrayIndex;
   int blend;         // 0: opaque, 1: source alpha (premultiplied), 2: source alpha, unpremultiplied
   int unused;
+  uvec4 color;       // color scale and bias as in blend.comp
 } p;
 
 const float kPi = 3.14159265;
@@ -97,8 +99,10 @@ void main() {
   if (!(all(greaterThanEqual(uv, vec2(0.0))) && all(lessThanEqual(uv, vec2(1.0))))) return;
   const ivec2 src_px = p.source.xy + min(ivec2(uv * vec2(p.source.zw)), p.source.zw - 1);
   vec4 s = texelFetch(source, ivec3(src_px, layer), 0);
+  s = s * vec4(unpackHalf2x16(p.color.x), unpackHalf2x16(p.color.y)) +
+      vec4(unpackHalf2x16(p.color.z), unpackHalf2x16(p.color.w));
   if (p.blend == 0) {
-    imageStore(display, out_px, s);
+    imageStore(display, out_px, clamp(s, 0.0, 1.0));
     return;
   }
   if (p.blend == 2) s.rgb *= s.a;
