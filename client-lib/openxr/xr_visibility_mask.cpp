@@ -1,7 +1,8 @@
-// XR_KHR_visibility_mask. The daemon describes each view by a rectangular field of view and
-// shows all of it: the visible mesh is the view's rectangle (two triangles), the line loop its
-// outline, and the hidden mesh one triangle of zero area (nothing is hidden; an empty mesh would
-// tell apps the runtime has no masks at all). Vertices lie on the z = -1 plane of the view, at
+// XR_KHR_visibility_mask. Where the daemon's display has masks of its own (a runtime under the
+// openxr backend), they are the answer. Otherwise the daemon describes each view by a rectangular
+// field of view and shows all of it: the visible mesh is the view's rectangle (two triangles), the
+// line loop its outline, and the hidden mesh one triangle of zero area (nothing is hidden; an
+// empty mesh would tell apps the runtime has no masks at all). Vertices lie on the z = -1 plane of the view, at
 // the tangents of its fov angles, as the extension specifies; triangles and the loop run
 // counter-clockwise.
 #include <array>
@@ -18,7 +19,15 @@ struct Mask {
   std::vector<uint32_t> indices;
 };
 
-Mask maskOf(const std::array<float, 4>& fov, XrVisibilityMaskTypeKHR type) {
+Mask maskOf(const client::ViewDescription& view, XrVisibilityMaskTypeKHR type) {
+  for (const VisibilityMask& m : view.visibilityMasks) {
+    if (m.type != uint32_t(type)) continue;
+    Mask out;
+    for (size_t i = 0; i + 1 < m.vertices.size(); i += 2) out.vertices.push_back({m.vertices[i], m.vertices[i + 1]});
+    out.indices = m.indices;
+    return out;
+  }
+  const auto& fov = view.fov;
   const float left = std::tan(fov[0]), right = std::tan(fov[1]), up = std::tan(fov[2]), down = std::tan(fov[3]);
   // Counter-clockwise, seen from the eye: bottom-left, bottom-right, top-right, top-left.
   const std::vector<XrVector2f> corners{{left, down}, {right, down}, {right, up}, {left, up}};
@@ -52,7 +61,7 @@ XrResult XRAPI_CALL GetVisibilityMaskKHR(XrSession handle, XrViewConfigurationTy
     Lock lock(session->mutex);
     if (session->lifecycle.lost()) return XR_ERROR_SESSION_LOST;
   }
-  const Mask m = maskOf(views[viewIndex].fov, type);
+  const Mask m = maskOf(views[viewIndex], type);
   mask->vertexCountOutput = uint32_t(m.vertices.size());
   mask->indexCountOutput = uint32_t(m.indices.size());
   // A capacity of 0 for either array asks for the counts only (the CTS's reading of the idiom).

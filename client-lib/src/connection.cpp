@@ -25,6 +25,18 @@ SystemDescription fromWire(wire::SystemDescription::Reader in) {
     if (v.getFov().size() == 4) {
       for (uint32_t i = 0; i < 4; ++i) view.fov[i] = v.getFov()[i];
     }
+    for (auto m : v.getVisibilityMasks()) {
+      VisibilityMask mask;
+      mask.type = m.getType();
+      if (m.getVertices().size() > 2 * kMaxVisibilityMaskVertices ||
+          m.getIndices().size() > 3 * kMaxVisibilityMaskVertices) {
+        continue;
+      }
+      for (float f : m.getVertices()) mask.vertices.push_back(f);
+      for (uint32_t i : m.getIndices()) mask.indices.push_back(i);
+      // A mask the rules refuse is left out: the view's rectangle stands for it.
+      if (validateVisibilityMask(mask)) view.visibilityMasks.push_back(std::move(mask));
+    }
     out.views.push_back(view);
   }
   out.refreshHz = in.getRefreshHz();

@@ -7,7 +7,11 @@ namespace xrc::client {
 
 namespace {
 constexpr uint64_t kReleaseFenceTimeoutNs = 2000000000ull;
-constexpr std::chrono::milliseconds kReleaseAnswerTimeout{2000};
+// The daemon answers a release within its own bounded waits (a free runtime image, then the
+// copy: up to 2 s each) and names its error when one expires, so the answer is waited for as
+// long as any call's: a daemon slowed down (a loaded machine, sanitizers) is not taken for a
+// dead one, and its own error, not "no answer", reaches the application.
+constexpr std::chrono::milliseconds kReleaseAnswerTimeout = RpcLink::kDefaultCallTimeout;
 
 // What createSwapchain's answer carries, taken apart on the I/O thread.
 struct ReceivedImage {

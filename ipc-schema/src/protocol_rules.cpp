@@ -343,6 +343,26 @@ Status validateColorScaleBias(const std::vector<float>& scale, const std::vector
   return {};
 }
 
+Status validateVisibilityMask(const VisibilityMask& mask) {
+  if (mask.type < 1 || mask.type > 3)
+    return makeError(ErrorCode::invalidArgument, "visibility mask type {}", mask.type);
+  const size_t vertices = mask.vertices.size() / 2;
+  if (mask.vertices.size() % 2 != 0 || vertices > kMaxVisibilityMaskVertices ||
+      mask.indices.size() > 3 * size_t(kMaxVisibilityMaskVertices)) {
+    return makeError(ErrorCode::invalidArgument, "visibility mask of {} values and {} indices", mask.vertices.size(),
+                     mask.indices.size());
+  }
+  if (!std::all_of(mask.vertices.begin(), mask.vertices.end(), [](float v) { return std::isfinite(v); }) ||
+      !std::all_of(mask.indices.begin(), mask.indices.end(), [&](uint32_t i) { return i < vertices; })) {
+    return makeError(ErrorCode::invalidArgument, "visibility mask with a vertex not finite or an index out of range");
+  }
+  if (mask.type != 3 && mask.indices.size() % 3 != 0) {
+    return makeError(ErrorCode::invalidArgument, "visibility mesh of {} indices is not whole triangles",
+                     mask.indices.size());
+  }
+  return {};
+}
+
 Status validatePose(const std::vector<float>& orientation, const std::vector<float>& position) {
   if (orientation.size() != 4 || position.size() != 3) {
     return makeError(ErrorCode::invalidArgument, "pose needs 4 orientation and 3 position values (got {} and {})",

@@ -26,6 +26,8 @@ struct ViewInfo {
   uint32_t maxWidth = 0, maxHeight = 0;
   Pose eyeInHead;
   std::array<float, 4> fov{};  // left right up down (radians)
+  // The display's own masks (its runtime's XR_KHR_visibility_mask); empty: the whole rectangle.
+  std::vector<VisibilityMask> visibilityMasks;
 };
 
 struct SystemInfo {

@@ -39,6 +39,13 @@ void fillSystemDescription(DaemonContext& ctx, wire::SystemDescription::Builder 
     toWire(system.views[i].eyeInHead, views[i].initEyeInHead());
     auto fov = views[i].initFov(4);
     for (uint32_t k = 0; k < 4; ++k) fov.set(k, system.views[i].fov[k]);
+    const auto& masks = system.views[i].visibilityMasks;
+    auto wireMasks = views[i].initVisibilityMasks(uint32_t(masks.size()));
+    for (uint32_t m = 0; m < masks.size(); ++m) {
+      wireMasks[m].setType(masks[m].type);
+      wireMasks[m].setVertices(kj::arrayPtr(masks[m].vertices.data(), masks[m].vertices.size()));
+      wireMasks[m].setIndices(kj::arrayPtr(masks[m].indices.data(), masks[m].indices.size()));
+    }
   }
   toWire(ctx.backend.localSpace().localInStage, out.initLocalInStage());
   out.setStageBoundsWidth(system.stageBoundsWidth);

@@ -56,11 +56,11 @@ struct DemoSpec {
   uint32_t alpha = 255;
   uint32_t workMs = 0, lateEvery = 0;
   uint64_t stallAfter = 0;
-  bool stats = false;                        // --stats: timing lines after the last frame
-  std::string blendMode = "opaque";          // --blend-mode
-  std::string shape = "";                    // --shape cylinder|equirect
-  float shapeRadius = 0;                     // --shape-radius
-  std::vector<float> colorScale, colorBias;  // --color-scale, --color-bias (4 values each)
+  bool stats = false;                                  // --stats: timing lines after the last frame
+  std::string blendMode = "opaque";                    // --blend-mode
+  std::string shape = "";                              // --shape cylinder|equirect
+  float shapeRadius = 0;                               // --shape-radius
+  std::vector<float> colorScale = {}, colorBias = {};  // --color-scale, --color-bias (4 values each)
 };
 
 std::unique_ptr<Process> startDemo(const Daemon& daemon, const TempDir& dir, const DemoSpec& spec,

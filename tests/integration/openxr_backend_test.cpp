@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <cmath>
 #include <cstring>
 #include <thread>
 
@@ -265,6 +266,42 @@ TEST(OpenXrBackend, DepthSubImagesReachTheRuntime) {
   EXPECT_EQ(withDepth, 2u);
   direct->closeStdin();
   EXPECT_EQ(direct->wait(20s), 0) << direct->output();
+}
+
+// XR_KHR_visibility_mask: B takes its runtime's masks (A's runtime face offers them: each view's
+// fov rectangle as two triangles, its outline, and a hidden mesh of one zero-area triangle) and
+// hands them to its clients in the system description (1.9), which B's OpenXR face answers with.
+// A's headless display has no masks of its own, so A describes none.
+TEST(OpenXrBackend, VisibilityMasksComeFromTheRuntime) {
+  TempDir dirA, dirB;
+  Daemon a(dirA);
+  ASSERT_TRUE(a.ready()) << a.process().output();
+  auto b = startDaemonOver(a, dirB);
+  ASSERT_TRUE(b->ready()) << b->process().output();
+  auto onA = client::describe(a.socket());
+  ASSERT_TRUE(onA) << onA.error().describe();
+  auto onB = client::describe(b->socket());
+  ASSERT_TRUE(onB) << onB.error().describe();
+  ASSERT_EQ(onB.value().views.size(), onA.value().views.size());
+  for (size_t i = 0; i < onA.value().views.size(); ++i) {
+    EXPECT_TRUE(onA.value().views[i].visibilityMasks.empty());
+    const auto& fov = onA.value().views[i].fov;
+    const float l = std::tan(fov[0]), r = std::tan(fov[1]), u = std::tan(fov[2]), d = std::tan(fov[3]);
+    const std::vector<float> rectangle{l, d, r, d, r, u, l, u};
+    const auto& masks = onB.value().views[i].visibilityMasks;
+    ASSERT_EQ(masks.size(), 3u) << "view " << i;
+    for (const auto& mask : masks) {
+      const std::vector<uint32_t> indices = mask.type == 1   ? std::vector<uint32_t>{0, 1, 2}
+                                            : mask.type == 2 ? std::vector<uint32_t>{0, 1, 2, 0, 2, 3}
+                                                             : std::vector<uint32_t>{0, 1, 2, 3};
+      EXPECT_EQ(mask.indices, indices) << "view " << i << " type " << mask.type;
+      const std::vector<float> vertices =
+          mask.type == 1 ? std::vector<float>{l, d, l, d, l, d} : rectangle;  // hidden: nothing
+      ASSERT_EQ(mask.vertices.size(), vertices.size()) << "view " << i << " type " << mask.type;
+      for (size_t k = 0; k < vertices.size(); ++k) EXPECT_NEAR(mask.vertices[k], vertices[k], 1e-5f) << k;
+    }
+  }
+  expectNoValidationProblems(*b);
 }
 
 TEST(OpenXrBackend, HelloXrRendersThroughBothHops) {

@@ -290,6 +290,43 @@ TEST(Layers, QuadSizeAndPose) {
   EXPECT_FALSE(validatePose({0, 0, 1}, {0, 0, -1}).ok());
 }
 
+TEST(Layers, ColorScaleAndBiasAreBothAbsentOrFourFiniteValuesEach) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(validateColorScaleBias({}, {}).ok());
+  EXPECT_TRUE(validateColorScaleBias({0.5f, 1, 2, 1}, {-0.25f, 0, 0.5f, 0}).ok());
+  const std::vector<float> ok{1, 1, 1, 1};
+  for (const auto& bad : {std::vector<float>{}, std::vector<float>{1, 1, 1}, std::vector<float>{1, 1, 1, 1, 1},
+                          std::vector<float>{1, nan, 1, 1}, std::vector<float>{1, 1, inf, 1}}) {
+    EXPECT_EQ(validateColorScaleBias(bad, ok).error().code, ErrorCode::invalidArgument) << bad.size();
+    EXPECT_EQ(validateColorScaleBias(ok, bad).error().code, ErrorCode::invalidArgument) << bad.size();
+  }
+}
+
+TEST(VisibilityMasks, KnownTypeFiniteVerticesIndicesInRangeWholeTriangles) {
+  const VisibilityMask visible{2, {-1, -1, 1, -1, 1, 1, -1, 1}, {0, 1, 2, 0, 2, 3}};
+  EXPECT_TRUE(validateVisibilityMask(visible).ok());
+  EXPECT_TRUE(validateVisibilityMask({3, visible.vertices, {0, 1, 2, 3}}).ok());  // a loop: any count
+  VisibilityMask bad = visible;
+  bad.type = 4;
+  EXPECT_FALSE(validateVisibilityMask(bad).ok());
+  bad = visible;
+  bad.indices.push_back(0);  // not whole triangles
+  EXPECT_FALSE(validateVisibilityMask(bad).ok());
+  bad = visible;
+  bad.indices[5] = 4;  // no vertex 4
+  EXPECT_FALSE(validateVisibilityMask(bad).ok());
+  bad = visible;
+  bad.vertices.pop_back();  // not in pairs
+  EXPECT_FALSE(validateVisibilityMask(bad).ok());
+  bad = visible;
+  bad.vertices[0] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_FALSE(validateVisibilityMask(bad).ok());
+  bad = visible;
+  bad.vertices.assign(2 * (kMaxVisibilityMaskVertices + 1), 0.f);
+  EXPECT_FALSE(validateVisibilityMask(bad).ok());
+}
+
 }  // namespace
 TEST(OverlayPlacement, RangeAndOnlyForOverlays) {
   EXPECT_TRUE(validateOverlayPlacement(false, 0));

@@ -32,6 +32,8 @@ struct ViewDescription {
   uint32_t recommendedWidth = 0, recommendedHeight = 0, maxWidth = 0, maxHeight = 0;
   Pose eyeInHead;                                              // the view relative to the head
   std::array<float, 4> fov{-0.785f, 0.785f, 0.785f, -0.785f};  // left right up down (radians)
+  // 1.9: the display's own visibility masks (validated); empty: the whole rectangle is visible.
+  std::vector<VisibilityMask> visibilityMasks;
 };
 
 struct SystemDescription {

@@ -170,8 +170,17 @@ Status validateEquirect(float radius, const std::vector<float>& scale, const std
 Status validatePose(const std::vector<float>& orientation, const std::vector<float>& position);
 // 1.9 color scale and bias of a layer: both empty, or 4 finite values each.
 Status validateColorScaleBias(const std::vector<float>& scale, const std::vector<float>& bias);
-// 1.9 visibility masks: at most this many vertices (and three times as many indices) per mask.
+// 1.9: one of the display's visibility masks of a view (XR_KHR_visibility_mask).
+struct VisibilityMask {
+  uint32_t type = 0;              // XrVisibilityMaskTypeKHR: 1 hidden mesh, 2 visible mesh, 3 line loop
+  std::vector<float> vertices;    // x y pairs on the view's z = -1 plane
+  std::vector<uint32_t> indices;  // triangles (meshes) or the loop
+};
+// At most this many vertices (and three times as many indices) per mask.
 inline constexpr uint32_t kMaxVisibilityMaskVertices = 4096;
+// A known type, finite vertices in pairs, within the bounds above, indices naming vertices,
+// meshes made of whole triangles.
+Status validateVisibilityMask(const VisibilityMask& mask);
 // A projection view's depth range (XR_KHR_composition_layer_depth): 0 <= minDepth <= maxDepth <= 1;
 // nearZ and farZ not NaN, not equal, and at least one of them finite (+infinity is allowed).
 Status validateDepthRange(float minDepth, float maxDepth, float nearZ, float farZ);

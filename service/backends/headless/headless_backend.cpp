@@ -127,6 +127,7 @@ Status HeadlessBackend::init() {
                   std::min(2 * options_.viewWidth, kMaxExtent),
                   std::min(2 * options_.viewHeight, kMaxExtent),
                   {},
+                  {},
                   {}};
     view.fov = {-kHalfFov, kHalfFov, kHalfFov, -kHalfFov};
     if (options_.viewCount == 2) view.eyeInHead.position[0] = (i == 0 ? -0.5f : 0.5f) * options_.ipd;

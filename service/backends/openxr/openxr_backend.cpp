@@ -416,6 +416,16 @@ Status OpenXrBackend::openSession(std::unique_ptr<OpenXrInstance> instance) {
     view.maxHeight = configViews[i].maxImageRectHeight;
     view.eyeInHead = fromXr(located[i].pose);
     view.fov = {located[i].fov.angleLeft, located[i].fov.angleRight, located[i].fov.angleUp, located[i].fov.angleDown};
+    // The runtime's masks, as of the session's start (a change it announces later is not followed).
+    for (auto type : {XR_VISIBILITY_MASK_TYPE_HIDDEN_TRIANGLE_MESH_KHR,
+                      XR_VISIBILITY_MASK_TYPE_VISIBLE_TRIANGLE_MESH_KHR, XR_VISIBILITY_MASK_TYPE_LINE_LOOP_KHR}) {
+      if (!xr.visibilityMask()) break;
+      if (auto mask = xr.visibilityMaskOf(session, i, type)) {
+        view.visibilityMasks.push_back(std::move(mask).value());
+      } else {
+        log::warn("view {}: the runtime's visibility mask is not passed on: {}", i, mask.error().describe());
+      }
+    }
     system.views.push_back(view);
   }
   auto localInStage = oxr::make<XrSpaceLocation>(XR_TYPE_SPACE_LOCATION);
@@ -610,8 +620,10 @@ Result<std::shared_ptr<RuntimeSwapchain>> OpenXrBackend::createSwapchain(const V
   create.sampleCount = 1;
   create.width = info.extent.width;
   create.height = info.extent.height;
-  create.faceCount = 1;
-  create.arraySize = info.arrayLayers;
+  // A cube map (a client's cube layer): six faces per array element, as the runtime counts them.
+  const bool cube = (info.flags & VK_IMAGE_CREATE_CUBE_COMPATIBLE_BIT) != 0 && info.arrayLayers % 6 == 0;
+  create.faceCount = cube ? 6 : 1;
+  create.arraySize = cube ? info.arrayLayers / 6 : info.arrayLayers;
   create.mipCount = info.mipLevels;
   const OpenXrInstance& xr = *link->instance;
   Lock lock(link->queue.submitMutex);

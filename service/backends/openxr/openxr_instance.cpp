@@ -142,6 +142,9 @@ Status OpenXrInstance::init(bool overlay) {
   if (auto s = load("xrCreateVulkanDeviceKHR", createVkDevice_); !s) return s;
   if (auto s = load("xrConvertTimespecTimeToTimeKHR", toXrTime_); !s) return s;
   if (auto s = load("xrConvertTimeToTimespecTimeKHR", toTimespec_); !s) return s;
+  if (visibilityMask_) {
+    if (auto s = load("xrGetVisibilityMaskKHR", getVisibilityMask_); !s) return s;
+  }
 
   // Required before a session may be created; the daemon needs Vulkan 1.2 (timeline semaphores).
   auto requirements = oxr::make<XrGraphicsRequirementsVulkan2KHR>(XR_TYPE_GRAPHICS_REQUIREMENTS_VULKAN2_KHR);
@@ -225,6 +228,45 @@ Result<XrTime> OpenXrInstance::toXrTime(int64_t monotonicNs) const {
   XrTime time = 0;
   if (auto s = check(toXrTime_(instance_.get(), &ts, &time), "xrConvertTimespecTimeToTimeKHR"); !s) return s.error();
   return time;
+}
+
+Result<VisibilityMask> OpenXrInstance::visibilityMaskOf(XrSession session, uint32_t view,
+                                                        XrVisibilityMaskTypeKHR type) const {
+  if (getVisibilityMask_ == nullptr) return makeError(ErrorCode::unsupported, "XR_KHR_visibility_mask is not enabled");
+  auto mask = oxr::make<XrVisibilityMaskKHR>(XR_TYPE_VISIBILITY_MASK_KHR);
+  if (auto s = check(getVisibilityMask_(session, XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO, view, type, &mask),
+                     "xrGetVisibilityMaskKHR");
+      !s) {
+    return s.error();
+  }
+  if (mask.vertexCountOutput > kMaxVisibilityMaskVertices || mask.indexCountOutput > 3 * kMaxVisibilityMaskVertices) {
+    return makeError(ErrorCode::exhausted,
+                     "the runtime's visibility mask has {} vertices, {} indices (at most {} taken)",
+                     mask.vertexCountOutput, mask.indexCountOutput, kMaxVisibilityMaskVertices);
+  }
+  std::vector<XrVector2f> vertices(mask.vertexCountOutput);
+  VisibilityMask out;
+  out.type = uint32_t(type);
+  out.indices.resize(mask.indexCountOutput);
+  mask.vertexCapacityInput = uint32_t(vertices.size());
+  mask.vertices = vertices.data();
+  mask.indexCapacityInput = uint32_t(out.indices.size());
+  mask.indices = out.indices.data();
+  if (!vertices.empty() && !out.indices.empty()) {
+    if (auto s = check(getVisibilityMask_(session, XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO, view, type, &mask),
+                       "xrGetVisibilityMaskKHR");
+        !s) {
+      return s.error();
+    }
+  }
+  vertices.resize(std::min<size_t>(vertices.size(), mask.vertexCountOutput));
+  out.indices.resize(std::min<size_t>(out.indices.size(), mask.indexCountOutput));
+  for (const XrVector2f& v : vertices) {
+    out.vertices.push_back(v.x);
+    out.vertices.push_back(v.y);
+  }
+  if (auto s = validateVisibilityMask(out); !s) return s.error();
+  return out;
 }
 
 }  // namespace xrc

@@ -49,6 +49,10 @@ class OpenXrInstance final : public gpu::VulkanFactory {
   // already has: the runtime must name the same physical device.
   Status adoptVulkan(VkInstance instance, VkPhysicalDevice physical);
 
+  // The runtime's visibility mask of `view` of the primary stereo configuration
+  // (XR_KHR_visibility_mask, which must be enabled), bounded by kMaxVisibilityMaskVertices.
+  Result<VisibilityMask> visibilityMaskOf(XrSession session, uint32_t view, XrVisibilityMaskTypeKHR type) const;
+
   // XrTime <-> CLOCK_MONOTONIC nanoseconds (the daemon's and its clients' clock).
   Result<int64_t> toMonotonicNs(XrTime time) const;
   Result<XrTime> toXrTime(int64_t monotonicNs) const;
@@ -72,6 +76,7 @@ class OpenXrInstance final : public gpu::VulkanFactory {
   PFN_xrCreateVulkanDeviceKHR createVkDevice_ = nullptr;
   PFN_xrConvertTimespecTimeToTimeKHR toXrTime_ = nullptr;
   PFN_xrConvertTimeToTimespecTimeKHR toTimespec_ = nullptr;
+  PFN_xrGetVisibilityMaskKHR getVisibilityMask_ = nullptr;
 };
 
 }  // namespace xrc
