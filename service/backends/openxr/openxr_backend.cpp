@@ -223,6 +223,18 @@ void addProjection(const CommittedLayer& layer, XrSpace stage, size_t viewCount,
   push(layer, p, stage, takes, out);
 }
 
+// A new layer struct of `type` in `into`, showing `view` at the layer's pose to `eyes`.
+template <typename XrLayer>
+XrLayer& placedLayer(std::deque<XrLayer>& into, XrStructureType type, const CommittedLayer& layer,
+                     const LayerView& view, XrEyeVisibility eyes) {
+  XrLayer& out = into.emplace_back();
+  out = oxr::make<XrLayer>(type);
+  out.eyeVisibility = eyes;
+  out.subImage = subImage(view);
+  out.pose = layerPose(layer);
+  return out;
+}
+
 // Every layer kind but projection: one view, and a pose (a cube's position is unused).
 void addPlaced(const CommittedLayer& layer, XrSpace stage, const OpenXrInstance::LayerExtensions& takes,
                FrameLayers& out) {
@@ -232,21 +244,13 @@ void addPlaced(const CommittedLayer& layer, XrSpace stage, const OpenXrInstance:
   const auto eyes = XrEyeVisibility(shape.eyeVisibility);
   switch (layer.kind) {
     case CommittedLayer::Kind::quad: {
-      XrCompositionLayerQuad& q = out.quads.emplace_back();
-      q = oxr::make<XrCompositionLayerQuad>(XR_TYPE_COMPOSITION_LAYER_QUAD);
-      q.eyeVisibility = XR_EYE_VISIBILITY_BOTH;
-      q.subImage = subImage(view);
-      q.pose = layerPose(layer);
+      auto& q = placedLayer(out.quads, XR_TYPE_COMPOSITION_LAYER_QUAD, layer, view, XR_EYE_VISIBILITY_BOTH);
       q.size = {layer.quadWidth, layer.quadHeight};
       return push(layer, q, stage, takes, out);
     }
     case CommittedLayer::Kind::cylinder: {
       if (!takes.cylinder) break;
-      XrCompositionLayerCylinderKHR& c = out.cylinders.emplace_back();
-      c = oxr::make<XrCompositionLayerCylinderKHR>(XR_TYPE_COMPOSITION_LAYER_CYLINDER_KHR);
-      c.eyeVisibility = eyes;
-      c.subImage = subImage(view);
-      c.pose = layerPose(layer);
+      auto& c = placedLayer(out.cylinders, XR_TYPE_COMPOSITION_LAYER_CYLINDER_KHR, layer, view, eyes);
       c.radius = shape.radius;
       c.centralAngle = shape.centralAngle;
       c.aspectRatio = shape.aspectRatio;
@@ -254,11 +258,7 @@ void addPlaced(const CommittedLayer& layer, XrSpace stage, const OpenXrInstance:
     }
     case CommittedLayer::Kind::equirect: {
       if (takes.equirect) {
-        XrCompositionLayerEquirectKHR& e = out.equirects.emplace_back();
-        e = oxr::make<XrCompositionLayerEquirectKHR>(XR_TYPE_COMPOSITION_LAYER_EQUIRECT_KHR);
-        e.eyeVisibility = eyes;
-        e.subImage = subImage(view);
-        e.pose = layerPose(layer);
+        auto& e = placedLayer(out.equirects, XR_TYPE_COMPOSITION_LAYER_EQUIRECT_KHR, layer, view, eyes);
         e.radius = shape.radius;
         e.scale = {shape.scale[0], shape.scale[1]};
         e.bias = {shape.bias[0], shape.bias[1]};
@@ -266,11 +266,7 @@ void addPlaced(const CommittedLayer& layer, XrSpace stage, const OpenXrInstance:
       }
       const auto angles = takes.equirect2 ? equirect2Angles(shape) : std::nullopt;
       if (!angles) break;
-      XrCompositionLayerEquirect2KHR& e = out.equirects2.emplace_back();
-      e = oxr::make<XrCompositionLayerEquirect2KHR>(XR_TYPE_COMPOSITION_LAYER_EQUIRECT2_KHR);
-      e.eyeVisibility = eyes;
-      e.subImage = subImage(view);
-      e.pose = layerPose(layer);
+      auto& e = placedLayer(out.equirects2, XR_TYPE_COMPOSITION_LAYER_EQUIRECT2_KHR, layer, view, eyes);
       e.radius = shape.radius;
       e.centralHorizontalAngle = (*angles)[0];
       e.upperVerticalAngle = (*angles)[1];
