@@ -127,12 +127,10 @@ XrResult convertShapedLayer(Session& session, const XrCompositionLayerBaseHeader
       !(lower <= upper)) {
     return XR_ERROR_VALIDATION_FAILURE;
   }
-  // u = lon / central + 1/2 and v = (upper - latitude) / (upper - lower), latitude = pi/2 - polar.
   out.radius = layer.radius;
-  out.scale[0] = kTwoPi / central;
-  out.bias[0] = 0.5f - 0.5f * out.scale[0];
-  out.scale[1] = kPi / (upper - lower);
-  out.bias[1] = (upper - kPi / 2) / (upper - lower);
+  const EquirectMapping mapping = equirectMappingOf({central, upper, lower});
+  std::copy(mapping.scale.begin(), mapping.scale.end(), out.scale);
+  std::copy(mapping.bias.begin(), mapping.bias.end(), out.bias);
   // A zero-wide or zero-high window (or one so thin its mapping is not finite) shows nothing.
   empty = !(std::isfinite(out.scale[0]) && std::isfinite(out.bias[0]) && std::isfinite(out.scale[1]) &&
             std::isfinite(out.bias[1]));

@@ -330,6 +330,30 @@ Status validateEquirect(float radius, const std::vector<float>& scale, const std
   return {};
 }
 
+namespace {
+constexpr float kTwoPi = 6.2831853f, kPi = 3.14159265f;
+}  // namespace
+
+// u = lon / central + 1/2 and v = (upper - latitude) / (upper - lower), latitude = pi/2 - polar.
+EquirectMapping equirectMappingOf(const Equirect2Window& w) {
+  EquirectMapping m;
+  m.scale[0] = kTwoPi / w.central;
+  m.bias[0] = 0.5f - 0.5f * m.scale[0];
+  m.scale[1] = kPi / (w.upper - w.lower);
+  m.bias[1] = (w.upper - kPi / 2) / (w.upper - w.lower);
+  return m;
+}
+
+std::optional<Equirect2Window> equirect2WindowOf(const EquirectMapping& m) {
+  const float sx = m.scale[0], sy = m.scale[1], bx = m.bias[0], by = m.bias[1];
+  // Centred on -z: u = 1/2 at longitude 0.
+  if (!(sx > 0 && sy > 0) || std::abs(bx - (0.5f - 0.5f * sx)) > 1e-4f * std::max(1.f, sx)) return std::nullopt;
+  const float central = kTwoPi / sx, height = kPi / sy;
+  const float upper = kPi / 2 + by * height, lower = upper - height;
+  if (!(central <= kTwoPi + 1e-4f && upper <= kPi / 2 + 1e-4f && lower >= -kPi / 2 - 1e-4f)) return std::nullopt;
+  return Equirect2Window{std::min(central, kTwoPi), std::min(upper, kPi / 2), std::max(lower, -kPi / 2)};
+}
+
 Status validateColorScaleBias(const std::vector<float>& scale, const std::vector<float>& bias) {
   if (scale.empty() && bias.empty()) return {};
   auto finite4 = [](const std::vector<float>& v) {

@@ -71,12 +71,10 @@ TEST_P(ColorScaleBias, EveryPixelIsTheTexelScaledAndBiased) {
   ASSERT_TRUE(a.ready()) << a.process().output();
   std::unique_ptr<Daemon> b;
   if (c.throughOpenXr) {
-    auto env = openxrEnv(a.socket());
     // Without the core validation layer between B and A: Debian 12's (1.0.20) refuses
     // XrCompositionLayerColorScaleBiasKHR in a layer's next chain
     // (VUID-XrCompositionLayerProjection-next-next), which the extension puts there.
-    env.erase("XR_ENABLE_API_LAYERS");
-    b = std::make_unique<Daemon>(dirB, std::vector<std::string>{"--backend", "openxr"}, env);
+    b = startDaemonOver(a, dirB, /*coreValidation=*/false);
     ASSERT_TRUE(b->ready()) << b->process().output();
   }
   const Daemon& target = b ? *b : a;

@@ -228,6 +228,13 @@ std::map<std::string, std::string> openxrEnv(const std::string& socket) {
 }
 
 // hello_xr quits on the first byte or EOF on stdin, so its stdin is a pipe held open.
+std::unique_ptr<Daemon> startDaemonOver(const Daemon& runtime, const TempDir& dir, bool coreValidation) {
+  auto env = openxrEnv(runtime.socket());
+  env["XR_LOADER_DEBUG"] = "error";
+  if (!coreValidation) env.erase("XR_ENABLE_API_LAYERS");
+  return std::make_unique<Daemon>(dir, std::vector<std::string>{"--backend", "openxr"}, env);
+}
+
 std::unique_ptr<Process> startHelloXr(const Daemon& daemon, const TempDir& dir, const std::string& graphics,
                                       const std::string& logName) {
   return std::make_unique<Process>(

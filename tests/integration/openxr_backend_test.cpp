@@ -31,13 +31,6 @@ using namespace std::chrono_literals;
 
 constexpr uint32_t kView = 256;  // daemon A runs with the harness's --view-size 256x256
 
-// Daemon B over daemon A: an OpenXR application of our runtime, with validation on both APIs.
-std::unique_ptr<Daemon> startDaemonOver(const Daemon& runtime, const TempDir& dir) {
-  auto env = openxrEnv(runtime.socket());
-  env["XR_LOADER_DEBUG"] = "error";
-  return std::make_unique<Daemon>(dir, std::vector<std::string>{"--backend", "openxr"}, env);
-}
-
 // What B logs when the core validation layer or Vulkan validation complains about it.
 void expectNoValidationProblems(Daemon& daemon) {
   const std::string out = daemon.process().output();

@@ -190,8 +190,8 @@ TEST_P(ShapedLayersThroughOpenXr, ReachTheRuntimeAsTheirOwnLayerType) {
   TempDir dirA, dirB;
   Daemon a(dirA);
   ASSERT_TRUE(a.ready()) << a.process().output();
-  auto env = openxrEnv(a.socket());
-  Daemon b(dirB, {"--backend", "openxr"}, env);
+  auto over = startDaemonOver(a, dirB);
+  Daemon& b = *over;
   ASSERT_TRUE(b.ready()) << b.process().output();
   constexpr uint64_t kStall = 20;
   const DemoSpec spec = shapedDemo(shape, kStall);

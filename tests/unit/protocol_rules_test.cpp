@@ -290,6 +290,27 @@ TEST(Layers, QuadSizeAndPose) {
   EXPECT_FALSE(validatePose({0, 0, 1}, {0, 0, -1}).ok());
 }
 
+TEST(Layers, Equirect2WindowsMapToEquirectScaleAndBiasAndBack) {
+  constexpr float kPi = 3.14159265f;
+  // The demo's 90 x 90 degree window: u = 4 (lon / 2 pi + 1/2) - 1.5, v = 2 polar / pi - 0.5.
+  const EquirectMapping demo = equirectMappingOf({kPi / 2, kPi / 4, -kPi / 4});
+  EXPECT_FLOAT_EQ(demo.scale[0], 4.f);
+  EXPECT_FLOAT_EQ(demo.bias[0], -1.5f);
+  EXPECT_FLOAT_EQ(demo.scale[1], 2.f);
+  EXPECT_FLOAT_EQ(demo.bias[1], -0.5f);
+  for (const Equirect2Window w : {Equirect2Window{kPi / 2, kPi / 4, -kPi / 4},
+                                  Equirect2Window{2 * kPi, kPi / 2, -kPi / 2}, Equirect2Window{1.f, 0.3f, -1.2f}}) {
+    const auto back = equirect2WindowOf(equirectMappingOf(w));
+    ASSERT_TRUE(back) << w.central << " " << w.upper << " " << w.lower;
+    EXPECT_NEAR(back->central, w.central, 1e-5f);
+    EXPECT_NEAR(back->upper, w.upper, 1e-5f);
+    EXPECT_NEAR(back->lower, w.lower, 1e-5f);
+  }
+  // A window not centred on -z, or a mirrored one, is no equirect2 window.
+  EXPECT_FALSE(equirect2WindowOf({{4, 2}, {-1, -0.5f}}));
+  EXPECT_FALSE(equirect2WindowOf({{-4, 2}, {2.5f, -0.5f}}));
+}
+
 TEST(Layers, ColorScaleAndBiasAreBothAbsentOrFourFiniteValuesEach) {
   const float inf = std::numeric_limits<float>::infinity();
   const float nan = std::numeric_limits<float>::quiet_NaN();

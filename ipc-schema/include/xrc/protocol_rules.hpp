@@ -168,6 +168,19 @@ Status validateCylinder(float radius, float centralAngle, float aspectRatio, uin
 Status validateEquirect(float radius, const std::vector<float>& scale, const std::vector<float>& bias,
                         uint32_t eyeVisibility);
 Status validatePose(const std::vector<float>& orientation, const std::vector<float>& position);
+// Equirect2's window (XR_KHR_composition_layer_equirect2: radians, central horizontal angle
+// centred on the layer's -z, upper and lower vertical angles) as the wire's equirect scale and
+// bias (xrc.capnp), and back where a scale and bias describe such a window. A zero-wide or
+// zero-high window has no finite mapping (it shows nothing).
+struct EquirectMapping {
+  std::array<float, 2> scale{1, 1}, bias{0, 0};
+};
+struct Equirect2Window {
+  float central = 0, upper = 0, lower = 0;
+};
+EquirectMapping equirectMappingOf(const Equirect2Window& window);
+std::optional<Equirect2Window> equirect2WindowOf(const EquirectMapping& mapping);
+
 // 1.9 color scale and bias of a layer: both empty, or 4 finite values each.
 Status validateColorScaleBias(const std::vector<float>& scale, const std::vector<float>& bias);
 // 1.9: one of the display's visibility masks of a view (XR_KHR_visibility_mask).

@@ -61,7 +61,7 @@ uint16_t toHalf(float f) {
   return uint16_t(sign | h);
 }
 
-void packColor(const LayerColorScaleBias& color, uint32_t out[4]) {
+void packColor(const LayerColor& color, uint32_t out[4]) {
   auto pack = [](float lo, float hi) { return uint32_t(toHalf(lo)) | (uint32_t(toHalf(hi)) << 16); };
   out[0] = pack(color.scale[0], color.scale[1]);
   out[1] = pack(color.scale[2], color.scale[3]);

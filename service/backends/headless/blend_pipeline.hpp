@@ -8,16 +8,11 @@
 
 #include <cstdint>
 
+#include "../backend.hpp"
 #include "xrc/result.hpp"
 #include "xrc/vk_util.hpp"
 
 namespace xrc {
-
-// Texel * scale + bias (r g b a), before blending; travels to the shaders as half floats.
-struct LayerColorScaleBias {
-  float scale[4] = {1, 1, 1, 1};
-  float bias[4] = {0, 0, 0, 0};
-};
 
 struct BlendDraw {
   VkImageView source = VK_NULL_HANDLE;  // 2D array view of mip 0, read as stored (UNORM for sRGB)
@@ -26,7 +21,7 @@ struct BlendDraw {
   int32_t targetX = 0, targetY = 0, targetW = 0, targetH = 0;  // unclipped, output pixels
   int32_t clipX0 = 0, clipY0 = 0, clipX1 = 0, clipY1 = 0;      // pixels written
   int32_t blend = 1;                                           // 0 opaque, 1 premultiplied, 2 unpremultiplied
-  LayerColorScaleBias color;
+  LayerColor color;                                            // to the shaders as half floats
 };
 
 // One eye's worth of a cylinder, equirect or cube layer (see shaders/shape.comp).
@@ -42,7 +37,7 @@ struct ShapeDraw {
   float shape[4] = {};
   enum class Kind { cylinder = 0, equirect = 1, cube = 2 } kind = Kind::cylinder;
   int32_t blend = 0;  // 0 opaque, 1 premultiplied, 2 unpremultiplied
-  LayerColorScaleBias color;
+  LayerColor color;   // to the shaders as half floats
 };
 
 class BlendPipeline {

@@ -454,15 +454,6 @@ int32_t blendMode(const CommittedLayer& layer) {
   if ((layer.flags & layer_flags::blendTextureSourceAlpha) == 0) return 0;
   return (layer.flags & layer_flags::unpremultipliedAlpha) != 0 ? 2 : 1;
 }
-
-LayerColorScaleBias colorOf(const CommittedLayer& layer) {
-  LayerColorScaleBias out;
-  if (layer.color) {
-    std::copy(layer.color->scale.begin(), layer.color->scale.end(), out.scale);
-    std::copy(layer.color->bias.begin(), layer.color->bias.end(), out.bias);
-  }
-  return out;
-}
 }  // namespace
 
 void HeadlessBackend::recordShape(VkCommandBuffer cb, const CommittedLayer& layer, const LayerView& view,
@@ -511,7 +502,7 @@ void HeadlessBackend::recordShape(VkCommandBuffer cb, const CommittedLayer& laye
       draw.shape[1] = shape.aspectRatio;
     }
     draw.blend = blendMode(layer);
-    draw.color = colorOf(layer);
+    draw.color = layer.color.value_or(LayerColor{});
     if (auto s = blend_->record(cb, draw); !s && recordStatus) recordStatus = s;
     const VkMemoryBarrier waw{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, kComposeWrites, kComposeReadsWrites};
     vkCmdPipelineBarrier(cb, kComposeStages, kComposeStages, 0, 1, &waw, 0, nullptr, 0, nullptr);
@@ -683,7 +674,7 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
               draw.clipX1 = eyeX + cx1;
               draw.clipY1 = cy1;
               draw.blend = blendMode(layer);
-              draw.color = colorOf(layer);
+              draw.color = layer.color.value_or(LayerColor{});
               if (auto s = blend_->record(cb, draw); !s && recordStatus) recordStatus = s;
             } else if (sx1 - sx0 == cx1 - cx0 && sy1 - sy0 == cy1 - cy0 && rgba8(sc.info.format)) {
               VkImageCopy region{};

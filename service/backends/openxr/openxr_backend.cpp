@@ -157,19 +157,6 @@ XrPosef layerPose(const CommittedLayer& layer) {
   return pose;
 }
 
-// Equirect2's angles for the wire's equirect scale and bias (the inverse of the OpenXR face's
-// conversion), where they describe a window centred on the layer's -z axis, as equirect2's always
-// is; nullopt otherwise.
-std::optional<std::array<float, 3>> equirect2Angles(const LayerShape& shape) {
-  constexpr float kTwoPi = 6.2831853f, kPi = 3.14159265f;
-  const float sx = shape.scale[0], sy = shape.scale[1], bx = shape.bias[0], by = shape.bias[1];
-  if (!(sx > 0 && sy > 0) || std::abs(bx - (0.5f - 0.5f * sx)) > 1e-4f * std::max(1.f, sx)) return std::nullopt;
-  const float central = kTwoPi / sx, height = kPi / sy;
-  const float upper = kPi / 2 + by * height, lower = upper - height;
-  if (!(central <= kTwoPi + 1e-4f && upper <= kPi / 2 + 1e-4f && lower >= -kPi / 2 - 1e-4f)) return std::nullopt;
-  return std::array<float, 3>{std::min(central, kTwoPi), std::min(upper, kPi / 2), std::max(lower, -kPi / 2)};
-}
-
 // Appends the layer's header to the frame, with its color scale and bias chained where the
 // client gave one and the runtime takes it.
 template <typename XrLayer>
@@ -264,13 +251,14 @@ void addPlaced(const CommittedLayer& layer, XrSpace stage, const OpenXrInstance:
         e.bias = {shape.bias[0], shape.bias[1]};
         return push(layer, e, stage, takes, out);
       }
-      const auto angles = takes.equirect2 ? equirect2Angles(shape) : std::nullopt;
-      if (!angles) break;
+      // Equirect2 where the window is centred on -z, as equirect2's always is.
+      const auto window = takes.equirect2 ? equirect2WindowOf({shape.scale, shape.bias}) : std::nullopt;
+      if (!window) break;
       auto& e = placedLayer(out.equirects2, XR_TYPE_COMPOSITION_LAYER_EQUIRECT2_KHR, layer, view, eyes);
       e.radius = shape.radius;
-      e.centralHorizontalAngle = (*angles)[0];
-      e.upperVerticalAngle = (*angles)[1];
-      e.lowerVerticalAngle = (*angles)[2];
+      e.centralHorizontalAngle = window->central;
+      e.upperVerticalAngle = window->upper;
+      e.lowerVerticalAngle = window->lower;
       return push(layer, e, stage, takes, out);
     }
     case CommittedLayer::Kind::cube: {
@@ -298,6 +286,20 @@ void addLayers(const CommittedFrame& frame, XrSpace stage, size_t viewCount,
       addPlaced(layer, stage, takes, out);
     }
   }
+}
+
+// The runtime's three visibility masks of `view`; one it cannot give is logged and left out.
+std::vector<VisibilityMask> runtimeVisibilityMasks(const OpenXrInstance& xr, XrSession session, uint32_t view) {
+  std::vector<VisibilityMask> out;
+  for (auto type : {XR_VISIBILITY_MASK_TYPE_HIDDEN_TRIANGLE_MESH_KHR, XR_VISIBILITY_MASK_TYPE_VISIBLE_TRIANGLE_MESH_KHR,
+                    XR_VISIBILITY_MASK_TYPE_LINE_LOOP_KHR}) {
+    if (auto mask = xr.visibilityMaskOf(session, view, type)) {
+      out.push_back(std::move(mask).value());
+    } else {
+      log::warn("view {}: the runtime's visibility mask is not passed on: {}", view, mask.error().describe());
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -412,16 +414,8 @@ Status OpenXrBackend::openSession(std::unique_ptr<OpenXrInstance> instance) {
     view.maxHeight = configViews[i].maxImageRectHeight;
     view.eyeInHead = fromXr(located[i].pose);
     view.fov = {located[i].fov.angleLeft, located[i].fov.angleRight, located[i].fov.angleUp, located[i].fov.angleDown};
-    // The runtime's masks, as of the session's start (a change it announces later is not followed).
-    for (auto type : {XR_VISIBILITY_MASK_TYPE_HIDDEN_TRIANGLE_MESH_KHR,
-                      XR_VISIBILITY_MASK_TYPE_VISIBLE_TRIANGLE_MESH_KHR, XR_VISIBILITY_MASK_TYPE_LINE_LOOP_KHR}) {
-      if (!xr.visibilityMask()) break;
-      if (auto mask = xr.visibilityMaskOf(session, i, type)) {
-        view.visibilityMasks.push_back(std::move(mask).value());
-      } else {
-        log::warn("view {}: the runtime's visibility mask is not passed on: {}", i, mask.error().describe());
-      }
-    }
+    // As of the session's start: a change the runtime announces later is not followed.
+    if (xr.visibilityMask()) view.visibilityMasks = runtimeVisibilityMasks(xr, session, i);
     system.views.push_back(view);
   }
   auto localInStage = oxr::make<XrSpaceLocation>(XR_TYPE_SPACE_LOCATION);

@@ -23,7 +23,6 @@ class OpenXrInstance final : public gpu::VulkanFactory {
   const std::string& runtimeName() const { return runtimeName_; }
   const std::string& systemName() const { return systemName_; }
   uint32_t maxLayerCount() const { return maxLayerCount_; }
-  // XR_KHR_composition_layer_depth is enabled: projection views may carry depth.
   // What the runtime takes beyond projection and quad layers (each enabled where it offers it).
   struct LayerExtensions {
     bool depth = false;           // XR_KHR_composition_layer_depth
@@ -34,7 +33,6 @@ class OpenXrInstance final : public gpu::VulkanFactory {
     bool colorScaleBias = false;  // XR_KHR_composition_layer_color_scale_bias
   };
   const LayerExtensions& layerExtensions() const { return layerExtensions_; }
-  bool depthLayers() const { return layerExtensions_.depth; }
   bool visibilityMask() const { return visibilityMask_; }  // XR_KHR_visibility_mask is enabled
   bool overlay() const { return overlay_; }                // XR_EXTX_overlay is enabled
   Status check(XrResult result, const char* what) const { return oxr::check(instance_.get(), result, what); }

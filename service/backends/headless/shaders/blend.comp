@@ -1,10 +1,8 @@
 #version 450
-// Draws one layer's sub-image into the display output (OpenXR layer flags):
-// BLEND_TEXTURE_SOURCE_ALPHA: out = src + dst * (1 - src.a), premultiplied source by default;
-// with UNPREMULTIPLIED_ALPHA the source color is multiplied by its alpha first; without the flag
-// (opaque) out = src. Opaque layers reach this shader only when they carry a color scale and
-// bias (XR_KHR_composition_layer_color_scale_bias: src = texel * scale + bias, first of all);
-// otherwise they are copied.
+#extension GL_GOOGLE_include_directive : require
+// Draws one layer's sub-image into the display output, nearest texel, as layer_texel.glsl says
+// (color scale and bias, then the layer flags). Opaque layers reach this shader only when they
+// carry a color scale and bias; otherwise they are copied.
 // Values are blended as stored (an sRGB source is read through a UNORM view), the same bytes a
 // plain copy would move, so opaque and blended layers agree.
 layout(local_size_x = 8, local_size_y = 8) in;
@@ -22,19 +20,12 @@ layout(push_constant) uniform Params {
   uvec4 color;     // half floats: scale.rg scale.ba bias.rg bias.ba
 } p;
 
+#include "layer_texel.glsl"
+
 void main() {
   const ivec2 out_px = p.clip.xy + ivec2(gl_GlobalInvocationID.xy);
   if (out_px.x >= p.clip.z || out_px.y >= p.clip.w) return;
   // Nearest texel: the same integer mapping the opaque path's copies use.
   const ivec2 src_px = p.source.xy + ((out_px - p.target.xy) * p.source.zw) / p.target.zw;
-  vec4 s = texelFetch(source, ivec3(src_px, p.arrayIndex), 0);
-  s = s * vec4(unpackHalf2x16(p.color.x), unpackHalf2x16(p.color.y)) +
-      vec4(unpackHalf2x16(p.color.z), unpackHalf2x16(p.color.w));
-  if (p.blend == 0) {
-    imageStore(display, out_px, clamp(s, 0.0, 1.0));
-    return;
-  }
-  if (p.blend == 2) s.rgb *= s.a;
-  const vec4 d = imageLoad(display, out_px);
-  imageStore(display, out_px, clamp(s + d * (1.0 - s.a), 0.0, 1.0));
+  writeLayerTexel(out_px, texelFetch(source, ivec3(src_px, p.arrayIndex), 0), p.color, p.blend);
 }

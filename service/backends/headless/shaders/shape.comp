@@ -1,4 +1,5 @@
 #version 450
+#extension GL_GOOGLE_include_directive : require
 // Draws a cylinder, equirect or cube layer (XR_KHR_composition_layer_cylinder / _equirect /
 // _cube) into one eye of the display output: each output pixel's view ray is turned into the
 // layer's space, intersected with the layer's cylinder (axis +y) or sphere, and the point hit
@@ -24,6 +25,8 @@ layout(push_constant) uniform Params {
   int unused;
   uvec4 color;       // color scale and bias as in blend.comp
 } p;
+
+#include "layer_texel.glsl"
 
 const float kPi = 3.14159265;
 
@@ -98,14 +101,5 @@ void main() {
   // Written so that NaN (degenerate geometry from extreme but finite parameters) fails it too.
   if (!(all(greaterThanEqual(uv, vec2(0.0))) && all(lessThanEqual(uv, vec2(1.0))))) return;
   const ivec2 src_px = p.source.xy + min(ivec2(uv * vec2(p.source.zw)), p.source.zw - 1);
-  vec4 s = texelFetch(source, ivec3(src_px, layer), 0);
-  s = s * vec4(unpackHalf2x16(p.color.x), unpackHalf2x16(p.color.y)) +
-      vec4(unpackHalf2x16(p.color.z), unpackHalf2x16(p.color.w));
-  if (p.blend == 0) {
-    imageStore(display, out_px, clamp(s, 0.0, 1.0));
-    return;
-  }
-  if (p.blend == 2) s.rgb *= s.a;
-  const vec4 dst = imageLoad(display, out_px);
-  imageStore(display, out_px, clamp(s + dst * (1.0 - s.a), 0.0, 1.0));
+  writeLayerTexel(out_px, texelFetch(source, ivec3(src_px, layer), 0), p.color, p.blend);
 }
