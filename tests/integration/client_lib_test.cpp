@@ -1,5 +1,6 @@
 // client-lib used in-process, the way an engine links it: calls the OpenXR face never makes.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <chrono>
 #include <string>
@@ -86,6 +87,41 @@ TEST_F(ClientLib, FrameBegunWhileTheNextWaitIsOnItsWay) {
         return s.clients.size() == 1 && s.clients[0].framesSubmitted == uint64_t(kFrames + 1);
       },
       5s));
+}
+
+// An acquire that needs the answer to its image's last release waits for it as long as for any
+// call's answer: the daemon, stopped here for 3 s (longer than each of its own 2-s waits for a
+// release), answers late, and the acquire gets the image.
+TEST_F(ClientLib, AcquireWaitsForALateReleaseAnswerAsForAnyCall) {
+  connect("late-answer");
+  if (HasFatalFailure()) return;
+  SwapchainRequest request;
+  request.usageFlags = 0x1;  // XR_SWAPCHAIN_USAGE_COLOR_ATTACHMENT_BIT
+  request.format = int64_t(system_.swapchainFormats.front());
+  request.width = 64;
+  request.height = 64;
+  auto swapchain = connection().createSwapchain(request);
+  ASSERT_TRUE(swapchain) << swapchain.error().describe();
+  client::Swapchain& sc = *swapchain.value();
+  // Every image released once; the releases leave with the next call that needs them.
+  for (size_t i = 0; i < sc.images().size(); ++i) {
+    auto index = sc.acquire();
+    ASSERT_TRUE(index) << index.error().describe();
+    ASSERT_TRUE(sc.wait(std::chrono::seconds(2)));
+    ASSERT_TRUE(sc.release());
+  }
+  daemon().process().signal(SIGSTOP);
+  std::thread resume([this] {
+    std::this_thread::sleep_for(3s);
+    daemon().process().signal(SIGCONT);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  auto again = sc.acquire();  // image 0: sends the releases, then needs image 0's answer
+  const auto waited = std::chrono::steady_clock::now() - start;
+  resume.join();
+  ASSERT_TRUE(again) << again.error().describe();
+  EXPECT_EQ(again.value(), 0u);
+  EXPECT_GE(waited, 2500ms) << "the acquire did not depend on the stopped daemon";
 }
 
 // A release is queued to leave with the next message (normally endFrame) instead of waking the
