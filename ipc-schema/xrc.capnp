@@ -6,7 +6,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("xrc::wire");
 
 const protocolMajor :UInt16 = 1;
-const protocolMinor :UInt16 = 9;
+const protocolMinor :UInt16 = 10;
 # Minor 1: view poses/fovs, head pose with waitFrame, locateHead.
 # Minor 2: overlay sessions, session roles, per-frame stats, Control.setPrimary/kick.
 # Minor 3: environment blend modes (system description, endFrame, status); LOCAL space changes
@@ -471,6 +471,23 @@ struct DaemonStatus {
   limitsHit @19 :List(LimitHit);
   imageBytes @20 :UInt64;         # image memory all clients' swapchains hold
   imageBytesLimit @21 :UInt64;    # max_image_mib_total, in bytes
+  # 1.10: the window output (--backend window); `present` false without one.
+  windowOutput @22 :WindowOutputStatus;
+}
+
+# 1.10: the desktop window the display is also presented in (seed 003's present semaphores).
+struct WindowOutputStatus {
+  present @0 :Bool;                  # the daemon has a window output
+  open @1 :Bool;                     # false once the window was closed (the display goes on)
+  width @2 :UInt32;                  # the window's swapchain extent now
+  height @3 :UInt32;
+  presents @4 :UInt64;
+  skipped @5 :UInt64;                # display frames not presented (no image in time, minimized)
+  recreations @6 :UInt64;            # swapchains made after the first (resize, out of date)
+  swapchainsLive @7 :UInt32;         # the current one plus old ones awaiting proof they are unused
+  presentSemaphoresLive @8 :UInt32;  # created, not yet destroyed
+  maxSubmissionsInFlight @9 :UInt32; # most unfinished present submissions seen (CPU pacing: 2)
+  backlogDrains @10 :UInt64;         # times too many old swapchains made the queue go idle
 }
 
 struct LimitHit {

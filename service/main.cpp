@@ -31,6 +31,7 @@
 #include "config/daemon_config.hpp"
 #include "log.hpp"
 #include "platform/systemd.hpp"
+#include "present/window_presenter.hpp"
 #include "rpc/listener.hpp"
 #include "xrc/socket_path.hpp"
 
@@ -52,6 +53,7 @@ kj::Promise<void> disconnectAllOnSignal(kj::AsyncInputStream& signal, xrc::Clien
 struct Backends {
   std::unique_ptr<xrc::gpu::GpuDevice> gpu;
   std::unique_ptr<xrc::gpu::Timeline> copyTimeline;
+  std::unique_ptr<xrc::present::WindowPresenter> presenter;  // the window output's
   std::unique_ptr<xrc::Backend> backend;
 };
 
@@ -67,8 +69,12 @@ xrc::Status createBackend(const xrc::DaemonConfig& config, const xrc::HeadlessOp
     if (!created) return created.error();
     instance = std::move(created).value();
   }
-  gpu::DeviceOptions deviceOptions{config.deviceUuid, instance.get()};
+  gpu::DeviceOptions deviceOptions;
+  deviceOptions.deviceUuid = config.deviceUuid;
+  deviceOptions.factory = instance.get();
   (void)gpu::parseQueuePriority(config.queuePriority, deviceOptions.maxQueuePriority);  // validated
+  const bool window = config.backend == "window";
+  if (window) deviceOptions.instanceExtensions = present::WindowPresenter::instanceExtensions();
   auto gpu = gpu::GpuDevice::create(deviceOptions);
   if (!gpu) return gpu.error();
   out.gpu = std::move(gpu).value();
@@ -89,7 +95,19 @@ xrc::Status createBackend(const xrc::DaemonConfig& config, const xrc::HeadlessOp
     out.backend = std::move(backend).value();
     return {};
   }
-  auto backend = HeadlessBackend::create(*out.gpu, *out.copyTimeline, scheduler, headless);
+  HeadlessOptions display = headless;
+  if (window) {
+    // The window opens at the composition's size, halved until it fits a common desktop.
+    uint32_t width = headless.viewWidth * headless.viewCount, height = headless.viewHeight;
+    while (width > 1920 || height > 1080) width /= 2, height /= 2;
+    auto opened = present::XcbWindow::open("xr-compositor", width, height);
+    if (!opened) return opened.error();
+    auto presenter = present::WindowPresenter::create(*out.gpu, std::move(opened).value());
+    if (!presenter) return presenter.error();
+    out.presenter = std::move(presenter).value();
+    display.presenter = out.presenter.get();
+  }
+  auto backend = HeadlessBackend::create(*out.gpu, *out.copyTimeline, scheduler, display);
   if (!backend) return backend.error();
   out.backend = std::move(backend).value();
   return {};
@@ -389,7 +407,9 @@ int main(int argc, char** argv) {
   CLI::App app{"xr-compositord: out-of-process XR compositor daemon"};
   // Option name -> config key, to know which ones the command line set.
   std::vector<std::pair<CLI::Option*, const char*>> keyed = {
-      {app.add_option("--backend", cli.backend, "Display backend: headless or openxr")->capture_default_str(),
+      {app.add_option("--backend", cli.backend,
+                      "Display backend: headless, window (headless, shown in an X11 window) or openxr")
+           ->capture_default_str(),
        "backend"},
       {app.add_option("--socket", cli.socket,
                       "Socket path (default $XR_COMPOSITOR_SOCKET, else $XDG_RUNTIME_DIR/xr-compositor/socket)"),

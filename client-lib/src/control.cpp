@@ -107,6 +107,19 @@ Result<DaemonStatus> ControlClient::status() {
               }
               out.imageBytes = in.getImageBytes();
               out.imageBytesLimit = in.getImageBytesLimit();
+              if (in.hasWindowOutput() && in.getWindowOutput().getPresent()) {
+                auto w = in.getWindowOutput();
+                out.windowOutput = WindowOutputStatus{w.getOpen(),
+                                                      w.getWidth(),
+                                                      w.getHeight(),
+                                                      w.getPresents(),
+                                                      w.getSkipped(),
+                                                      w.getRecreations(),
+                                                      w.getBacklogDrains(),
+                                                      w.getSwapchainsLive(),
+                                                      w.getPresentSemaphoresLive(),
+                                                      w.getMaxSubmissionsInFlight()};
+              }
               for (auto h : in.getHaptics()) {
                 out.haptics.push_back(HapticStatus{
                     h.getPulses(), h.getStops(), {h.getLastDurationNs(), h.getLastFrequency(), h.getLastAmplitude()}});

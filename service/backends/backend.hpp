@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../present/display_presenter.hpp"
 #include "xrc/input.hpp"
 #include "xrc/monotonic_clock.hpp"
 #include "xrc/pose.hpp"
@@ -239,6 +240,9 @@ class Backend {
   // counts no frames, as if it hung; the health monitor must notice. Backends without a loop of
   // their own ignore it.
   virtual void setStalledForTest(bool) {}
+
+  // The window output's state, where the display is also shown in a window.
+  virtual std::optional<present::PresenterStats> windowOutput() const { return std::nullopt; }
 };
 
 }  // namespace xrc

@@ -54,8 +54,8 @@ bool parseViewSize(const std::string& text, uint32_t& width, uint32_t& height) {
 
 Status validateConfig(const DaemonConfig& c, std::string_view p) {
   auto name = [&](const char* cli, const char* file) { return fmt::format("{}{}", p, p == "--" ? cli : file); };
-  if (c.backend != "headless" && c.backend != "openxr") {
-    return makeError(ErrorCode::invalidArgument, "{}: unknown backend '{}' (available: headless, openxr)",
+  if (c.backend != "headless" && c.backend != "window" && c.backend != "openxr") {
+    return makeError(ErrorCode::invalidArgument, "{}: unknown backend '{}' (available: headless, window, openxr)",
                      name("backend", "backend"), c.backend);
   }
   if (!(c.refreshHz >= 1.0 && c.refreshHz <= 1000.0)) {

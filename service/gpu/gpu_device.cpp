@@ -52,6 +52,8 @@ Status GpuDevice::init(const DeviceOptions& options) {
   VkInstanceCreateInfo ici{};
   ici.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
   ici.pApplicationInfo = &app;
+  ici.enabledExtensionCount = uint32_t(options.instanceExtensions.size());
+  ici.ppEnabledExtensionNames = options.instanceExtensions.data();
   VkInstance instance = VK_NULL_HANDLE;
   if (options.factory != nullptr) {
     auto created = options.factory->createInstance(ici);
@@ -80,6 +82,8 @@ Status GpuDevice::init(const DeviceOptions& options) {
     if (!options.deviceUuid.empty() && uuidToString(facts.deviceUuid) != options.deviceUuid) continue;
     bool ok = true;
     for (const char* ext : vk::requiredDeviceExtensions()) ok = ok && vk::deviceHasExtension(candidate, ext);
+    if (!options.instanceExtensions.empty())
+      ok = ok && vk::deviceHasExtension(candidate, VK_KHR_SWAPCHAIN_EXTENSION_NAME);
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(candidate, &props);
     if (!ok || props.apiVersion < VK_API_VERSION_1_2) continue;
@@ -89,7 +93,8 @@ Status GpuDevice::init(const DeviceOptions& options) {
     break;
   }
   if (physical_ == VK_NULL_HANDLE) {
-    return makeError(ErrorCode::unsupported, "no Vulkan 1.2 device with VK_KHR_external_memory_fd{}; devices:{}",
+    return makeError(ErrorCode::unsupported, "no Vulkan 1.2 device with VK_KHR_external_memory_fd{}{}; devices:{}",
+                     options.instanceExtensions.empty() ? "" : " and VK_KHR_swapchain",
                      options.deviceUuid.empty() ? "" : " and UUID " + options.deviceUuid,
                      seen.empty() ? " none" : seen);
   }
@@ -132,6 +137,7 @@ Status GpuDevice::init(const DeviceOptions& options) {
   if (facts_.externalSemaphoreFd) extensions.push_back(vk::semaphoreFdExtension());
   const char* priorityExtension = globalPriorityExtension(physical_);
   if (priorityExtension != nullptr) extensions.push_back(priorityExtension);
+  if (!options.instanceExtensions.empty()) extensions.push_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
 
   VkPhysicalDeviceVulkan12Features features12{};
   features12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;

@@ -42,6 +42,9 @@ struct DeviceOptions {
   // realtime made every submission slower there). Drivers refuse what the process may not have;
   // each lower one is tried in turn, down to medium (Vulkan's default).
   QueuePriority maxQueuePriority = QueuePriority::high;
+  // Instance extensions an output needs (the window's surface); with any, the device gets
+  // VK_KHR_swapchain too.
+  std::vector<const char*> instanceExtensions;
 };
 
 class GpuDevice {

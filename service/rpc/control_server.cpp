@@ -101,6 +101,20 @@ kj::Promise<void> ControlServer::status(StatusContext context) {
   }
   status.setImageBytes(ctx_.images.totalBytes());
   status.setImageBytesLimit(ctx_.images.totalLimit());
+  if (const auto window = ctx_.backend.windowOutput()) {
+    auto w = status.initWindowOutput();
+    w.setPresent(true);
+    w.setOpen(window->open);
+    w.setWidth(window->width);
+    w.setHeight(window->height);
+    w.setPresents(window->presents);
+    w.setSkipped(window->skipped);
+    w.setRecreations(window->recreations);
+    w.setSwapchainsLive(window->swapchainsLive);
+    w.setPresentSemaphoresLive(window->presentSemaphoresLive);
+    w.setMaxSubmissionsInFlight(window->maxSubmissionsInFlight);
+    w.setBacklogDrains(window->backlogDrains);
+  }
   const auto haptics = ctx_.backend.haptics();
   auto hapticList = status.initHaptics(uint32_t(haptics.size()));
   for (uint32_t h = 0; h < haptics.size(); ++h) {

@@ -77,14 +77,16 @@ TEST(DaemonConfig, CommandLineNamesInValidation) {
   EXPECT_TRUE(validateConfig(DaemonConfig{}));
 }
 
-TEST(DaemonConfig, BackendsAreHeadlessAndOpenXr) {
+TEST(DaemonConfig, BackendsAreHeadlessWindowAndOpenXr) {
   DaemonConfig c;
   c.backend = "openxr";
   EXPECT_TRUE(validateConfig(c));
   c.backend = "window";
+  EXPECT_TRUE(validateConfig(c));
+  c.backend = "drm";
   auto s = validateConfig(c);
   ASSERT_FALSE(s);
-  EXPECT_NE(s.error().message.find("unknown backend 'window' (available: headless, openxr)"), std::string::npos)
+  EXPECT_NE(s.error().message.find("unknown backend 'drm' (available: headless, window, openxr)"), std::string::npos)
       << s.error().message;
 }
 

@@ -63,6 +63,20 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
   for (const auto& h : s.limitsHit) {
     limitsHit.push_back({{"limit", h.limit}, {"count", h.count}, {"seconds_ago", h.secondsAgo}});
   }
+  nlohmann::json window = nullptr;
+  if (s.windowOutput) {
+    const auto& w = *s.windowOutput;
+    window = {{"open", w.open},
+              {"width", w.width},
+              {"height", w.height},
+              {"presents", w.presents},
+              {"skipped", w.skipped},
+              {"recreations", w.recreations},
+              {"swapchains_live", w.swapchainsLive},
+              {"present_semaphores_live", w.presentSemaphoresLive},
+              {"max_submissions_in_flight", w.maxSubmissionsInFlight},
+              {"backlog_drains", w.backlogDrains}};
+  }
   return {{"daemon_version", s.daemonVersion},
           {"backend", s.backend},
           {"uptime_s", double(s.uptimeNs) / 1e9},
@@ -83,6 +97,7 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
           {"limits_hit", limitsHit},
           {"image_bytes", s.imageBytes},
           {"image_bytes_limit", s.imageBytesLimit},
+          {"window_output", window},
           {"clients", clients}};
 }
 
@@ -102,6 +117,13 @@ std::string formatTable(const xrc::control::DaemonStatus& s) {
       hits += fmt::format("{}{} x{} ({:.0f} s ago)", hits.empty() ? "" : ", ", h.limit, h.count, h.secondsAgo);
     }
     out += fmt::format("limits hit: {}\n", hits);
+  }
+  if (s.windowOutput) {
+    const auto& w = *s.windowOutput;
+    out +=
+        fmt::format("window {}  {}x{}  {} presents, {} skipped, {} recreations  {} swapchains, {} present semaphores\n",
+                    w.open ? "open" : "closed", w.width, w.height, w.presents, w.skipped, w.recreations,
+                    w.swapchainsLive, w.presentSemaphoresLive);
   }
   out += fmt::format("{} client{}\n", s.clients.size(), s.clients.size() == 1 ? "" : "s");
   if (s.clients.empty()) return out;

@@ -10,6 +10,7 @@ XRC_PACKAGES=(
   mesa-vulkan-drivers vulkan-validationlayers
   libopenxr-loader1 libopenxr-utils openxr-layer-corevalidation
   libjsoncpp25 python3
+  libxcb1-dev xvfb
 )
 
 xrc_install_deps() {

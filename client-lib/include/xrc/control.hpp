@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,14 @@ struct LimitHit {
   float secondsAgo = 0;
 };
 
+// The desktop window the display is also shown in (1.10, --backend window).
+struct WindowOutputStatus {
+  bool open = false;  // false once closed
+  uint32_t width = 0, height = 0;
+  uint64_t presents = 0, skipped = 0, recreations = 0, backlogDrains = 0;
+  uint32_t swapchainsLive = 0, presentSemaphoresLive = 0, maxSubmissionsInFlight = 0;
+};
+
 struct DaemonStatus {
   std::string daemonVersion;
   std::string backend;
@@ -71,10 +80,11 @@ struct DaemonStatus {
   uint32_t daemonPid = 0;
   // How the latest display frame met the environment (the bottom client frame's mode).
   EnvironmentBlendMode environmentBlendMode = EnvironmentBlendMode::opaque;
-  std::vector<HapticStatus> haptics;             // per hand [left, right] (1.7; empty from older daemons)
-  uint64_t acceptFailures = 0;                   // failed accept() calls: the daemon ran out of fds (1.7)
-  std::vector<LimitHit> limitsHit;               // (1.8)
-  uint64_t imageBytes = 0, imageBytesLimit = 0;  // all clients' swapchain images (1.8)
+  std::vector<HapticStatus> haptics;               // per hand [left, right] (1.7; empty from older daemons)
+  uint64_t acceptFailures = 0;                     // failed accept() calls: the daemon ran out of fds (1.7)
+  std::vector<LimitHit> limitsHit;                 // (1.8)
+  uint64_t imageBytes = 0, imageBytesLimit = 0;    // all clients' swapchain images (1.8)
+  std::optional<WindowOutputStatus> windowOutput;  // none: no window output (1.10)
 };
 
 using xrc::Pixels;

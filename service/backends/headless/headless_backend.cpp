@@ -381,7 +381,13 @@ void HeadlessBackend::tick(int64_t vsyncNs) {
     frames = std::move(selection.shown);
     for (const auto& frame : frames) adjustHolds(frame, +1);  // held while recorded and submitted
   }
-  if (auto s = compose(frames); !s) log::error("display composition failed: {}", s.error().describe());
+  if (auto s = compose(frames); !s) {
+    log::error("display composition failed: {}", s.error().describe());
+  } else if (options_.presenter != nullptr) {
+    options_.presenter->present({output_.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                 options_.viewWidth * options_.viewCount, options_.viewHeight, composeTimeline_->get(),
+                                 composedValue_});
+  }
   {
     // compose() recorded each image's lastRead, which a copy into it waits for on the GPU, so the
     // images are free for leasing as soon as the composition is submitted.
@@ -715,6 +721,7 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
   layerViewsCulled_ += culled;
   if (!recordStatus) log::error("display composition: {}", recordStatus.error().describe());
   outputLayout_ = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+  composedValue_ = composeValue;
   shown_ = std::move(shown);
   Lock lock(stateMutex_);
   size_t at = 0;

@@ -16,6 +16,7 @@
 #include "../../gpu/gpu_device.hpp"
 #include "../../gpu/timeline.hpp"
 #include "../../input/simulated_controllers.hpp"
+#include "../../present/display_presenter.hpp"
 #include "../backend.hpp"
 #include "blend_pipeline.hpp"
 
@@ -34,6 +35,8 @@ struct HeadlessOptions {
   // What the simulated display offers, preferred first. Its environment is black, so the three
   // modes compose alike; the mode of each display frame shows in the status.
   std::vector<EnvironmentBlendMode> environmentBlendModes{EnvironmentBlendMode::opaque};
+  // Where each composition is also presented (the window output); outlives the backend.
+  present::DisplayPresenter* presenter = nullptr;
 };
 
 class HeadlessSwapchain;
@@ -78,6 +81,10 @@ class HeadlessBackend final : public Backend {
   void start() override;
   void stop() override;
   void setStalledForTest(bool stalled) override { stalledForTest_.store(stalled); }
+  std::optional<present::PresenterStats> windowOutput() const override {
+    if (options_.presenter == nullptr) return std::nullopt;
+    return options_.presenter->stats();
+  }
 
  private:
   Pose headPoseAt(int64_t timeNs) const;
@@ -125,6 +132,7 @@ class HeadlessBackend final : public Backend {
   std::optional<BlendPipeline> blend_;                      // display thread only
   VkImageLayout outputLayout_ = VK_IMAGE_LAYOUT_UNDEFINED;  // display thread only
   std::vector<ShownLayer> shown_;                           // display thread only: last compose
+  uint64_t composedValue_ = 0;                              // display thread only: last compose's
 
   // Guards every runtime image's bookkeeping (HeadlessSwapchain::PerImage). Taken before the
   // scheduler's own mutex, never after it.
