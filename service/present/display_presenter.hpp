@@ -38,6 +38,9 @@ class DisplayPresenter {
   // Display thread: shows `source`, never waiting long (a window that cannot take the frame
   // in time misses it).
   virtual void present(const PresentSource& source) = 0;
+  // Once the display thread has stopped, before the source image goes: waits (bounded) until no
+  // submission reads it any more.
+  virtual void finish() = 0;
   // Any thread.
   virtual PresenterStats stats() const = 0;
 };

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "../gpu/barriers.hpp"
 #include "../log.hpp"
 
 namespace xrc::present {
@@ -16,20 +17,7 @@ constexpr uint64_t kFenceTimeoutNs = 2'000'000'000ull;  // a presentation blit l
 // An image not handed back within this is a missed window frame, not a stalled display loop.
 constexpr uint64_t kAcquireTimeoutNs = 5'000'000ull;
 
-VkImageMemoryBarrier transition(VkImage image, VkImageLayout from, VkImageLayout to, VkAccessFlags srcAccess,
-                                VkAccessFlags dstAccess) {
-  VkImageMemoryBarrier b{};
-  b.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
-  b.srcAccessMask = srcAccess;
-  b.dstAccessMask = dstAccess;
-  b.oldLayout = from;
-  b.newLayout = to;
-  b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  b.image = image;
-  b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-  return b;
-}
+constexpr VkImageSubresourceRange kColor{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
 
 // Plain 8-bit UNORM first: the composition holds display-ready values, and copying them into
 // an sRGB image would encode them a second time.
@@ -255,10 +243,9 @@ void WindowPresenter::record(VkCommandBuffer cb, const PresentSource& source, Vk
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   vkBeginCommandBuffer(cb, &begin);
   // The acquire semaphore is waited on at the transfer stage; the layout change chains to it.
-  auto toDst = transition(target, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0,
-                          VK_ACCESS_TRANSFER_WRITE_BIT);
-  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0, nullptr, 1,
-                       &toDst);
+  gpu::barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+               {gpu::imageBarrier(target, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0,
+                                  VK_ACCESS_TRANSFER_WRITE_BIT, kColor)});
   // Scaled to fit, centred; the bars black.
   const double scale = std::min(double(extent_.width) / source.width, double(extent_.height) / source.height);
   const int32_t w = std::max<int32_t>(1, int32_t(std::lround(source.width * scale)));
@@ -267,8 +254,7 @@ void WindowPresenter::record(VkCommandBuffer cb, const PresentSource& source, Vk
   if (w != int32_t(extent_.width) || h != int32_t(extent_.height)) {
     VkClearColorValue black{};
     black.float32[3] = 1.f;
-    const VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    vkCmdClearColorImage(cb, target, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &black, 1, &range);
+    vkCmdClearColorImage(cb, target, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &black, 1, &kColor);
     VkMemoryBarrier waw{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_TRANSFER_WRITE_BIT,
                         VK_ACCESS_TRANSFER_WRITE_BIT};
     vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &waw, 0, nullptr, 0,
@@ -283,10 +269,9 @@ void WindowPresenter::record(VkCommandBuffer cb, const PresentSource& source, Vk
   const bool exact = w == int32_t(source.width) && h == int32_t(source.height);
   vkCmdBlitImage(cb, source.image, source.layout, target, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &blit,
                  exact ? VK_FILTER_NEAREST : VK_FILTER_LINEAR);
-  auto toPresent = transition(target, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_PRESENT_SRC_KHR,
-                              VK_ACCESS_TRANSFER_WRITE_BIT, 0);
-  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, nullptr, 0,
-                       nullptr, 1, &toPresent);
+  gpu::barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+               {gpu::imageBarrier(target, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_PRESENT_SRC_KHR,
+                                  VK_ACCESS_TRANSFER_WRITE_BIT, 0, kColor)});
   vkEndCommandBuffer(cb);
 }
 

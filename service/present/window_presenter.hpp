@@ -37,6 +37,7 @@ class WindowPresenter final : public DisplayPresenter {
   ~WindowPresenter() override;
 
   void present(const PresentSource& source) override;
+  void finish() override { idle(); }
   PresenterStats stats() const override XRC_EXCLUDES(statsMutex_);
 
  private:

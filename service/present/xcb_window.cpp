@@ -77,18 +77,19 @@ WindowEvents XcbWindow::poll() {
       }
       case XCB_CLIENT_MESSAGE: {
         const auto* e = reinterpret_cast<const xcb_client_message_event_t*>(raw);
-        if (e->data.data32[0] == deleteWindow_) out.closeRequested = true;
+        if (e->data.data32[0] == deleteWindow_) closeRequested_ = true;
         break;
       }
       case XCB_DESTROY_NOTIFY:
-        out.closeRequested = true;
+        closeRequested_ = true;
         break;
       default:
         break;
     }
   }
   // The X server went away: the window is as good as closed.
-  if (xcb_connection_has_error(c) != 0) out.closeRequested = true;
+  if (xcb_connection_has_error(c) != 0) closeRequested_ = true;
+  out.closeRequested = closeRequested_;
   out.width = width_;
   out.height = height_;
   return out;

@@ -17,7 +17,7 @@ namespace xrc::present {
 struct WindowEvents {
   uint32_t width = 0, height = 0;  // its size now
   bool resized = false;
-  bool closeRequested = false;
+  bool closeRequested = false;  // once asked, every later poll says so too
 };
 
 class XcbWindow {
@@ -43,6 +43,7 @@ class XcbWindow {
   xcb_window_t window_ = 0;
   xcb_atom_t deleteWindow_ = 0;
   uint32_t width_ = 0, height_ = 0;
+  bool closeRequested_ = false;  // sticky: a poll for the size alone must not lose it
 };
 
 }  // namespace xrc::present

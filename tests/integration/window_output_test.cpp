@@ -134,12 +134,32 @@ class XServer {
   xcb_connection_t* connection_ = nullptr;
 };
 
-// A daemon with the window output on `x`, under the validation layer.
-std::unique_ptr<Daemon> startWindowDaemon(const TempDir& dir, const XServer& x) {
-  auto env = validationEnv();
-  env["DISPLAY"] = x.display();
-  return std::make_unique<Daemon>(dir, std::vector<std::string>{"--backend", "window"}, env);
-}
+// An X server, a daemon with the window output on it (under the validation layer) and its
+// window, found by title.
+struct Windowed {
+  TempDir dir;
+  XServer x{dir};
+  std::unique_ptr<Daemon> daemon;
+  xcb_window_t window = 0;
+
+  // Empty when all is up; else what went wrong.
+  std::string start() {
+    if (!x.ready()) return "Xvfb did not start:\n" + x.output();
+    auto env = validationEnv();
+    env["DISPLAY"] = x.display();
+    daemon = std::make_unique<Daemon>(dir, std::vector<std::string>{"--backend", "window"}, env);
+    if (!daemon->ready()) return "the daemon did not start:\n" + daemon->process().output();
+    window = x.waitForWindow("xr-compositor");
+    if (window == 0) return "no window titled xr-compositor";
+    return {};
+  }
+  // A demo client, already displayed.
+  std::unique_ptr<Process> runningDemo(const DemoSpec& spec) {
+    auto demo = startDemo(*daemon, dir, spec);
+    if (!demo->waitForOutput("connected", 30s) || !keepsBeingDisplayed(*daemon, spec.name)) return nullptr;
+    return demo;
+  }
+};
 
 std::optional<control::WindowOutputStatus> windowStatus(Daemon& daemon) {
   auto control = daemon.control();
@@ -154,20 +174,16 @@ std::optional<control::WindowOutputStatus> windowStatus(Daemon& daemon) {
 
 TEST(WindowOutput, TheWindowShowsWhatTheDisplayComposes) {
   REQUIRE_XVFB();
-  TempDir dir;
-  XServer x(dir);
-  ASSERT_TRUE(x.ready()) << x.output();
-  auto daemon = startWindowDaemon(dir, x);
-  ASSERT_TRUE(daemon->ready()) << daemon->process().output();
-  const xcb_window_t window = x.waitForWindow("xr-compositor");
-  ASSERT_NE(window, 0u) << "no window titled xr-compositor";
+  Windowed w;
+  ASSERT_EQ(w.start(), "");
+  auto& daemon = w.daemon;
 
   // A projection and a quad over it; once the last frame is up, the display repeats it.
   DemoSpec spec{"windowed", 5, 60};
   spec.quadPx = 64;
   spec.quadX = 40;
   spec.quadY = 100;
-  auto demo = startDemo(*daemon, dir, spec);
+  auto demo = startDemo(*daemon, w.dir, spec);
   ASSERT_TRUE(demo->waitForOutput("frames 60 ok", 30s)) << demo->output();
   // Presented a few times since (the window output's mailbox may hold one older frame).
   const uint64_t presentsNow = windowStatus(*daemon).value_or(control::WindowOutputStatus{}).presents;
@@ -182,7 +198,7 @@ TEST(WindowOutput, TheWindowShowsWhatTheDisplayComposes) {
   const auto& px = display.value().pixels;
   ASSERT_EQ(px.width, kWidth);
   ASSERT_EQ(px.height, kHeight);
-  const std::vector<uint8_t> shot = x.screenshot(window, kWidth, kHeight);
+  const std::vector<uint8_t> shot = w.x.screenshot(w.window, kWidth, kHeight);
   ASSERT_EQ(shot.size(), size_t(kWidth) * kHeight * 4) << "no screenshot of the window";
 
   size_t mismatches = 0;
@@ -201,13 +217,13 @@ TEST(WindowOutput, TheWindowShowsWhatTheDisplayComposes) {
   EXPECT_GT(colors.size(), 100u) << "the composition is not the demo's pattern";
   EXPECT_EQ(mismatches, 0u) << "first at " << first;
 
-  auto window_ = windowStatus(*daemon);
-  ASSERT_TRUE(window_);
-  EXPECT_TRUE(window_->open);
-  EXPECT_EQ(window_->width, kWidth);
-  EXPECT_EQ(window_->height, kHeight);
-  EXPECT_EQ(window_->swapchainsLive, 1u);
-  EXPECT_LE(window_->maxSubmissionsInFlight, 2u) << "more than one composition queued beyond the one on the GPU";
+  auto window = windowStatus(*daemon);
+  ASSERT_TRUE(window);
+  EXPECT_TRUE(window->open);
+  EXPECT_EQ(window->width, kWidth);
+  EXPECT_EQ(window->height, kHeight);
+  EXPECT_EQ(window->swapchainsLive, 1u);
+  EXPECT_LE(window->maxSubmissionsInFlight, 2u) << "more than one composition queued beyond the one on the GPU";
   demo->closeStdin();
   EXPECT_EQ(demo->wait(30s), 0) << demo->output();
   EXPECT_EQ(problemsIn(daemon->process().output()), std::vector<std::string>{});
@@ -219,61 +235,50 @@ TEST(WindowOutput, TheWindowShowsWhatTheDisplayComposes) {
 // semaphores remain, at the window's final size, and nothing went wrong on the way.
 TEST(WindowOutput, AResizeStormLeavesNothingBehind) {
   REQUIRE_XVFB();
-  TempDir dir;
-  XServer x(dir);
-  ASSERT_TRUE(x.ready()) << x.output();
-  auto daemon = startWindowDaemon(dir, x);
-  ASSERT_TRUE(daemon->ready()) << daemon->process().output();
-  const xcb_window_t window = x.waitForWindow("xr-compositor");
-  ASSERT_NE(window, 0u);
-  auto demo = startDemo(*daemon, dir, DemoSpec{"storm", 9, 1'000'000});
-  ASSERT_TRUE(demo->waitForOutput("connected", 30s)) << demo->output();
-  ASSERT_TRUE(keepsBeingDisplayed(*daemon, "storm"));
+  Windowed w;
+  ASSERT_EQ(w.start(), "");
+  auto& daemon = w.daemon;
+  auto demo = w.runningDemo(DemoSpec{"storm", 9, 1'000'000});
+  ASSERT_TRUE(demo);
 
   for (uint32_t i = 0; i < 300; ++i) {
-    x.resize(window, 64 + (i * 37) % 700, 48 + (i * 53) % 500);
+    w.x.resize(w.window, 64 + (i * 37) % 700, 48 + (i * 53) % 500);
     std::this_thread::sleep_for(3ms);
   }
   const uint32_t finalWidth = 300, finalHeight = 200;  // another aspect: letterboxed
-  x.resize(window, finalWidth, finalHeight);
+  w.x.resize(w.window, finalWidth, finalHeight);
   ASSERT_TRUE(daemon->waitForStatus(
       [&](const control::DaemonStatus& s) {
-        const auto& w = s.windowOutput;
-        return w && w->width == finalWidth && w->height == finalHeight && w->swapchainsLive == 1;
+        const auto& out = s.windowOutput;
+        return out && out->width == finalWidth && out->height == finalHeight && out->swapchainsLive == 1;
       },
       30s))
       << daemon->process().output();
   ASSERT_TRUE(keepsBeingDisplayed(*daemon, "storm")) << demo->output();
-  auto w = windowStatus(*daemon);
-  ASSERT_TRUE(w);
-  EXPECT_TRUE(w->open);
-  EXPECT_GE(w->recreations, 10u) << "the storm hardly recreated the swapchain";
+  auto status = windowStatus(*daemon);
+  ASSERT_TRUE(status);
+  EXPECT_TRUE(status->open);
+  EXPECT_GE(status->recreations, 10u) << "the storm hardly recreated the swapchain";
   // Seed 003: at most three present semaphores per image of the current swapchain (and a few
   // free for reuse); the old swapchains' went with them.
-  EXPECT_LE(w->presentSemaphoresLive, 3u * 5 + 2);
-  EXPECT_LE(w->maxSubmissionsInFlight, 2u);
-  RecordProperty("recreations", int(w->recreations));
-  RecordProperty("backlog_drains", int(w->backlogDrains));
+  EXPECT_LE(status->presentSemaphoresLive, 3u * 5 + 2);
+  EXPECT_LE(status->maxSubmissionsInFlight, 2u);
   std::printf("resize storm: %llu recreations, %llu backlog drains, %u present semaphores live after, %llu skipped\n",
-              static_cast<unsigned long long>(w->recreations), static_cast<unsigned long long>(w->backlogDrains),
-              w->presentSemaphoresLive, static_cast<unsigned long long>(w->skipped));
+              static_cast<unsigned long long>(status->recreations),
+              static_cast<unsigned long long>(status->backlogDrains), status->presentSemaphoresLive,
+              static_cast<unsigned long long>(status->skipped));
   EXPECT_EQ(problemsIn(daemon->process().output()), std::vector<std::string>{});
 }
 
 TEST(WindowOutput, ClosingTheWindowEndsTheOutputNotTheDaemon) {
   REQUIRE_XVFB();
-  TempDir dir;
-  XServer x(dir);
-  ASSERT_TRUE(x.ready()) << x.output();
-  auto daemon = startWindowDaemon(dir, x);
-  ASSERT_TRUE(daemon->ready()) << daemon->process().output();
-  const xcb_window_t window = x.waitForWindow("xr-compositor");
-  ASSERT_NE(window, 0u);
-  auto demo = startDemo(*daemon, dir, DemoSpec{"stays", 3, 1'000'000});
-  ASSERT_TRUE(demo->waitForOutput("connected", 30s)) << demo->output();
-  ASSERT_TRUE(keepsBeingDisplayed(*daemon, "stays"));
+  Windowed w;
+  ASSERT_EQ(w.start(), "");
+  auto& daemon = w.daemon;
+  auto demo = w.runningDemo(DemoSpec{"stays", 3, 1'000'000});
+  ASSERT_TRUE(demo);
 
-  x.requestClose(window);
+  w.x.requestClose(w.window);
   ASSERT_TRUE(daemon->waitForStatus(
       [](const control::DaemonStatus& s) {
         return s.windowOutput && !s.windowOutput->open && s.windowOutput->swapchainsLive == 0 &&
@@ -282,8 +287,8 @@ TEST(WindowOutput, ClosingTheWindowEndsTheOutputNotTheDaemon) {
       20s))
       << daemon->process().output();
   EXPECT_TRUE(daemon->process().waitForOutput("window output closed", 5s));
-  for (int i = 0; i < 40 && x.findWindow("xr-compositor") != 0; ++i) std::this_thread::sleep_for(50ms);
-  EXPECT_EQ(x.findWindow("xr-compositor"), 0u) << "the window is still there";
+  for (int i = 0; i < 40 && w.x.findWindow("xr-compositor") != 0; ++i) std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(w.x.findWindow("xr-compositor"), 0u) << "the window is still there";
   // The display, the client and the daemon go on.
   EXPECT_TRUE(keepsBeingDisplayed(*daemon, "stays")) << demo->output();
   EXPECT_TRUE(daemon->process().running());

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "../../gpu/barriers.hpp"
 #include "../../log.hpp"
 #include "xrc/protocol_rules.hpp"
 
@@ -17,26 +18,8 @@ constexpr VkFormat kOutputFormat = VK_FORMAT_R8G8B8A8_UNORM;
 // The simulated HMD's symmetric field of view (tan of the half angle) for quad placement.
 constexpr float kTanHalfFov = 1.0f;
 
-VkImageMemoryBarrier imageBarrier(VkImage image, VkImageLayout from, VkImageLayout to, VkAccessFlags srcAccess,
-                                  VkAccessFlags dstAccess, VkImageSubresourceRange range) {
-  VkImageMemoryBarrier b{};
-  b.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
-  b.srcAccessMask = srcAccess;
-  b.dstAccessMask = dstAccess;
-  b.oldLayout = from;
-  b.newLayout = to;
-  b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  b.image = image;
-  b.subresourceRange = range;
-  return b;
-}
-
-void barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkPipelineStageFlags dst,
-             const std::vector<VkImageMemoryBarrier>& barriers) {
-  if (barriers.empty()) return;
-  vkCmdPipelineBarrier(cb, src, dst, 0, 0, nullptr, 0, nullptr, uint32_t(barriers.size()), barriers.data());
-}
+using gpu::barrier;
+using gpu::imageBarrier;
 
 // Raw texel copies are exact only between formats with the same bytes in the same order.
 bool rgba8(VkFormat f) { return f == VK_FORMAT_R8G8B8A8_UNORM || f == VK_FORMAT_R8G8B8A8_SRGB; }
@@ -110,6 +93,8 @@ HeadlessBackend::HeadlessBackend(gpu::GpuDevice& gpu, gpu::Timeline& copyTimelin
 HeadlessBackend::~HeadlessBackend() {
   stop();
   if (auto s = waitSubmitted(); !s) log::error("display shutdown: {}", s.error().describe());
+  // The window output's last blits read the output image destroyed with this.
+  if (options_.presenter != nullptr) options_.presenter->finish();
 }
 
 Status HeadlessBackend::init() {
