@@ -54,7 +54,7 @@ WindowPresenter::WindowPresenter(gpu::GpuDevice& gpu, std::unique_ptr<XcbWindow>
     : gpu_(gpu), window_(std::move(window)) {}
 
 WindowPresenter::~WindowPresenter() {
-  if (window_) close();
+  if (window_) close(true);
 }
 
 Status WindowPresenter::init() {
@@ -382,7 +382,7 @@ void WindowPresenter::present(const PresentSource& source) {
   });
 }
 
-void WindowPresenter::close() {
+void WindowPresenter::close(bool shutdown) {
   idle();
   destroy(history_.drainAll());
   swapchain_ = VK_NULL_HANDLE;
@@ -391,7 +391,7 @@ void WindowPresenter::close() {
   surface_ = VK_NULL_HANDLE;
   window_.reset();
   updateStats([](PresenterStats& s) { s.open = false; });
-  log::info("window output closed; the display goes on without it");
+  if (!shutdown) log::info("window output closed; the display goes on without it");
 }
 
 PresenterStats WindowPresenter::stats() const {

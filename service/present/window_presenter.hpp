@@ -61,7 +61,8 @@ class WindowPresenter final : public DisplayPresenter {
   void destroy(std::vector<History::Retired> retired);
   Result<VkSemaphore> presentSemaphore();
   void record(VkCommandBuffer cb, const PresentSource& source, VkImage target);
-  void close();
+  // Ends the output: waits for the queue, destroys everything. `shutdown`: the daemon is stopping.
+  void close(bool shutdown = false);
   void updateStats(const std::function<void(PresenterStats&)>& change) XRC_EXCLUDES(statsMutex_);
 
   gpu::GpuDevice& gpu_;
