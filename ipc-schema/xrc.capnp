@@ -425,6 +425,9 @@ struct ClientStatus {
   # 1.8: releases acknowledged without their copy: the client's copies passed
   # max_copy_mib_per_period in a display period.
   releasesSkipped @23 :UInt64;
+  # 1.10: display frames in which the display rotated one of its projection views to the head
+  # orientation of that vsync (rendered for another one: late, reused, or another pose).
+  framesReprojected @24 :UInt64;
 }
 
 struct DaemonStatus {

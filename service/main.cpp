@@ -147,6 +147,7 @@ xrc::Result<xrc::DaemonConfig> effectiveConfig(const Options& options) {
   if (given.count("environment_blend_modes")) c.environmentBlendModes = cli.environmentBlendModes;
   if (given.count("queue_priority")) c.queuePriority = cli.queuePriority;
   if (given.count("openxr_overlay")) c.openxrOverlay = cli.openxrOverlay;
+  if (given.count("reprojection")) c.reprojection = cli.reprojection;
   for (const LimitKey& limit : limitKeys()) {
     if (given.count(limit.key)) c.limits.*limit.member = cli.limits.*limit.member;
   }
@@ -196,6 +197,7 @@ int run(const Options& options) {
   (void)parseViewSize(config.viewSize, headless.viewWidth, headless.viewHeight);
   headless.refreshHz = config.refreshHz;
   headless.headSway = config.headMotion == "sway";
+  headless.reprojection = config.reprojection;
   headless.environmentBlendModes = parseBlendModes(config.environmentBlendModes).value();
   std::optional<SyncMode> forced;
   if (config.syncMode == "host") forced = SyncMode::host;
@@ -441,6 +443,10 @@ int main(int argc, char** argv) {
                     "openxr backend: run the daemon's session as an overlay over the runtime's primary application "
                     "(XR_EXTX_overlay)"),
        "openxr_overlay"},
+      {app.add_flag("--reprojection,!--no-reprojection", cli.reprojection,
+                    "headless/window: rotate a projection view shown at another head orientation than it was "
+                    "rendered for to the display's (default on)"),
+       "reprojection"},
   };
   for (const xrc::LimitKey& limit : xrc::limitKeys()) {
     keyed.emplace_back(

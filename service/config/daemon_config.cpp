@@ -140,6 +140,11 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
         return makeError(ErrorCode::invalidArgument, "{}: 'openxr_overlay' must be true or false", where(source, node));
       }
       next.openxrOverlay = *node.value<bool>();
+    } else if (k == "reprojection") {
+      if (!node.is_boolean()) {
+        return makeError(ErrorCode::invalidArgument, "{}: 'reprojection' must be true or false", where(source, node));
+      }
+      next.reprojection = *node.value<bool>();
     } else if (k == "shutdown_grace_ms") {
       if (!node.is_integer()) {
         return makeError(ErrorCode::invalidArgument, "{}: 'shutdown_grace_ms' must be an integer", where(source, node));
@@ -213,6 +218,7 @@ std::vector<std::string> changedKeys(const DaemonConfig& a, const DaemonConfig& 
   if (a.environmentBlendModes != b.environmentBlendModes) out.push_back("environment_blend_modes");
   if (a.queuePriority != b.queuePriority) out.push_back("queue_priority");
   if (a.openxrOverlay != b.openxrOverlay) out.push_back("openxr_overlay");
+  if (a.reprojection != b.reprojection) out.push_back("reprojection");
   changedLimitKeys(a.limits, b.limits, out);
   return out;
 }

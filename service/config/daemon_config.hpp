@@ -28,6 +28,7 @@ struct DaemonConfig {
   std::string headMotion = "still";              // headless: still | sway (the simulated head turns to and fro)
   std::string queuePriority = "high";            // highest GPU queue priority to ask for: low|medium|high|realtime
   bool openxrOverlay = false;                    // openxr: the daemon's session is an overlay (XR_EXTX_overlay)
+  bool reprojection = true;  // headless: projection views shown at another head orientation are rotated to it
   Limits limits;
 
   bool operator==(const DaemonConfig&) const = default;

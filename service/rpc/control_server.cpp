@@ -153,6 +153,7 @@ kj::Promise<void> ControlServer::status(StatusContext context) {
     out.setHung(c.hung.load());
     out.setFramesStale(c.framesStale.load());
     out.setReleasesSkipped(c.releasesSkipped.load());
+    out.setFramesReprojected(ctx_.backend.framesReprojected(c.id));
     const int64_t lastProgressNs = c.lastProgressNs.load();
     out.setStalledMs(
         lastProgressNs == 0 ? 0 : uint32_t(std::min<int64_t>((nowNs - lastProgressNs) / 1'000'000, UINT32_MAX)));

@@ -111,6 +111,7 @@ std::unique_ptr<Process> startDemo(const Daemon& daemon, const TempDir& dir, con
     argv.push_back(flag);
     for (float v : *values) argv.push_back(fmt::format("{}", v));
   }
+  if (spec.viewYaw != 0) argv.insert(argv.end(), {"--view-yaw", fmt::format("{}", spec.viewYaw)});
   if (spec.quadPx > 0) {
     option("--quad-px", spec.quadPx);
     option("--quad-x", spec.quadX);

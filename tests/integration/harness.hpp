@@ -61,6 +61,7 @@ struct DemoSpec {
   std::string shape = "";                              // --shape cylinder|equirect
   float shapeRadius = 0;                               // --shape-radius
   std::vector<float> colorScale = {}, colorBias = {};  // --color-scale, --color-bias (4 values each)
+  float viewYaw = 0;                                   // --view-yaw (radians)
 };
 
 std::unique_ptr<Process> startDemo(const Daemon& daemon, const TempDir& dir, const DemoSpec& spec,

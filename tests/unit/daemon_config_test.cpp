@@ -120,6 +120,20 @@ TEST(DaemonConfig, OpenXrOverlayIsABoolean) {
   EXPECT_EQ(changedKeys(c, other), std::vector<std::string>{"openxr_overlay"});
 }
 
+TEST(DaemonConfig, ReprojectionIsABooleanOnByDefault) {
+  DaemonConfig c;
+  EXPECT_TRUE(c.reprojection);
+  ASSERT_TRUE(applyToml("reprojection = false\n", "test.toml", c));
+  EXPECT_FALSE(c.reprojection);
+  auto s = applyToml("reprojection = \"off\"\n", "test.toml", c);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("'reprojection' must be true or false"), std::string::npos) << s.error().message;
+  EXPECT_FALSE(c.reprojection);
+  DaemonConfig other = c;
+  other.reprojection = true;
+  EXPECT_EQ(changedKeys(c, other), std::vector<std::string>{"reprojection"});
+}
+
 TEST(DaemonConfig, HeadMotionIsStillOrSway) {
   DaemonConfig c;
   EXPECT_EQ(c.headMotion, "still");

@@ -49,7 +49,8 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
                        {"hung", c.hung},
                        {"stalled_ms", c.stalledMs},
                        {"frames_stale", c.framesStale},
-                       {"releases_skipped", c.releasesSkipped}});
+                       {"releases_skipped", c.releasesSkipped},
+                       {"frames_reprojected", c.framesReprojected}});
   }
   nlohmann::json haptics = nlohmann::json::array();
   for (const auto& h : s.haptics) {

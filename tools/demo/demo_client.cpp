@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -355,6 +356,7 @@ int runDemo(const DemoOptions& o) {
       client::ProjectionView view;
       const RenderTarget& colorTarget = array ? targets[0] : targets[v];
       view.subImage = {colorTarget.swapchain->id(), 0, 0, int32_t(width), int32_t(height), array ? v : 0};
+      view.pose.orientation = {0, std::sin(o.viewYaw / 2), 0, std::cos(o.viewYaw / 2)};
       if (o.depth) {
         view.hasDepth = true;
         view.depthSubImage = {targets.back().swapchain->id(), 0, 0, int32_t(width), int32_t(height), v};

@@ -33,6 +33,9 @@ struct DemoOptions {
   bool overlay = false;    // an overlay session at `overlayPlacement`
   uint32_t overlayPlacement = 0;
   uint32_t alpha = 255;  // < 255: rendered with this alpha, layers flagged for blending
+  // The projection views claim to be rendered with the head turned this far (radians, about +y,
+  // positive to the left): a display at another orientation reprojects them.
+  float viewYaw = 0;
   // Both given (4 values each): every layer carries this color scale and bias (protocol 1.9).
   std::vector<float> colorScale, colorBias;
   std::string blendMode = "opaque";         // environment blend mode asked for in endFrame

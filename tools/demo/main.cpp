@@ -36,6 +36,9 @@ int main(int argc, char** argv) {
                                  "Connect as an overlay session at this placement (higher on top)");
   app.add_option("--alpha", o.alpha, "Render with this alpha (0-255); below 255 the layers are blended")
       ->check(CLI::Range(0, 255));
+  app.add_option("--view-yaw", o.viewYaw,
+                 "Projection views claim to be rendered with the head turned this far (radians about +y)")
+      ->check(CLI::Range(-1.5, 1.5));
   app.add_option("--color-scale", o.colorScale, "Color scale of every layer: R G B A (with --color-bias)")->expected(4);
   app.add_option("--color-bias", o.colorBias, "Color bias of every layer: R G B A (with --color-scale)")->expected(4);
   app.add_option("--blend-mode", o.blendMode, "Environment blend mode: opaque, additive or alpha_blend")

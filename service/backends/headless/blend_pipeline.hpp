@@ -24,7 +24,8 @@ struct BlendDraw {
   LayerColor color;                                            // to the shaders as half floats
 };
 
-// One eye's worth of a cylinder, equirect or cube layer (see shaders/shape.comp).
+// One eye's worth of a cylinder, equirect or cube layer, or of a reprojected projection view
+// (see shaders/shape.comp).
 struct ShapeDraw {
   VkImageView source = VK_NULL_HANDLE;
   uint32_t arrayIndex = 0;
@@ -35,7 +36,7 @@ struct ShapeDraw {
   float eyeInLayer[3] = {};
   float radius = 0;  // 0: infinitely far
   float shape[4] = {};
-  enum class Kind { cylinder = 0, equirect = 1, cube = 2 } kind = Kind::cylinder;
+  enum class Kind { cylinder = 0, equirect = 1, cube = 2, projection = 3 } kind = Kind::cylinder;
   int32_t blend = 0;  // 0 opaque, 1 premultiplied, 2 unpremultiplied
   LayerColor color;   // to the shaders as half floats
 };

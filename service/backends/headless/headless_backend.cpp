@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "../../gpu/barriers.hpp"
 #include "../../log.hpp"
@@ -321,8 +322,18 @@ void HeadlessBackend::commitFrame(CommittedFrame frame) {
 }
 
 void HeadlessBackend::removeClient(uint32_t clientId) {
+  {
+    Lock lock(reprojectedMutex_);
+    reprojected_.erase(clientId);
+  }
   Lock lock(stateMutex_);
   release(scheduler_.removeClient(clientId));
+}
+
+uint64_t HeadlessBackend::framesReprojected(uint32_t clientId) const {
+  Lock lock(reprojectedMutex_);
+  auto it = reprojected_.find(clientId);
+  return it == reprojected_.end() ? 0 : it->second;
 }
 
 void HeadlessBackend::start() {
@@ -366,7 +377,7 @@ void HeadlessBackend::tick(int64_t vsyncNs) {
     frames = std::move(selection.shown);
     for (const auto& frame : frames) adjustHolds(frame, +1);  // held while recorded and submitted
   }
-  if (auto s = compose(frames); !s) {
+  if (auto s = compose(frames, vsyncNs); !s) {
     log::error("display composition failed: {}", s.error().describe());
   } else if (options_.presenter != nullptr) {
     options_.presenter->present({output_.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
@@ -500,7 +511,48 @@ void HeadlessBackend::recordShape(VkCommandBuffer cb, const CommittedLayer& laye
   }
 }
 
-Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
+bool HeadlessBackend::reprojects(const CommittedLayer& layer, const LayerView& view, const Pose& eyeInStage) const {
+  if (!options_.reprojection || layer.kind != CommittedLayer::Kind::projection) return false;
+  if (vk::isDepthFormat(static_cast<HeadlessSwapchain&>(*view.swapchain).info.format)) return false;
+  // The angle between the orientations; below a milliradian (a sixth of a pixel of a 256-pixel,
+  // 90-degree view) a rotation would change nothing.
+  const auto& a = view.pose.orientation;
+  const auto& b = eyeInStage.orientation;
+  const float dot = std::fabs(a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]);
+  return 2.f * std::acos(std::min(dot, 1.f)) > 1e-3f;
+}
+
+void HeadlessBackend::recordReprojected(VkCommandBuffer cb, const CommittedLayer& layer, const LayerView& view,
+                                        const Pose& eyeInStage, Status& recordStatus) {
+  auto& sc = static_cast<HeadlessSwapchain&>(*view.swapchain);
+  const ViewInfo& info = system_.views[view.eye];
+  // Rotation only: from the display eye's orientation into the view's as rendered.
+  Pose eye, rendered;
+  eye.orientation = eyeInStage.orientation;
+  rendered.orientation = view.pose.orientation;
+  const Pose eyeInRendered = xrc::compose(inverse(rendered), eye);
+  ShapeDraw draw;
+  draw.kind = ShapeDraw::Kind::projection;
+  draw.source = sc.images[view.runtimeIndex].view.get();
+  draw.arrayIndex = view.arrayIndex;
+  draw.srcX = view.x;
+  draw.srcY = view.y;
+  draw.srcW = view.width;
+  draw.srcH = view.height;
+  draw.eyeX0 = int32_t(view.eye * options_.viewWidth);
+  draw.eyeX1 = draw.eyeX0 + int32_t(options_.viewWidth);
+  draw.eyeY1 = int32_t(options_.viewHeight);
+  for (int i = 0; i < 4; ++i) {
+    draw.tanFov[i] = std::tan(info.fov[i]);
+    draw.shape[i] = std::tan(view.fov[i]);
+  }
+  std::copy_n(eyeInRendered.orientation.begin(), 4, draw.eyeToLayer);
+  draw.blend = blendMode(layer);
+  draw.color = layer.color.value_or(LayerColor{});
+  if (auto s = blend_->record(cb, draw); !s && recordStatus) recordStatus = s;
+}
+
+Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames, int64_t vsyncNs) {
   const uint32_t viewW = options_.viewWidth, viewH = options_.viewHeight;
   // Every runtime image subresource read this frame, transitioned once each way.
   struct Source {
@@ -530,6 +582,11 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
   const auto isColor = [](const LayerView& view) {
     return !vk::isDepthFormat(static_cast<HeadlessSwapchain&>(*view.swapchain).info.format);
   };
+  // Where each eye is at this vsync: layers drawn by ray (cylinder, equirect, cube) and
+  // reprojected projection views are drawn for it.
+  const Pose head = headPoseAt(vsyncNs);
+  std::vector<Pose> eyes;
+  for (const ViewInfo& info : system_.views) eyes.push_back(xrc::compose(head, info.eyeInHead));
   std::vector<size_t> coveredBelow(options_.viewCount, 0);
   std::vector<bool> eyeFilled(options_.viewCount, false);
   size_t position = 0;
@@ -537,8 +594,9 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
     for (const auto& layer : frame.layers) {
       const bool opaque = (layer.flags & layer_flags::blendTextureSourceAlpha) == 0;
       for (const auto& view : layer.views) {
+        // A reprojected view leaves a band of its eye uncovered (the rotation moves it).
         if (layer.kind == CommittedLayer::Kind::projection && opaque && isColor(view) &&
-            view.eye < options_.viewCount) {
+            view.eye < options_.viewCount && !reprojects(layer, view, eyes[view.eye])) {
           coveredBelow[view.eye] = position;
           eyeFilled[view.eye] = true;
         }
@@ -577,8 +635,7 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
 
   if (auto s = blend_->beginFrame(); !s) return s;
   Status recordStatus;
-  // Where each eye is now, for the layers drawn by ray (cylinder, equirect).
-  const Pose head = headPoseAt(monotonicNowNs());
+  std::set<uint32_t> reprojectedClients;
   // Everything stays in GENERAL while composing: copies and the blend shader both use it.
   auto record = [&](VkCommandBuffer cb) {
     const VkImageSubresourceRange outRange{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
@@ -623,6 +680,12 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
           }
           if (layer.kind == CommittedLayer::Kind::projection) {
             if (view.eye >= options_.viewCount) continue;
+            if (reprojects(layer, view, eyes[view.eye])) {
+              recordReprojected(cb, layer, view, eyes[view.eye], recordStatus);
+              vkCmdPipelineBarrier(cb, kComposeStages, kComposeStages, 0, 1, &waw, 0, nullptr, 0, nullptr);
+              reprojectedClients.insert(frame.clientId);
+              continue;
+            }
             targets.push_back({view.eye, 0, 0, int32_t(viewW), int32_t(viewH)});
           } else {
             const float z = -layer.quadPosition[2];
@@ -704,6 +767,10 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames) {
   uint64_t composeValue = 0;
   if (auto s = submit(copyValue, record, composeValue); !s) return s;
   layerViewsCulled_ += culled;
+  if (!reprojectedClients.empty()) {
+    Lock lock(reprojectedMutex_);
+    for (uint32_t id : reprojectedClients) reprojected_[id]++;
+  }
   if (!recordStatus) log::error("display composition: {}", recordStatus.error().describe());
   outputLayout_ = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
   composedValue_ = composeValue;

@@ -9,6 +9,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <condition_variable>
+#include <map>
 #include <optional>
 #include <thread>
 
@@ -35,6 +36,10 @@ struct HeadlessOptions {
   // What the simulated display offers, preferred first. Its environment is black, so the three
   // modes compose alike; the mode of each display frame shows in the status.
   std::vector<EnvironmentBlendMode> environmentBlendModes{EnvironmentBlendMode::opaque};
+  // A projection view shown at a head orientation other than the one it was rendered for (a late
+  // or reused frame, or one rendered for another pose) is rotated to the display's (rotational
+  // reprojection, as Monado's and SteamVR's timewarp); off: drawn as rendered.
+  bool reprojection = true;
   // Where each composition is also presented (the window output); outlives the backend.
   present::DisplayPresenter* presenter = nullptr;
 };
@@ -54,6 +59,7 @@ class HeadlessBackend final : public Backend {
   uint64_t displayFrames() const override { return displayFrames_.load(); }
   uint64_t layerViewsCulled() const override { return layerViewsCulled_.load(); }
   uint64_t displayFramesGpuLate() const override { return displayFramesGpuLate_.load(); }
+  uint64_t framesReprojected(uint32_t clientId) const override XRC_EXCLUDES(reprojectedMutex_);
   // The simulated head rests at LOCAL's origin; with `headSway` it turns to and fro about y.
   std::optional<Pose> knownHeadPose(int64_t timeNs) const override { return headPoseAt(timeNs); }
   void locateHead(int64_t timeNs, std::function<void(const Pose&)> done) override { done(headPoseAt(timeNs)); }
@@ -94,7 +100,12 @@ class HeadlessBackend final : public Backend {
   Status init();
   void scheduleTick();
   void tick(int64_t vsyncNs);
-  Status compose(const std::vector<CommittedFrame>& frames);
+  Status compose(const std::vector<CommittedFrame>& frames, int64_t vsyncNs);
+  // A projection view to draw rotated to `eyeInStage` (reprojection on and the orientations
+  // apart by more than a fraction of a pixel).
+  bool reprojects(const CommittedLayer& layer, const LayerView& view, const Pose& eyeInStage) const;
+  void recordReprojected(VkCommandBuffer cb, const CommittedLayer& layer, const LayerView& view, const Pose& eyeInStage,
+                         Status& recordStatus);
   // Display thread: one graphics-queue submission that waits for `copyValue`, runs `record` and
   // signals the compose timeline. It first waits for the previous submission (waitSubmitted).
   Status submit(uint64_t copyValue, const std::function<void(VkCommandBuffer)>& record, uint64_t& composeValue);
@@ -136,6 +147,8 @@ class HeadlessBackend final : public Backend {
 
   // Guards every runtime image's bookkeeping (HeadlessSwapchain::PerImage). Taken before the
   // scheduler's own mutex, never after it.
+  mutable Mutex reprojectedMutex_;
+  std::map<uint32_t, uint64_t> reprojected_ XRC_GUARDED_BY(reprojectedMutex_);  // client id -> display frames
   mutable Mutex localMutex_;
   std::optional<LocalSpace> local_ XRC_GUARDED_BY(localMutex_);  // none: never recentered
   Mutex stateMutex_;

@@ -1,7 +1,8 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // Draws a cylinder, equirect or cube layer (XR_KHR_composition_layer_cylinder / _equirect /
-// _cube) into one eye of the display output: each output pixel's view ray is turned into the
+// _cube), or a projection view rendered at another head orientation, into one eye of the
+// display output: each output pixel's view ray is turned into the
 // layer's space, intersected with the layer's cylinder (axis +y) or sphere, and the point hit
 // picks the texel (nearest); a cube map is sampled by the ray's direction, face by face as
 // Vulkan selects them. A radius of 0 means infinitely far: only the ray's direction counts.
@@ -17,9 +18,10 @@ layout(push_constant) uniform Params {
   vec4 tanFov;       // tangents of the eye's fov angles: left right up down
   vec4 eyeToLayer;   // quaternion (x y z w): eye-space directions into layer space
   vec4 eyeInLayer;   // xyz: the eye in layer space; w: radius (0: infinitely far)
-  vec4 shape;        // cylinder: centralAngle aspectRatio; equirect: scale.x scale.y bias.x bias.y
+  vec4 shape;        // cylinder: centralAngle aspectRatio; equirect: scale.x scale.y bias.x bias.y;
+                     // projection view: tangents of its fov as rendered, left right up down
   ivec4 source;      // the sub-image: x y width height
-  int kind;          // 0: cylinder, 1: equirect, 2: cube (arrayIndex: the cube's +X face)
+  int kind;          // 0: cylinder, 1: equirect, 2: cube (arrayIndex: the cube's +X face), 3: projection view
   int arrayIndex;
   int blend;         // 0: opaque, 1: source alpha (premultiplied), 2: source alpha, unpremultiplied
   int unused;
@@ -85,6 +87,13 @@ void main() {
     }
     const float height = r * p.shape.x / p.shape.y;
     uv = vec2(atan(hit.x, -hit.z) / p.shape.x + 0.5, 0.5 - hit.y / height);
+  } else if (p.kind == 3) {
+    // A projection view shown at another head orientation than it was rendered for (rotational
+    // reprojection): eyeToLayer turns the display eye's ray into the view as rendered, whose fov
+    // tangents (left right up down) are in shape.
+    if (d.z > -1e-6) return;
+    const vec2 t = d.xy / -d.z;
+    uv = vec2((t.x - p.shape.x) / (p.shape.y - p.shape.x), (p.shape.z - t.y) / (p.shape.z - p.shape.w));
   } else {
     vec3 dir = d;
     if (r > 0.0) {
