@@ -109,6 +109,10 @@ Status WindowPresenter::init() {
     if (auto s = vk::check(vkCreateSemaphore(device, &semInfo, nullptr, &sem), "vkCreateSemaphore"); !s) return s;
     slot.acquired = vk::Semaphore(device, sem);
   }
+  VkFenceCreateInfo idleInfo{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, nullptr, 0};
+  VkFence idle = VK_NULL_HANDLE;
+  if (auto s = vk::check(vkCreateFence(device, &idleInfo, nullptr, &idle), "vkCreateFence"); !s) return s;
+  idleFence_ = vk::Fence(device, idle);
   if (auto s = recreateSwapchain(); !s) return s;
   log::info("window output: {}x{} on X11, present mode {}, format {}", extent_.width, extent_.height,
             presentMode_ == VK_PRESENT_MODE_MAILBOX_KHR     ? "mailbox"
@@ -202,11 +206,20 @@ void WindowPresenter::idle() {
   for (Slot* slot : bySerial) {
     if (auto s = retire(*slot); !s) log::error("window output: {}", s.error().describe());
   }
-  // Presents are queue operations too: once the queue is idle, the engine has waited on every
-  // present semaphore (seed 003: what ANGLE does when the old-swapchain backlog is full).
-  gpu::Queue& queue = gpu_.graphicsQueue();
-  Lock lock(queue.submitMutex);
-  vkQueueWaitIdle(queue.queue);
+  // Presents are queue operations too: once the queue has run everything submitted before an
+  // empty submission, the engine has waited on every present semaphore (seed 003: what ANGLE's
+  // vkQueueWaitIdle does when the old-swapchain backlog is full). The empty submission's fence is
+  // waited for outside the queue's lock, and bounded, so copies keep being submitted meanwhile.
+  VkFence fence = idleFence_.get();
+  if (fence == VK_NULL_HANDLE) return;  // init failed before anything was submitted
+  {
+    gpu::Queue& queue = gpu_.graphicsQueue();
+    Lock lock(queue.submitMutex);
+    if (vkQueueSubmit(queue.queue, 0, nullptr, fence) != VK_SUCCESS) return;
+  }
+  const VkResult r = vkWaitForFences(gpu_.device(), 1, &fence, VK_TRUE, kFenceTimeoutNs);
+  if (r != VK_SUCCESS) log::error("window output: the queue did not go idle: {}", vk::resultName(r));
+  vkResetFences(gpu_.device(), 1, &fence);
 }
 
 void WindowPresenter::destroy(std::vector<History::Retired> retired) {

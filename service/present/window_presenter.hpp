@@ -76,6 +76,7 @@ class WindowPresenter final : public DisplayPresenter {
   bool recreate_ = false;
   vk::CommandPool pool_;
   std::array<Slot, 2> slots_;
+  vk::Fence idleFence_;  // signalled by an empty submission once the queue ran everything before it
   uint64_t serial_ = 0;
   History history_{kMaxOldSwapchains};
 

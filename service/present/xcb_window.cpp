@@ -42,10 +42,10 @@ Result<std::unique_ptr<XcbWindow>> XcbWindow::open(const std::string& title, uin
                     XCB_WINDOW_CLASS_INPUT_OUTPUT, screen->root_visual, XCB_CW_BACK_PIXEL | XCB_CW_EVENT_MASK, values);
   xcb_change_property(c, XCB_PROP_MODE_REPLACE, w->window_, XCB_ATOM_WM_NAME, XCB_ATOM_STRING, 8,
                       uint32_t(title.size()), title.data());
-  const xcb_atom_t protocols = internAtom(c, "WM_PROTOCOLS");
+  w->protocols_ = internAtom(c, "WM_PROTOCOLS");
   w->deleteWindow_ = internAtom(c, "WM_DELETE_WINDOW");
-  if (protocols != XCB_ATOM_NONE && w->deleteWindow_ != XCB_ATOM_NONE) {
-    xcb_change_property(c, XCB_PROP_MODE_REPLACE, w->window_, protocols, XCB_ATOM_ATOM, 32, 1, &w->deleteWindow_);
+  if (w->protocols_ != XCB_ATOM_NONE && w->deleteWindow_ != XCB_ATOM_NONE) {
+    xcb_change_property(c, XCB_PROP_MODE_REPLACE, w->window_, w->protocols_, XCB_ATOM_ATOM, 32, 1, &w->deleteWindow_);
   }
   xcb_map_window(c, w->window_);
   xcb_flush(c);
@@ -77,7 +77,9 @@ WindowEvents XcbWindow::poll() {
       }
       case XCB_CLIENT_MESSAGE: {
         const auto* e = reinterpret_cast<const xcb_client_message_event_t*>(raw);
-        if (e->data.data32[0] == deleteWindow_) closeRequested_ = true;
+        if (deleteWindow_ != XCB_ATOM_NONE && e->type == protocols_ && e->data.data32[0] == deleteWindow_) {
+          closeRequested_ = true;
+        }
         break;
       }
       case XCB_DESTROY_NOTIFY:

@@ -41,7 +41,7 @@ class XcbWindow {
   };
   std::unique_ptr<xcb_connection_t, Disconnect> connection_;
   xcb_window_t window_ = 0;
-  xcb_atom_t deleteWindow_ = 0;
+  xcb_atom_t protocols_ = 0, deleteWindow_ = 0;
   uint32_t width_ = 0, height_ = 0;
   bool closeRequested_ = false;  // sticky: a poll for the size alone must not lose it
 };

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -56,7 +55,13 @@ Shown showYawedFrames(const std::vector<std::string>& args, DemoSpec& spec) {
   spec.viewYaw = kYaw;
   auto demo = startDemo(daemon, dir, spec);
   EXPECT_TRUE(demo->waitForOutput(fmt::format("frames {} ok", kFrames), 30s)) << demo->output();
-  std::this_thread::sleep_for(100ms);  // the last frame reached the display
+  // Every frame has reached the display (or was superseded there).
+  EXPECT_TRUE(daemon.waitForStatus(
+      [](const control::DaemonStatus& s) {
+        const auto* c = findClient(s, "yawed");
+        return c != nullptr && c->framesDisplayed + c->framesDropped + c->framesHidden == kFrames;
+      },
+      30s));
   auto control = daemon.control();
   EXPECT_TRUE(control);
   if (!control) return out;
@@ -90,8 +95,8 @@ TEST(Reprojection, AViewRenderedForAnotherHeadingIsRotatedToTheDisplays) {
         const auto src = sourceTexel(x, y, kYaw);
         const uint32_t want =
             src ? pattern::color({spec.seed, eye, kFrames - 1, 0, 0}, src->first, src->second) : kBlack;
-        black += want == kBlack;
         const uint32_t got = pixelAt(shown.pixels, eye, x, y);
+        black += got == kBlack;
         if (got != want && mismatches++ == 0) {
           first = fmt::format("eye {} ({},{}): got {:08x} want {:08x}", eye, x, y, got, want);
         }
@@ -100,7 +105,7 @@ TEST(Reprojection, AViewRenderedForAnotherHeadingIsRotatedToTheDisplays) {
   }
   // Rays that fall within float rounding of a texel edge may pick the neighbour.
   EXPECT_LE(mismatches, size_t(2 * kView * kView) / 200) << "first at " << first;
-  // Turned 0.2 rad, the view leaves a band of each eye uncovered: ~26 columns at tan 0.2.
+  // Turned 0.2 rad, the view leaves a band of each eye uncovered (black): ~26 columns at tan 0.2.
   EXPECT_GT(black, size_t(2 * kView * 20));
   EXPECT_GT(shown.framesReprojected, 0u);
 }

@@ -4,7 +4,10 @@
 // destroyed while the engine still has a present waiting on it, and what is kept stays bounded.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <deque>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -16,43 +19,58 @@ namespace {
 using Semaphore = uint32_t;
 using Swapchain = uint32_t;
 
-// The presentation engine, as far as the proof relies on it: an image is handed back only once
-// its previous present was processed and (FIFO) another image replaced it on screen.
+// The presentation engine, as far as the proof relies on it. Normally an image is handed back
+// only once its previous presents were processed and (FIFO) another image replaced it on screen.
+// With Order::early (immediate mode) it may be handed back while its previous present is still
+// queued: the acquire then signals only once that present is processed, and a submission that
+// used the image completes no earlier (acquireSignalled), as Vulkan allows.
 class FakePresentationEngine {
  public:
   enum class Mode { fifo, immediate };
-  enum class Order { random, sameImageFirst };
+  enum class Order { random, sameImageFirst, early };
 
   FakePresentationEngine(Mode mode, Order order, uint32_t seed) : mode_(mode), order_(order), rng_(seed) {}
 
-  void addSwapchain(Swapchain id, uint32_t imageCount) { images_[id].assign(imageCount, State::free); }
+  void addSwapchain(Swapchain id, uint32_t imageCount) { images_[id].assign(imageCount, Image{}); }
 
-  uint32_t acquire(Swapchain id) {
+  // The image, and the present sequence number after which its acquire signals.
+  std::pair<uint32_t, uint64_t> acquire(Swapchain id) {
+    auto& images = images_[id];
     for (;;) {
-      std::vector<uint32_t> free;
-      for (uint32_t i = 0; i < images_[id].size(); ++i) {
-        if (images_[id][i] == State::free) free.push_back(i);
+      std::vector<uint32_t> candidates;
+      for (uint32_t i = 0; i < images.size(); ++i) {
+        const bool handedBack = !images[i].acquired && images[i].queued == 0 && !onScreen(id, i);
+        const bool early = order_ == Order::early && !images[i].acquired && !onScreen(id, i);
+        if (handedBack || early) candidates.push_back(i);
       }
-      if (!free.empty()) {
-        uint32_t pick = free[std::uniform_int_distribution<size_t>(0, free.size() - 1)(rng_)];
+      if (!candidates.empty()) {
+        uint32_t pick = candidates[std::uniform_int_distribution<size_t>(0, candidates.size() - 1)(rng_)];
         if (order_ == Order::sameImageFirst && lastFreed_ && lastFreed_->first == id &&
-            images_[id][lastFreed_->second] == State::free) {
+            std::find(candidates.begin(), candidates.end(), lastFreed_->second) != candidates.end()) {
           pick = lastFreed_->second;
         }
-        images_[id][pick] = State::acquired;
-        return pick;
+        images[pick].acquired = true;
+        return {pick, images[pick].lastSeq};
       }
-      // Nothing free: the engine must make progress (vkAcquireNextImageKHR blocks).
+      // Nothing to hand back: the engine must make progress (vkAcquireNextImageKHR blocks).
       EXPECT_FALSE(queue_.empty()) << "acquire with no image free and nothing queued";
-      if (queue_.empty()) return 0;
+      if (queue_.empty()) return {0, 0};
       processOne();
     }
   }
 
   void queuePresent(Swapchain id, uint32_t image, Semaphore semaphore) {
-    images_[id][image] = State::queued;
+    auto& img = images_[id][image];
+    img.acquired = false;
+    img.queued++;
+    img.lastSeq = ++seq_;
     pendingWaits_[semaphore]++;
-    queue_.push_back({id, image, semaphore});
+    queue_.push_back({id, image, semaphore, seq_});
+  }
+
+  // The acquire that returned `after` has signalled: every present up to it was processed.
+  void acquireSignalled(uint64_t after) {
+    while (processedSeq_ < after && !queue_.empty()) processOne();
   }
 
   // Processes none, some or all queued presents; long stretches of none.
@@ -79,40 +97,41 @@ class FakePresentationEngine {
   void destroy(Swapchain id) { images_.erase(id); }
 
  private:
-  enum class State { free, acquired, queued, onScreen };
+  struct Image {
+    bool acquired = false;
+    uint32_t queued = 0;   // presents of it the engine has not processed
+    uint64_t lastSeq = 0;  // its latest present's sequence number
+  };
   struct Present {
     Swapchain swapchain;
     uint32_t image;
     Semaphore semaphore;
+    uint64_t seq;
   };
 
+  bool onScreen(Swapchain id, uint32_t image) const {
+    return mode_ == Mode::fifo && screen_ && *screen_ == std::make_pair(id, image);
+  }
   void processOne() {
     const Present p = queue_.front();
     queue_.pop_front();
     pendingWaits_[p.semaphore]--;
-    if (mode_ == Mode::immediate) {
-      free(p.swapchain, p.image);
-      return;
-    }
-    if (screen_) free(screen_->first, screen_->second);
-    screen_ = {p.swapchain, p.image};
-    images_[p.swapchain][p.image] = State::onScreen;
-  }
-  void free(Swapchain id, uint32_t image) {
-    auto it = images_.find(id);
-    if (it == images_.end()) return;
-    it->second[image] = State::free;
-    lastFreed_ = {id, image};
+    processedSeq_ = p.seq;
+    auto it = images_.find(p.swapchain);
+    if (it != images_.end()) it->second[p.image].queued--;
+    if (mode_ == Mode::fifo) screen_ = {p.swapchain, p.image};
+    lastFreed_ = {p.swapchain, p.image};
   }
 
   Mode mode_;
   Order order_;
   std::mt19937 rng_;
-  std::map<Swapchain, std::vector<State>> images_;
+  std::map<Swapchain, std::vector<Image>> images_;
   std::deque<Present> queue_;
   std::map<Semaphore, int> pendingWaits_;
   std::optional<std::pair<Swapchain, uint32_t>> screen_;
   std::optional<std::pair<Swapchain, uint32_t>> lastFreed_;
+  uint64_t seq_ = 0, processedSeq_ = 0;
 };
 
 struct Outcome {
@@ -150,8 +169,13 @@ Outcome run(FakePresentationEngine::Mode mode, FakePresentationEngine::Order ord
       }
     }
   };
+  std::vector<uint64_t> acquireSignalsAfter;  // per frame
   for (uint64_t serial = 0; serial < frames; ++serial) {
-    if (serial >= 2) history.completed(serial - 2);  // CPU pacing: frame N waits for N-2's fence
+    if (serial >= 2) {
+      // CPU pacing: frame N waits for N-2's fence; that submission waited for its acquire.
+      pe.acquireSignalled(acquireSignalsAfter[serial - 2]);
+      history.completed(serial - 2);
+    }
     destroy(history.takeRetired());
     if (history.backlogFull()) {
       pe.processAll();  // vkQueueWaitIdle
@@ -171,7 +195,8 @@ Outcome run(FakePresentationEngine::Mode mode, FakePresentationEngine::Order ord
       semaphore = Semaphore(++out.semaphoresCreated);
       live.insert(semaphore);
     }
-    const uint32_t image = pe.acquire(current);
+    const auto [image, signalsAfter] = pe.acquire(current);
+    acquireSignalsAfter.push_back(signalsAfter);
     pe.queuePresent(current, image, semaphore);
     history.presented(image, serial, semaphore);
     pe.progress();
@@ -189,7 +214,8 @@ using Order = FakePresentationEngine::Order;
 
 TEST(PresentHistory, SemaphoresAreReusedOnlyOnceProvenWaitedOn) {
   for (Mode mode : {Mode::fifo, Mode::immediate}) {
-    for (Order order : {Order::random, Order::sameImageFirst}) {
+    for (Order order : {Order::random, Order::sameImageFirst, Order::early}) {
+      if (order == Order::early && mode == Mode::fifo) continue;  // modelled for immediate mode
       for (uint32_t images : {2u, 3u, 5u}) {
         for (uint32_t seed = 1; seed <= 20; ++seed) {
           const Outcome o = run(mode, order, seed, images, 0.0, 4, 2000);
@@ -210,7 +236,8 @@ TEST(PresentHistory, TheSameImageHandedBackEveryFrameKeepsAFewSemaphores) {
 TEST(PresentHistory, OldSwapchainsAreDestroyedOnlyOnceTheirSuccessorPresented) {
   for (Mode mode : {Mode::fifo, Mode::immediate}) {
     for (uint32_t seed = 1; seed <= 30; ++seed) {
-      const Outcome o = run(mode, Order::random, seed, 3, 0.05, 4, 3000);
+      const Outcome o =
+          run(mode, mode == Mode::immediate && seed % 2 ? Order::early : Order::random, seed, 3, 0.05, 4, 3000);
       EXPECT_GT(o.swapchainsDestroyed, 50u);
       EXPECT_LE(o.maxOldSwapchains, 5u);
     }

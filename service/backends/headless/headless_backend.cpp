@@ -377,19 +377,20 @@ void HeadlessBackend::tick(int64_t vsyncNs) {
     frames = std::move(selection.shown);
     for (const auto& frame : frames) adjustHolds(frame, +1);  // held while recorded and submitted
   }
-  if (auto s = compose(frames, vsyncNs); !s) {
-    log::error("display composition failed: {}", s.error().describe());
-  } else if (options_.presenter != nullptr) {
-    options_.presenter->present({output_.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                                 options_.viewWidth * options_.viewCount, options_.viewHeight, composeTimeline_->get(),
-                                 composedValue_});
-  }
+  const Status composed = compose(frames, vsyncNs);
+  if (!composed) log::error("display composition failed: {}", composed.error().describe());
   {
     // compose() recorded each image's lastRead, which a copy into it waits for on the GPU, so the
     // images are free for leasing as soon as the composition is submitted.
     Lock lock(stateMutex_);
     for (const auto& frame : frames) adjustHolds(frame, -1);
     stateChanged_.notify_all();
+  }
+  // After the holds are let go: the window's pacing may wait, the clients' images need not.
+  if (composed && options_.presenter != nullptr) {
+    options_.presenter->present({output_.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                 options_.viewWidth * options_.viewCount, options_.viewHeight, composeTimeline_->get(),
+                                 composedValue_});
   }
   inFlight_ = std::move(frames);  // keeps their swapchains alive until the GPU is done with them
   displayFrames_++;
@@ -514,12 +515,21 @@ void HeadlessBackend::recordShape(VkCommandBuffer cb, const CommittedLayer& laye
 bool HeadlessBackend::reprojects(const CommittedLayer& layer, const LayerView& view, const Pose& eyeInStage) const {
   if (!options_.reprojection || layer.kind != CommittedLayer::Kind::projection) return false;
   if (vk::isDepthFormat(static_cast<HeadlessSwapchain&>(*view.swapchain).info.format)) return false;
-  // The angle between the orientations; below a milliradian (a sixth of a pixel of a 256-pixel,
-  // 90-degree view) a rotation would change nothing.
-  const auto& a = view.pose.orientation;
-  const auto& b = eyeInStage.orientation;
-  const float dot = std::fabs(a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]);
-  return 2.f * std::acos(std::min(dot, 1.f)) > 1e-3f;
+  // The angle of the rotation between the orientations, in double from normalized quaternions
+  // (clients' may be off unit length by the 1 % the protocol allows, and acos near 1 is all
+  // rounding). Below a milliradian (a sixth of a pixel of a 256-pixel, 90-degree view) a
+  // rotation would change nothing.
+  auto unit = [](const std::array<float, 4>& q) {
+    const double n = std::sqrt(double(q[0]) * q[0] + double(q[1]) * q[1] + double(q[2]) * q[2] + double(q[3]) * q[3]);
+    return std::array<double, 4>{q[0] / n, q[1] / n, q[2] / n, q[3] / n};
+  };
+  const auto a = unit(view.pose.orientation), b = unit(eyeInStage.orientation);
+  // The relative rotation conj(a)·b: w = a·b, xyz = a.w b.xyz − b.w a.xyz − a.xyz × b.xyz.
+  const double w = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
+  const double x = a[3] * b[0] - b[3] * a[0] - (a[1] * b[2] - a[2] * b[1]);
+  const double y = a[3] * b[1] - b[3] * a[1] - (a[2] * b[0] - a[0] * b[2]);
+  const double z = a[3] * b[2] - b[3] * a[2] - (a[0] * b[1] - a[1] * b[0]);
+  return 2 * std::atan2(std::sqrt(x * x + y * y + z * z), std::fabs(w)) > 1e-3;
 }
 
 void HeadlessBackend::recordReprojected(VkCommandBuffer cb, const CommittedLayer& layer, const LayerView& view,
