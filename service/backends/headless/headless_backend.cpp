@@ -457,6 +457,26 @@ int32_t blendMode(const CommittedLayer& layer) {
   if ((layer.flags & layer_flags::blendTextureSourceAlpha) == 0) return 0;
   return (layer.flags & layer_flags::unpremultipliedAlpha) != 0 ? 2 : 1;
 }
+
+// A shape draw of `view` over all of eye `eye` (the rest is the caller's): source, eye rect and
+// the eye's fov, with the layer's blending and color.
+ShapeDraw eyeDraw(const CommittedLayer& layer, const LayerView& view, VkImageView source, uint32_t eye,
+                  const HeadlessOptions& options, const ViewInfo& info) {
+  ShapeDraw draw;
+  draw.source = source;
+  draw.arrayIndex = view.arrayIndex;
+  draw.srcX = view.x;
+  draw.srcY = view.y;
+  draw.srcW = view.width;
+  draw.srcH = view.height;
+  draw.eyeX0 = int32_t(eye * options.viewWidth);
+  draw.eyeX1 = draw.eyeX0 + int32_t(options.viewWidth);
+  draw.eyeY1 = int32_t(options.viewHeight);
+  for (int i = 0; i < 4; ++i) draw.tanFov[i] = std::tan(info.fov[i]);
+  draw.blend = blendMode(layer);
+  draw.color = layer.color.value_or(LayerColor{});
+  return draw;
+}
 }  // namespace
 
 void HeadlessBackend::recordShape(VkCommandBuffer cb, const CommittedLayer& layer, const LayerView& view,
@@ -474,17 +494,7 @@ void HeadlessBackend::recordShape(VkCommandBuffer cb, const CommittedLayer& laye
     if (position < coveredBelow[eye]) continue;  // an opaque projection above fills this eye
     const ViewInfo& info = system_.views[eye];
     const Pose eyeInLayer = xrc::compose(stageToLayer, xrc::compose(head, info.eyeInHead));
-    ShapeDraw draw;
-    draw.source = sc.images[view.runtimeIndex].view.get();
-    draw.arrayIndex = view.arrayIndex;
-    draw.srcX = view.x;
-    draw.srcY = view.y;
-    draw.srcW = view.width;
-    draw.srcH = view.height;
-    draw.eyeX0 = int32_t(eye * options_.viewWidth);
-    draw.eyeX1 = draw.eyeX0 + int32_t(options_.viewWidth);
-    draw.eyeY1 = int32_t(options_.viewHeight);
-    for (int i = 0; i < 4; ++i) draw.tanFov[i] = std::tan(info.fov[i]);
+    ShapeDraw draw = eyeDraw(layer, view, sc.images[view.runtimeIndex].view.get(), eye, options_, info);
     std::copy_n(eyeInLayer.orientation.begin(), 4, draw.eyeToLayer);
     std::copy_n(eyeInLayer.position.begin(), 3, draw.eyeInLayer);
     // Infinitely far also when the radius is too large to square in float: the same picture.
@@ -504,8 +514,6 @@ void HeadlessBackend::recordShape(VkCommandBuffer cb, const CommittedLayer& laye
       draw.shape[0] = shape.centralAngle;
       draw.shape[1] = shape.aspectRatio;
     }
-    draw.blend = blendMode(layer);
-    draw.color = layer.color.value_or(LayerColor{});
     if (auto s = blend_->record(cb, draw); !s && recordStatus) recordStatus = s;
     const VkMemoryBarrier waw{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, kComposeWrites, kComposeReadsWrites};
     vkCmdPipelineBarrier(cb, kComposeStages, kComposeStages, 0, 1, &waw, 0, nullptr, 0, nullptr);
@@ -541,24 +549,10 @@ void HeadlessBackend::recordReprojected(VkCommandBuffer cb, const CommittedLayer
   eye.orientation = eyeInStage.orientation;
   rendered.orientation = view.pose.orientation;
   const Pose eyeInRendered = xrc::compose(inverse(rendered), eye);
-  ShapeDraw draw;
+  ShapeDraw draw = eyeDraw(layer, view, sc.images[view.runtimeIndex].view.get(), view.eye, options_, info);
   draw.kind = ShapeDraw::Kind::projection;
-  draw.source = sc.images[view.runtimeIndex].view.get();
-  draw.arrayIndex = view.arrayIndex;
-  draw.srcX = view.x;
-  draw.srcY = view.y;
-  draw.srcW = view.width;
-  draw.srcH = view.height;
-  draw.eyeX0 = int32_t(view.eye * options_.viewWidth);
-  draw.eyeX1 = draw.eyeX0 + int32_t(options_.viewWidth);
-  draw.eyeY1 = int32_t(options_.viewHeight);
-  for (int i = 0; i < 4; ++i) {
-    draw.tanFov[i] = std::tan(info.fov[i]);
-    draw.shape[i] = std::tan(view.fov[i]);
-  }
+  for (int i = 0; i < 4; ++i) draw.shape[i] = std::tan(view.fov[i]);
   std::copy_n(eyeInRendered.orientation.begin(), 4, draw.eyeToLayer);
-  draw.blend = blendMode(layer);
-  draw.color = layer.color.value_or(LayerColor{});
   if (auto s = blend_->record(cb, draw); !s && recordStatus) recordStatus = s;
 }
 
