@@ -593,14 +593,16 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames, int64
   for (const ViewInfo& info : system_.views) eyes.push_back(xrc::compose(head, info.eyeInHead));
   std::vector<size_t> coveredBelow(options_.viewCount, 0);
   std::vector<bool> eyeFilled(options_.viewCount, false);
+  std::vector<bool> reprojected;  // per draw position: a projection view drawn rotated to its eye
   size_t position = 0;
   for (const auto& frame : frames) {
     for (const auto& layer : frame.layers) {
       const bool opaque = (layer.flags & layer_flags::blendTextureSourceAlpha) == 0;
       for (const auto& view : layer.views) {
+        reprojected.push_back(view.eye < options_.viewCount && reprojects(layer, view, eyes[view.eye]));
         // A reprojected view leaves a band of its eye uncovered (the rotation moves it).
         if (layer.kind == CommittedLayer::Kind::projection && opaque && isColor(view) &&
-            view.eye < options_.viewCount && !reprojects(layer, view, eyes[view.eye])) {
+            view.eye < options_.viewCount && !reprojected.back()) {
           coveredBelow[view.eye] = position;
           eyeFilled[view.eye] = true;
         }
@@ -684,7 +686,7 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames, int64
           }
           if (layer.kind == CommittedLayer::Kind::projection) {
             if (view.eye >= options_.viewCount) continue;
-            if (reprojects(layer, view, eyes[view.eye])) {
+            if (reprojected[at - 1]) {
               recordReprojected(cb, layer, view, eyes[view.eye], recordStatus);
               vkCmdPipelineBarrier(cb, kComposeStages, kComposeStages, 0, 1, &waw, 0, nullptr, 0, nullptr);
               reprojectedClients.insert(frame.clientId);
