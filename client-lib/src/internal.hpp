@@ -63,7 +63,7 @@ class ReleaseAnswers {
   Status waitAnswered(uint32_t index, std::chrono::milliseconds timeout, bool& hadToWait) {
     Lock lock(mutex_);
     hadToWait = answered_[index] < sent_[index];
-    if (!changed_.wait_for(lock.native(), timeout, [&] { return answered_[index] >= sent_[index]; })) {
+    if (!waitRunnable(changed_, lock.native(), timeout, [&] { return answered_[index] >= sent_[index]; })) {
       return makeError(ErrorCode::timeout, "acquire: no answer to image {}'s release within {} ms", index,
                        timeout.count());
     }

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "runnable_wait.hpp"
 #include "xrc.capnp.h"
 #include "xrc/batching_stream.hpp"
 #include "xrc/result.hpp"
@@ -65,8 +66,6 @@ struct IoState {
 template <typename T>
 class AnswerSlot {
  public:
-  static constexpr std::chrono::milliseconds kWaitSlice{100};
-
   // Owners keep the slot in a shared_ptr that the setting side holds too: the waiter may return
   // (and drop its reference) as soon as the value is there.
   void set(Result<T> value) {
@@ -74,21 +73,10 @@ class AnswerSlot {
     value_.emplace(std::move(value));
     ready_.notify_all();
   }
-  // Waits up to `timeout` of time this process could run: a stretch in which it was stopped
-  // (SIGSTOP, a debugger) or not scheduled counts for one slice only, so that an application
-  // resumed after a long stop finds the answer its I/O thread is about to read instead of a
-  // timeout.
+  // Waits up to `timeout` of time this process could run (runnable_wait.hpp).
   std::optional<Result<T>> waitFor(std::chrono::milliseconds timeout) {
-    using Clock = std::chrono::steady_clock;
     Lock lock(mutex_);
-    auto left = std::chrono::duration_cast<Clock::duration>(timeout);
-    while (!value_ && left > Clock::duration::zero()) {
-      const auto slice = std::min<Clock::duration>(left, kWaitSlice);
-      const auto start = Clock::now();
-      ready_.wait_for(lock.native(), slice, [&] { return value_.has_value(); });
-      left -= std::min<Clock::duration>(Clock::now() - start, 2 * kWaitSlice);
-    }
-    if (!value_) return std::nullopt;
+    if (!waitRunnable(ready_, lock.native(), timeout, [&] { return value_.has_value(); })) return std::nullopt;
     return std::move(value_);
   }
 

@@ -6,7 +6,7 @@
 namespace xrc::client {
 
 namespace {
-constexpr uint64_t kReleaseFenceTimeoutNs = 2000000000ull;
+constexpr std::chrono::seconds kReleaseFenceTimeout{2};
 // The daemon answers a release within its own bounded waits (a free runtime image, then the
 // copy: up to 2 s each) and names its error when one expires, so the answer is waited for as
 // long as any call's: a daemon slowed down (a loaded machine, sanitizers) is not taken for a
@@ -364,7 +364,7 @@ Status Swapchain::wait(std::chrono::nanoseconds timeout) {
   if (sc.acquiredOrder.empty()) return makeError(ErrorCode::callOrder, "wait: no image is acquired");
   const uint32_t index = sc.acquiredOrder.front();
   VkFence fence = sc.perImage[index].fence.get();
-  VkResult r = vkWaitForFences(conn.vulkan.device, 1, &fence, VK_TRUE, uint64_t(timeout.count()));
+  VkResult r = waitFenceRunnable(conn.vulkan.device, fence, timeout);
   if (r == VK_TIMEOUT) return makeError(ErrorCode::timeout, "wait: image {} not ready in time", index);
   if (auto s = vk::check(r, "vkWaitForFences"); !s) return s;
   if (auto s = sc.cycle->wait(index); !s) return s;
@@ -406,7 +406,7 @@ Status Swapchain::release() {
     // Local mode too: nobody would wait on rendering_done (and it must not be signalled twice).
     VkFence fence = per.releaseFence.get();
     if (auto s = sc.submit(per.releaseCommands, VK_NULL_HANDLE, VK_NULL_HANDLE, fence); !s) return s;
-    VkResult r = vkWaitForFences(device, 1, &fence, VK_TRUE, kReleaseFenceTimeoutNs);
+    VkResult r = waitFenceRunnable(device, fence, kReleaseFenceTimeout);
     if (r == VK_TIMEOUT)
       return makeError(ErrorCode::timeout, "release: the GPU did not finish image {} in time", index);
     if (auto s = vk::check(r, "vkWaitForFences(release)"); !s) return s;
