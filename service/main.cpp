@@ -329,17 +329,17 @@ int run(const Options& options) {
       });
     };
     armReload();
-    // Retired swapchains are freed once their copies are done: looked at a few times a second.
+    // Retired swapchains are freed once their copies are done: looked at ten times a second
+    // while some are kept, once a second otherwise (retire() frees an idle one at once).
     boost::asio::steady_timer collectTimer(signalsIo);
-    std::function<void()> armCollect = [&] {
-      collectTimer.expires_after(std::chrono::milliseconds(100));
+    std::function<void(size_t)> armCollect = [&](size_t kept) {
+      collectTimer.expires_after(std::chrono::milliseconds(kept > 0 ? 100 : 1000));
       collectTimer.async_wait([&](const boost::system::error_code& ec) {
         if (ec) return;
-        (void)retired.collect();
-        armCollect();
+        armCollect(retired.collect());
       });
     };
-    armCollect();
+    armCollect(0);
     HealthMonitor health(signalsIo, *backend, worker, clients, platform::watchdogInterval());
     std::thread signalThread([&] {
       pthread_setname_np(pthread_self(), "xrc-signals");
@@ -353,10 +353,12 @@ int run(const Options& options) {
       if (!socketActivated) listener.watchSocketFile(socketPath.value());
       auto accepting = listener.run().eagerlyEvaluate(
           [](kj::Exception&& e) { log::error("accept failed: {}", e.getDescription().cStr()); });
-      // Clients that stopped making frames are looked at a few times a second.
+      // Clients that stopped making frames are looked at four times a second (once while there
+      // is none: a client's first check may come a second late, well within any hung timeout).
       HungClientWatch hungWatch(ctx);
       std::function<kj::Promise<void>()> watchHung = [&] {
-        return io.provider->getTimer().afterDelay(250 * kj::MILLISECONDS).then([&] {
+        const auto interval = ctx.clients.empty() ? 1000 * kj::MILLISECONDS : 250 * kj::MILLISECONDS;
+        return io.provider->getTimer().afterDelay(interval).then([&] {
           hungWatch.check(monotonicNowNs());
           return watchHung();
         });

@@ -59,6 +59,11 @@ std::shared_ptr<ClientRecord> ClientRegistry::find(uint32_t id) const {
   return it == clients_.end() ? nullptr : it->second;
 }
 
+bool ClientRegistry::empty() const {
+  Lock lock(mutex_);
+  return clients_.empty();
+}
+
 std::vector<std::shared_ptr<ClientRecord>> ClientRegistry::snapshot() const {
   Lock lock(mutex_);
   std::vector<std::shared_ptr<ClientRecord>> out;

@@ -80,6 +80,7 @@ class ClientRegistry {
   void remove(uint32_t id) XRC_EXCLUDES(mutex_);
   std::shared_ptr<ClientRecord> find(uint32_t id) const XRC_EXCLUDES(mutex_);
   std::vector<std::shared_ptr<ClientRecord>> snapshot() const XRC_EXCLUDES(mutex_);
+  bool empty() const XRC_EXCLUDES(mutex_);
 
  private:
   mutable Mutex mutex_;

@@ -171,6 +171,7 @@ DisplaySelection FrameScheduler::select(int64_t vsyncNs, int64_t periodNs) {
       c.framesStale++;
     }
     if (e.shown) placed.push_back({c.overlay, c.overlayPlacement, id, &*e.shown});
+    if (e.queued) out.framesQueued = true;
   }
   // The primary's layers at the bottom, then overlays by placement (ties: connection order).
   std::sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) {
@@ -186,6 +187,12 @@ DisplaySelection FrameScheduler::select(int64_t vsyncNs, int64_t periodNs) {
 void FrameScheduler::displayed(int64_t workNs, std::optional<int64_t> wakeDelayNs) {
   workUs_.add(double(workNs) / 1e3);
   if (wakeDelayNs) wakeDelayUs_.add(double(*wakeDelayNs) / 1e3);
+}
+
+void FrameScheduler::displayIdle() {
+  Lock lock(mutex_);
+  lastVsyncNs_ = 0;
+  lastCpuNs_ = 0;
 }
 
 DisplayStats FrameScheduler::displayStats() const {

@@ -25,6 +25,9 @@ struct Visibility {
 struct DisplaySelection {
   std::vector<CommittedFrame> shown;     // bottom to top
   std::vector<CommittedFrame> released;  // frames the scheduler let go of (their images are free)
+  // A visible client has a frame committed for a later vsync: the display has something to show
+  // soon even where `shown` is empty.
+  bool framesQueued = false;
   // The bottom frame's (the primary's): how the display blends with the environment; none when
   // nothing is shown (the display's preferred mode then).
   std::optional<EnvironmentBlendMode> environmentBlendMode() const {
@@ -70,6 +73,9 @@ class FrameScheduler {
   // previous composition, record, submit), having begun it `wakeDelayNs` after its vsync (a loop
   // paced by its own timer, as the headless one; none where a runtime paces it).
   void displayed(int64_t workNs, std::optional<int64_t> wakeDelayNs = std::nullopt) XRC_EXCLUDES(mutex_);
+  // The display loop composed nothing at the last select() and sleeps until a frame comes: the
+  // vsyncs it sleeps through are not missed frames, its sleep is no display frame's CPU.
+  void displayIdle() XRC_EXCLUDES(mutex_);
 
   DisplayStats displayStats() const XRC_EXCLUDES(mutex_);
 

@@ -7,9 +7,9 @@
 
 namespace xrc {
 
-bool FrameLoopHealth::update(uint64_t displayFrames, int64_t workerBusyNs, int64_t stuckAfterNs) {
-  const bool advanced = !lastFrames_ || displayFrames > *lastFrames_;
-  lastFrames_ = displayFrames;
+bool FrameLoopHealth::update(uint64_t loopIterations, int64_t workerBusyNs, int64_t stuckAfterNs) {
+  const bool advanced = !lastFrames_ || loopIterations > *lastFrames_;
+  lastFrames_ = loopIterations;
   return advanced && workerBusyNs < stuckAfterNs;
 }
 
@@ -31,7 +31,7 @@ HealthMonitor::HealthMonitor(boost::asio::io_context& io, Backend& backend, Fram
 
 void HealthMonitor::start() {
   lastCheck_ = std::chrono::steady_clock::now();
-  lastFrames_ = backend_.loopIterations();
+  lastDisplayFrames_ = backend_.displayFrames();
   schedule();
 }
 
@@ -49,6 +49,7 @@ void HealthMonitor::schedule() {
 void HealthMonitor::check() {
   const auto now = std::chrono::steady_clock::now();
   const uint64_t frames = backend_.loopIterations();
+  const uint64_t displayFrames = backend_.displayFrames();
   // A job may legitimately take up to the GPU timeout (2 s); past the watchdog interval (or 5 s
   // without one) the worker counts as stuck.
   const int64_t stuckAfterNs = watchdog_ ? int64_t(watchdog_->count()) * 1000 : 5'000'000'000;
@@ -58,13 +59,14 @@ void HealthMonitor::check() {
     if (healthy) {
       log::info("frame loop is running again");
     } else {
-      log::warn("frame loop stalled (display frames stopped at {}; frame worker busy {} ms){}", frames,
+      log::warn("frame loop stalled (display loop iterations stopped at {}; frame worker busy {} ms){}", frames,
                 worker_.busyForNs(monotonicNowNs()) / 1000000, watchdog_ ? ": no longer feeding the watchdog" : "");
     }
     healthy_ = healthy;
   }
   const double seconds = std::chrono::duration<double>(now - lastCheck_).count();
-  const double fps = seconds > 0 ? double(frames - lastFrames_) / seconds : 0;
+  // Display frames, not loop iterations: a display with nothing to show sleeps, and says 0 fps.
+  const double fps = seconds > 0 ? double(displayFrames - lastDisplayFrames_) / seconds : 0;
   std::string status = statusLine(clients_.snapshot().size(), fps);
   if (!healthy) status += ", frame loop stalled";
   if (status != lastStatus_) {
@@ -72,7 +74,7 @@ void HealthMonitor::check() {
     lastStatus_ = status;
   }
   lastCheck_ = now;
-  lastFrames_ = frames;
+  lastDisplayFrames_ = displayFrames;
 }
 
 }  // namespace xrc

@@ -19,9 +19,9 @@ namespace xrc {
 // The health rule, apart from clocks and threads (unit-tested).
 class FrameLoopHealth {
  public:
-  // One check: healthy when the display counted frames since the last check and the frame
+  // One check: healthy when the display loop went round since the last check and the frame
   // worker's current job (if any) has run for less than `stuckAfterNs`.
-  bool update(uint64_t displayFrames, int64_t workerBusyNs, int64_t stuckAfterNs);
+  bool update(uint64_t loopIterations, int64_t workerBusyNs, int64_t stuckAfterNs);
 
  private:
   std::optional<uint64_t> lastFrames_;
@@ -49,7 +49,7 @@ class HealthMonitor {
   boost::asio::steady_timer timer_;
   FrameLoopHealth health_;
   bool healthy_ = true;
-  uint64_t lastFrames_ = 0;
+  uint64_t lastDisplayFrames_ = 0;
   std::chrono::steady_clock::time_point lastCheck_;
   std::string lastStatus_;
 };

@@ -34,6 +34,8 @@ constexpr int64_t kAcceptBackoffMs = 100;
 // How often connections are looked at for idleness, and how long a refused one is kept open for
 // its client to read why.
 constexpr int64_t kSweepIntervalMs = 250;
+// With no connection to sweep, only the socket file is looked at: an idle daemon wakes rarely.
+constexpr int64_t kIdleSweepIntervalMs = 1000;
 constexpr int64_t kRefusedLingerMs = 2000;
 // max_messages_per_second is enforced per window of this length (a tenth of the limit each).
 constexpr int64_t kRateWindowNs = 100'000'000;
@@ -315,7 +317,8 @@ void Listener::close(Connection& connection, std::string_view limit, std::string
 }
 
 kj::Promise<void> Listener::sweepLoop() {
-  return io_.provider->getTimer().afterDelay(kSweepIntervalMs * kj::MILLISECONDS).then([this] {
+  const int64_t intervalMs = connections_.empty() ? kIdleSweepIntervalMs : kSweepIntervalMs;
+  return io_.provider->getTimer().afterDelay(intervalMs * kj::MILLISECONDS).then([this] {
     sweep(monotonicNowNs());
     checkSocketFile();
     return sweepLoop();

@@ -247,5 +247,30 @@ TEST(FrameScheduler, MissedDisplayFramesAreCounted) {
   EXPECT_EQ(scheduler.displayStats().missedFrames, 2u);
 }
 
+// The display sleeps while it has nothing to show: those vsyncs are not missed frames.
+TEST(FrameScheduler, VsyncsSleptThroughAreNotMissed) {
+  FrameScheduler scheduler;
+  scheduler.select(vsync(1), kPeriod);
+  scheduler.displayIdle();
+  scheduler.select(vsync(90), kPeriod);
+  scheduler.select(vsync(91), kPeriod);
+  EXPECT_EQ(scheduler.displayStats().missedFrames, 0u);
+}
+
+// A frame committed for a later vsync keeps the display awake although nothing shows yet.
+TEST(FrameScheduler, AFrameForALaterVsyncCountsAsQueued) {
+  FrameScheduler scheduler;
+  scheduler.addClient(client(1));
+  auto empty = scheduler.select(vsync(1), kPeriod);
+  EXPECT_FALSE(empty.framesQueued);
+  scheduler.commit(frame(1, 1, vsync(4)), vsync(1));
+  auto early = scheduler.select(vsync(2), kPeriod);
+  EXPECT_TRUE(early.shown.empty());
+  EXPECT_TRUE(early.framesQueued);
+  auto due = scheduler.select(vsync(4), kPeriod);
+  EXPECT_EQ(shown(due).size(), 1u);
+  EXPECT_FALSE(due.framesQueued);
+}
+
 }  // namespace
 }  // namespace xrc

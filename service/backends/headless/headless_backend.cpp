@@ -319,6 +319,10 @@ void HeadlessBackend::commitFrame(CommittedFrame frame) {
   Lock lock(stateMutex_);
   adjustHolds(frame, +1);
   release(scheduler_.commit(std::move(frame), monotonicNowNs()));
+  if (idle_) {
+    idle_ = false;
+    boost::asio::post(io_, [this] { wakeFromIdle(); });
+  }
 }
 
 void HeadlessBackend::removeClient(uint32_t clientId) {
@@ -352,33 +356,56 @@ void HeadlessBackend::stop() {
 }
 
 void HeadlessBackend::scheduleTick() {
+  const uint64_t generation = ++tickGeneration_;
   timer_.expires_at(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(nextTickNs_)));
-  timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (ec) return;
-    if (!stalledForTest_.load()) tick(nextTickNs_);
-    // Skip vsyncs we are already past (a stalled tick counts as missed, not as a burst).
-    nextTickNs_ = std::max(nextTickNs_ + clock_.periodNs, clock_.nextVsyncAfter(monotonicNowNs()) - clock_.periodNs);
-    nextTickNs_ = clock_.nextVsyncAfter(nextTickNs_ - 1);
+  timer_.async_wait([this, generation](const boost::system::error_code& ec) {
+    // Re-arming cancels a pending wait, but not one whose handler its expiry had already queued.
+    if (ec || generation != tickGeneration_) return;
+    const bool idle = !stalledForTest_.load() && tick(nextTickNs_);
+    if (idle) {
+      nextTickNs_ = clock_.nextVsyncAfter(monotonicNowNs() + kIdleWakeNs);
+    } else {
+      // Skip vsyncs we are already past (a stalled tick counts as missed, not as a burst).
+      nextTickNs_ = std::max(nextTickNs_ + clock_.periodNs, clock_.nextVsyncAfter(monotonicNowNs()) - clock_.periodNs);
+      nextTickNs_ = clock_.nextVsyncAfter(nextTickNs_ - 1);
+    }
     scheduleTick();
   });
 }
 
-void HeadlessBackend::tick(int64_t vsyncNs) {
+void HeadlessBackend::wakeFromIdle() {
+  nextTickNs_ = clock_.nextVsyncAfter(monotonicNowNs());
+  scheduleTick();
+}
+
+bool HeadlessBackend::tick(int64_t vsyncNs) {
   const int64_t start = monotonicNowNs();
+  loopIterations_++;
   // The previous display frame's submission still running on the GPU a vsync later: it waited
   // for copies that wait for clients' rendering, or the GPU was busy. The display loop was in
   // time, but that frame could not have been shown at its vsync.
   if (submitted_ && vkGetFenceStatus(gpu_.device(), fence_.get()) == VK_NOT_READY) displayFramesGpuLate_++;
   std::vector<CommittedFrame> frames;
+  bool idle = false;
   {
     Lock lock(stateMutex_);
     DisplaySelection selection = scheduler_.select(vsyncNs, clock_.periodNs);
     release(selection.released);
     frames = std::move(selection.shown);
+    // Nothing to show, nothing coming, and the output shows nothing already: composing would
+    // give the same black image again, so the loop sleeps until commitFrame wakes it.
+    idle = idle_ = frames.empty() && !selection.framesQueued && outputBlank_;
+    if (idle) scheduler_.displayIdle();
     for (const auto& frame : frames) adjustHolds(frame, +1);  // held while recorded and submitted
+  }
+  if (idle) {
+    // The window keeps being presented, slowly: it follows resizes and close requests.
+    if (options_.presenter != nullptr) presentOutput();
+    return true;
   }
   const Status composed = compose(frames, vsyncNs);
   if (!composed) log::error("display composition failed: {}", composed.error().describe());
+  outputBlank_ = composed && frames.empty();
   {
     // compose() recorded each image's lastRead, which a copy into it waits for on the GPU, so the
     // images are free for leasing as soon as the composition is submitted.
@@ -387,14 +414,17 @@ void HeadlessBackend::tick(int64_t vsyncNs) {
     stateChanged_.notify_all();
   }
   // After the holds are let go: the window's pacing may wait, the clients' images need not.
-  if (composed && options_.presenter != nullptr) {
-    options_.presenter->present({output_.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                                 options_.viewWidth * options_.viewCount, options_.viewHeight, composeTimeline_->get(),
-                                 composedValue_});
-  }
+  if (composed && options_.presenter != nullptr) presentOutput();
   inFlight_ = std::move(frames);  // keeps their swapchains alive until the GPU is done with them
   displayFrames_++;
   scheduler_.displayed(monotonicNowNs() - start, start - vsyncNs);
+  return false;
+}
+
+void HeadlessBackend::presentOutput() {
+  options_.presenter->present({output_.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                               options_.viewWidth * options_.viewCount, options_.viewHeight, composeTimeline_->get(),
+                               composedValue_});
 }
 
 Status HeadlessBackend::waitSubmitted() {

@@ -57,6 +57,7 @@ class HeadlessBackend final : public Backend {
   const SystemInfo& systemInfo() const override { return system_; }
   DisplayClock clock() const override { return clock_; }
   uint64_t displayFrames() const override { return displayFrames_.load(); }
+  uint64_t loopIterations() const override { return loopIterations_.load(); }
   uint64_t layerViewsCulled() const override { return layerViewsCulled_.load(); }
   uint64_t displayFramesGpuLate() const override { return displayFramesGpuLate_.load(); }
   uint64_t framesReprojected(uint32_t clientId) const override XRC_EXCLUDES(reprojectedMutex_);
@@ -98,8 +99,14 @@ class HeadlessBackend final : public Backend {
   void recordShape(VkCommandBuffer cb, const CommittedLayer& layer, const LayerView& view, const Pose& head,
                    size_t position, const std::vector<size_t>& coveredBelow, Status& recordStatus);
   Status init();
+  // Display thread: arms the timer for nextTickNs_ (a wait armed before is ignored).
   void scheduleTick();
-  void tick(int64_t vsyncNs);
+  // Returns whether the loop is idle now: nothing shown, nothing queued, the output already
+  // blank. It then sleeps kIdleWakeNs at a time (the watchdog sees it alive) until a frame comes.
+  bool tick(int64_t vsyncNs);
+  void wakeFromIdle();
+  void presentOutput();  // display thread: the output image, as last composed, to the window
+  static constexpr int64_t kIdleWakeNs = 500'000'000;
   Status compose(const std::vector<CommittedFrame>& frames, int64_t vsyncNs);
   // A projection view to draw rotated to `eyeInStage` (reprojection on and the orientations
   // apart by more than a fraction of a pixel).
@@ -127,6 +134,7 @@ class HeadlessBackend final : public Backend {
   SimulatedControllers controllers_;
   DisplayClock clock_;
   std::atomic<uint64_t> displayFrames_{0};
+  std::atomic<uint64_t> loopIterations_{0};
   std::atomic<uint64_t> layerViewsCulled_{0};
   std::atomic<uint64_t> displayFramesGpuLate_{0};
 
@@ -144,6 +152,7 @@ class HeadlessBackend final : public Backend {
   VkImageLayout outputLayout_ = VK_IMAGE_LAYOUT_UNDEFINED;  // display thread only
   std::vector<ShownLayer> shown_;                           // display thread only: last compose
   uint64_t composedValue_ = 0;                              // display thread only: last compose's
+  bool outputBlank_ = false;                                // display thread only: last compose showed nothing
 
   // Guards every runtime image's bookkeeping (HeadlessSwapchain::PerImage). Taken before the
   // scheduler's own mutex, never after it.
@@ -153,11 +162,14 @@ class HeadlessBackend final : public Backend {
   std::optional<LocalSpace> local_ XRC_GUARDED_BY(localMutex_);  // none: never recentered
   Mutex stateMutex_;
   std::condition_variable_any stateChanged_;
+  // The display loop sleeps (nothing to show); the next commitFrame wakes it.
+  bool idle_ XRC_GUARDED_BY(stateMutex_) = false;
 
   boost::asio::io_context io_;
   boost::asio::steady_timer timer_{io_};
   std::thread thread_;
-  int64_t nextTickNs_ = 0;  // display thread only
+  int64_t nextTickNs_ = 0;       // display thread only
+  uint64_t tickGeneration_ = 0;  // display thread only: which armed wait is the live one
   std::atomic<bool> stalledForTest_{false};
 };
 
