@@ -65,7 +65,7 @@ class SharedSwapchain {
  private:
   // The copy of one shared image into one runtime image, recorded once and submitted again for
   // every release that leases that runtime image: recording it cost the RPC thread more than the
-  // submit does (docs/BENCHMARKS.md, session 9). Never pending when reused: the shared image's
+  // submit does (docs/BENCHMARKS.md, history, 2026-11-22). Never pending when reused: the shared image's
   // previous copy, whichever runtime image it went to, is complete before the next is submitted.
   struct RecordedCopy {
     VkCommandBuffer commands = VK_NULL_HANDLE;       // from pool_

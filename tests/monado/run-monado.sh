@@ -48,38 +48,9 @@ esac
 rm -rf "$out" && mkdir -p "$out"
 
 # Our binaries, and the host libraries trixie lacks (other sonames), in a private folder.
-opt=$root/opt/xrc
-rm -rf "$opt" && mkdir -p "$opt/bin" "$opt/lib"
-cp "$build/service/xr-compositord" "$build/tools/xr-compositorctl" "$build/tools/xr-compositor-demo" "$opt/bin/"
-cp -P "$build"/client-lib/libxr-compositor-client.so "$build"/client-lib/libxr-compositor-client.so.0 "$build"/client-lib/libxr-compositor-client.so.0.1.0 "$build/client-lib/libxr-compositor-openxr.so" \
-  "$build/client-lib/openxr_xr-compositor.json" "$opt/lib/"
-for _ in 1 2 3 4; do
-  missing=$(chroot "$root" env LD_LIBRARY_PATH=/opt/xrc/lib sh -c 'ldd /opt/xrc/bin/* /opt/xrc/lib/*.so' 2>/dev/null |
-    awk '/not found/ { print $1 }' | sort -u)
-  [ -z "$missing" ] && break
-  for lib in $missing; do
-    path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ && !found { print $NF; found = 1 }')
-    [ -n "$path" ] || { echo "monado: $lib is missing in the root and on the host" >&2; exit 1; }
-    cp -L "$path" "$opt/lib/$lib"
-  done
-done
-
-mounted=()
-pids=()
-cleanup() {
-  local i
-  # Newest first, each gone before the next: the daemon leaves Monado before Monado stops.
-  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
-    kill "${pids[$i]}" 2>/dev/null || true
-    wait "${pids[$i]}" 2>/dev/null || true
-  done
-  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[$i]}" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-for fs in proc sys dev dev/pts dev/shm; do
-  mount --bind "/$fs" "$root/$fs"
-  mounted+=("$root/$fs")
-done
+source "$here/root-lib.sh"
+xrc_root_install "$build" "$root" || { echo "monado: installing the build into the root failed" >&2; exit 1; }
+xrc_root_mount "$root"
 run_dir=/run/xrc-monado
 rm -rf "${root:?}$run_dir" && mkdir -p "$root$run_dir" && chmod 700 "$root$run_dir"
 # A command line, not a function: `"${in_root[@]}" cmd &` makes $! the command's own pid (chroot
@@ -96,7 +67,7 @@ status=0
 
 echo "=== monado: monado-service at $hz Hz (null compositor, simulated HMD)"
 "${in_root[@]}" XRT_COMPOSITOR_NULL=1 SIMULATED_ENABLE=1 XRT_NO_STDIN=1 "$monado" >"$out/monado.log" 2>&1 &
-pids+=($!)
+xrc_root_track $!
 for _ in $(seq 100); do [ -S "$root$run_dir/monado_comp_ipc" ] && break; sleep 0.1; done
 [ -S "$root$run_dir/monado_comp_ipc" ] || { cat "$out/monado.log"; echo "monado: monado-service did not start" >&2; exit 1; }
 
@@ -104,7 +75,7 @@ echo "=== monado: xr-compositord --backend openxr"
 "${in_root[@]}" XR_RUNTIME_JSON=/usr/share/openxr/1/openxr_monado.json \
   xr-compositord --backend openxr --socket "$socket" >"$out/daemon.log" 2>&1 &
 daemon=$!
-pids+=($daemon)
+xrc_root_track $daemon
 for _ in $(seq 200); do [ -S "$root$socket" ] && break; sleep 0.1; done
 [ -S "$root$socket" ] || { cat "$out/daemon.log"; echo "monado: the daemon did not start" >&2; exit 1; }
 sleep 2  # past the runtime's first frames (its pacer's placeholder period)
@@ -147,7 +118,7 @@ frames=${XRC_MONADO_DEMO_FRAMES:-300}
 mkfifo "$root$run_dir/demo.in"
 "${in_root[@]}" xr-compositor-demo --socket "$socket" --frames $frames --hold ${XRC_MONADO_DEMO_ARGS:-} <"$root$run_dir/demo.in" >"$out/demo.log" 2>&1 &
 demo=$!
-pids+=($demo)
+xrc_root_track $demo
 exec 7>"$root$run_dir/demo.in"
 for _ in $(seq $((frames * 2 * 1000 / hz / 100 + 100))); do
   grep -q "holding" "$out/demo.log" 2>/dev/null && break
@@ -165,7 +136,7 @@ mkfifo "$root$run_dir/hello.in"
 "${in_root[@]}" XR_RUNTIME_JSON=/opt/xrc/lib/openxr_xr-compositor.json XR_COMPOSITOR_SOCKET=$socket \
   stdbuf -oL hello_xr -g Vulkan2 -v <"$root$run_dir/hello.in" >"$out/hello_xr.log" 2>&1 &
 hello=$!
-pids+=($hello)
+xrc_root_track $hello
 exec 8>"$root$run_dir/hello.in"
 # Counted from 3 s in: an app's first frames (swapchains, pipelines) may miss their time on its
 # own account; what the stage checks is the steady state of an app that keeps up.

@@ -3,7 +3,8 @@
 // KJ's own socket stream (0.9) registers its fd for readability *and* writability, edge
 // triggered, for its whole life. A Unix socket reports "writable" again each time the peer reads
 // what was written, so every answer the daemon sends woke it once more, when the client read it,
-// for nothing (an `epoll_wait` that returns only EPOLLOUT; docs/BENCHMARKS.md, session 11).
+// for nothing (an `epoll_wait` that returns only EPOLLOUT; docs/BENCHMARKS.md, "Daemon CPU per
+// client frame").
 // This stream watches the fd for reading only; a write that does not fit in the socket buffer
 // watches a duplicate of it for writability until it has gone out, then stops.
 #pragma once

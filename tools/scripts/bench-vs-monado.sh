@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Side by side with Monado: the same app (trixie's hello_xr -g Vulkan2, 320x240 views) against
+# Monado 25 (monado-service, null compositor, simulated HMD) and against xr-compositord (headless,
+# --view-size 320x240), at 20 and 90 Hz, runs interleaved, a fresh service per run, everything in
+# the Debian trixie root of tests/monado/monado-root.sh (same Mesa, same loader, same app).
+#
+#   tools/scripts/bench-vs-monado.sh BUILD_DIR [OUT_DIR]
+#
+# Per run and side:
+#   - idle: the service's CPU (all threads, /proc/PID/task/*/schedstat, ns) over XRC_BENCH_IDLE_S
+#     seconds with no client, as ms per second;
+#   - with hello_xr, after XRC_BENCH_WARMUP_S seconds, over XRC_BENCH_SECONDS: the app's frames
+#     (xrEndFrame calls, counted by a perf uprobe on the root's OpenXR loader), the service's CPU
+#     per app frame (all threads; and without lavapipe's rasterizer threads `llvmpipe-*`, whose
+#     work a GPU does) and the app's own CPU per frame (all threads; and without `llvmpipe-*`).
+# Prints a table of min-max over the runs; every sample is in OUT_DIR/samples.csv, the service's
+# CPU per app frame by thread in OUT_DIR/threads.csv.
+# Env: XRC_BENCH_RUNS (3), XRC_BENCH_RATES ("20 90"), XRC_BENCH_SECONDS (15), XRC_BENCH_IDLE_S
+# (10), XRC_BENCH_WARMUP_S (5), XRC_MONADO_ROOT (/var/tmp/xrc-monado-root).
+# Needs root (chroot, perf uprobes) and perf; keep the machine otherwise idle while it runs.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+build=$(realpath "${1:?usage: bench-vs-monado.sh BUILD_DIR [OUT_DIR]}")
+out=$(realpath -m "${2:-$build/bench-vs-monado}")
+runs=${XRC_BENCH_RUNS:-3}
+rates=${XRC_BENCH_RATES:-20 90}
+seconds=${XRC_BENCH_SECONDS:-15}
+idle_seconds=${XRC_BENCH_IDLE_S:-10}
+warmup=${XRC_BENCH_WARMUP_S:-5}
+root=${XRC_MONADO_ROOT:-/var/tmp/xrc-monado-root}
+
+[ "$(id -u)" = 0 ] || { echo "bench-vs-monado: needs root (chroot, perf uprobes)" >&2; exit 2; }
+command -v perf >/dev/null || { echo "bench-vs-monado: needs perf (apt-get install linux-perf)" >&2; exit 2; }
+"$repo/tests/monado/monado-root.sh" "$root" >/dev/null
+source "$repo/tests/monado/root-lib.sh"
+xrc_root_install "$build" "$root"
+loader=$(ls "$root"/usr/lib/x86_64-linux-gnu/libopenxr_loader.so.1.* | head -1)
+perf probe -q -d 'xrcbench:*' 2>/dev/null || true
+perf probe -q -x "$loader" -a 'xrcbench:end_frame=xrEndFrame'
+rm -rf "$out" && mkdir -p "$out"
+xrc_root_mount "$root"
+trap 'xrc_root_cleanup; perf probe -q -d "xrcbench:*" 2>/dev/null || true' EXIT
+
+run_dir=/run/xrc-bench
+in_root=(chroot "$root" env -i PATH=/usr/bin:/bin:/opt/xrc/bin HOME=/root XDG_RUNTIME_DIR=$run_dir VK_LAYER_PATH=
+  LD_LIBRARY_PATH=/opt/xrc/lib)
+
+# Per-thread CPU of a process: "name ns" lines (threads of the same name summed; the main thread
+# is "main", apart from the driver threads that inherit its name, such as lavapipe's queue thread).
+thread_cpu() {
+  local t
+  for t in /proc/"$1"/task/*; do
+    if [ "${t##*/}" = "$1" ]; then printf 'main '; else printf '%s ' "$(tr ' ' _ <"$t/comm")"; fi
+    cut -d' ' -f1 "$t/schedstat"
+  done 2>/dev/null | awk '{ ns[$1] += $2 } END { for (n in ns) print n, ns[n] }'
+}
+# Total and non-llvmpipe CPU (ns) between two thread_cpu snapshots: "all without_llvmpipe".
+cpu_delta() {
+  awk 'NR == FNR { a[$1] = $2; next } { d = $2 - a[$1]; all += d; if ($1 !~ /^llvmpipe/) own += d }
+       END { printf "%d %d\n", all, own }' "$1" "$2"
+}
+
+# One measurement: service SIDE (monado|ours) at RATE Hz, run RUN. Appends to samples.csv.
+measure() {
+  local side=$1 rate=$2 run=$3 tag="$1-$2hz-run$3" service runtime_json ready
+  rm -rf "${root:?}$run_dir" && mkdir -p "$root$run_dir" && chmod 700 "$root$run_dir"
+  if [ "$side" = monado ]; then
+    local bin=/usr/bin/monado-service
+    [ "$rate" = 90 ] && bin=/opt/monado90/monado-service
+    [ "$rate" = 20 ] || [ "$rate" = 90 ] || { echo "Monado runs at 20 or 90 Hz here" >&2; exit 2; }
+    "${in_root[@]}" XRT_COMPOSITOR_NULL=1 SIMULATED_ENABLE=1 XRT_NO_STDIN=1 "$bin" >"$out/$tag.service.log" 2>&1 &
+    ready=$run_dir/monado_comp_ipc
+    runtime_json=(XR_RUNTIME_JSON=/usr/share/openxr/1/openxr_monado.json)
+  else
+    "${in_root[@]}" xr-compositord --socket "$run_dir/xrc.sock" --view-size 320x240 --refresh-hz "$rate" \
+      --log-level warn >"$out/$tag.service.log" 2>&1 &
+    ready=$run_dir/xrc.sock
+    runtime_json=(XR_RUNTIME_JSON=/opt/xrc/lib/openxr_xr-compositor.json XR_COMPOSITOR_SOCKET=$run_dir/xrc.sock)
+  fi
+  service=$!
+  xrc_root_track $service
+  for _ in $(seq 100); do [ -S "$root$ready" ] && break; sleep 0.1; done
+  [ -S "$root$ready" ] || { cat "$out/$tag.service.log"; echo "$side did not start" >&2; exit 1; }
+  sleep 3  # past start-up (shader compilation, first allocations)
+  thread_cpu $service >"$out/$tag.idle0"
+  sleep "$idle_seconds"
+  thread_cpu $service >"$out/$tag.idle1"
+  read -r idle_all _ < <(cpu_delta "$out/$tag.idle0" "$out/$tag.idle1")
+
+  mkfifo "$root$run_dir/app.in"
+  "${in_root[@]}" "${runtime_json[@]}" hello_xr -g Vulkan2 <"$root$run_dir/app.in" >"$out/$tag.app.log" 2>&1 &
+  local app=$!
+  xrc_root_track $app
+  exec 8>"$root$run_dir/app.in"
+  sleep "$warmup"
+  kill -0 $app 2>/dev/null || { tail "$out/$tag.app.log"; echo "hello_xr ended early ($side)" >&2; exit 1; }
+  thread_cpu $service >"$out/$tag.svc0"
+  thread_cpu $app >"$out/$tag.app0"
+  perf stat -e xrcbench:end_frame -p $app -x, -o "$out/$tag.frames" -- sleep "$seconds" >/dev/null 2>&1
+  thread_cpu $service >"$out/$tag.svc1"
+  thread_cpu $app >"$out/$tag.app1"
+  echo >&8
+  exec 8>&-
+  wait $app 2>/dev/null || true
+  kill $service 2>/dev/null || true
+  wait $service 2>/dev/null || true
+  xrc_root_pids=()
+  local frames svc_all svc_own app_all app_own
+  frames=$(awk -F, '/end_frame/ { print $1 }' "$out/$tag.frames")
+  [ -n "$frames" ] && [ "$frames" -gt 0 ] || { echo "no frames counted ($side)" >&2; exit 1; }
+  read -r svc_all svc_own < <(cpu_delta "$out/$tag.svc0" "$out/$tag.svc1")
+  read -r app_all app_own < <(cpu_delta "$out/$tag.app0" "$out/$tag.app1")
+  awk -v f="$frames" -v tag="$side,$rate,$run" 'NR == FNR { a[$1] = $2; next }
+    { printf "%s,%s,%.0f\n", tag, $1, ($2 - a[$1]) / 1000 / f }' "$out/$tag.svc0" "$out/$tag.svc1" >>"$out/threads.csv"
+  echo "$side,$rate,$run,$frames,$seconds,$((svc_all / frames / 1000)),$((svc_own / frames / 1000)),$((app_all / frames / 1000)),$((app_own / frames / 1000)),$(awk -v ns=$idle_all -v s=$idle_seconds 'BEGIN { printf "%.2f", ns / 1e6 / s }')" >>"$out/samples.csv"
+  tail -1 "$out/samples.csv"
+}
+
+echo "side,rate_hz,run,thread,us_per_app_frame" >"$out/threads.csv"
+echo "side,rate_hz,run,app_frames,seconds,service_us_per_frame,service_us_per_frame_without_llvmpipe,app_us_per_frame,app_us_per_frame_without_llvmpipe,idle_service_ms_per_s" >"$out/samples.csv"
+echo "bench-vs-monado: $runs runs, rates $rates, ${seconds} s with hello_xr, ${idle_seconds} s idle; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+for run in $(seq "$runs"); do
+  for rate in $rates; do
+    # Interleaved, and the order alternates between runs.
+    if [ $((run % 2)) = 1 ]; then sides="monado ours"; else sides="ours monado"; fi
+    for side in $sides; do measure "$side" "$rate" "$run"; done
+  done
+done
+
+python3 - "$out/samples.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+def span(side, rate, key):
+    v = [float(r[key]) for r in rows if r["side"] == side and r["rate_hz"] == rate]
+    lo, hi = min(v), max(v)
+    fmt = (lambda x: f"{x:.2f}") if key.startswith("idle") else (lambda x: f"{x:.0f}")
+    return fmt(lo) if lo == hi else f"{fmt(lo)}–{fmt(hi)}"
+rates = sorted({r["rate_hz"] for r in rows}, key=float)
+print()
+print("| | " + " | ".join(f"Monado {r} Hz | ours {r} Hz" for r in rates) + " |")
+print("|---|" + "---|---|" * len(rates))
+for label, key in [("app frames per run", "app_frames"),
+                   ("service CPU per app frame (µs)", "service_us_per_frame"),
+                   ("… without lavapipe's llvmpipe-* threads (µs)", "service_us_per_frame_without_llvmpipe"),
+                   ("app CPU per frame (µs)", "app_us_per_frame"),
+                   ("… without llvmpipe-* (µs)", "app_us_per_frame_without_llvmpipe"),
+                   ("service CPU with no client (ms/s)", "idle_service_ms_per_s")]:
+    print(f"| {label} | " + " | ".join(f"{span('monado', r, key)} | {span('ours', r, key)}" for r in rates) + " |")
+threads = list(csv.DictReader(open(sys.argv[1].replace("samples.csv", "threads.csv"))))
+print()
+for side in ("monado", "ours"):
+    for rate in rates:
+        per = {}
+        for t in threads:
+            if t["side"] == side and t["rate_hz"] == rate:
+                per.setdefault(t["thread"], []).append(int(t["us_per_app_frame"]))
+        busy = sorted(((min(v), max(v), n) for n, v in per.items() if max(v) > 0), reverse=True)
+        print(f"{side} {rate} Hz, µs per app frame by thread: " +
+              ", ".join(f"{n} {lo}" + (f"–{hi}" if hi != lo else "") for lo, hi, n in busy))
+PY
