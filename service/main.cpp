@@ -198,6 +198,8 @@ int run(const Options& options) {
   headless.refreshHz = config.refreshHz;
   headless.headSway = config.headMotion == "sway";
   headless.reprojection = config.reprojection;
+  headless.idleWake =
+      std::min(std::chrono::milliseconds(500), HealthMonitor::checkPeriod(platform::watchdogInterval()) / 2);
   headless.environmentBlendModes = parseBlendModes(config.environmentBlendModes).value();
   std::optional<SyncMode> forced;
   if (config.syncMode == "host") forced = SyncMode::host;
@@ -329,11 +331,12 @@ int run(const Options& options) {
       });
     };
     armReload();
-    // Retired swapchains are freed once their copies are done: looked at ten times a second
-    // while some are kept, once a second otherwise (retire() frees an idle one at once).
+    // Retired swapchains are freed once their copies are done: looked at ten times a second while
+    // some are kept or clients are connected (a swapchain destroyed meanwhile may be kept), once
+    // a second otherwise (retire() frees an idle one at once).
     boost::asio::steady_timer collectTimer(signalsIo);
     std::function<void(size_t)> armCollect = [&](size_t kept) {
-      collectTimer.expires_after(std::chrono::milliseconds(kept > 0 ? 100 : 1000));
+      collectTimer.expires_after(std::chrono::milliseconds(kept > 0 || !clients.empty() ? 100 : 1000));
       collectTimer.async_wait([&](const boost::system::error_code& ec) {
         if (ec) return;
         armCollect(retired.collect());

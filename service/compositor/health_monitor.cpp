@@ -23,11 +23,15 @@ HealthMonitor::HealthMonitor(boost::asio::io_context& io, Backend& backend, Fram
       worker_(worker),
       clients_(clients),
       watchdog_(watchdog),
-      // Feed the watchdog at least twice per interval (systemd's advice); STATUS once a second.
-      period_(watchdog ? std::min(std::chrono::milliseconds(1000),
-                                  std::chrono::duration_cast<std::chrono::milliseconds>(*watchdog / 2))
-                       : std::chrono::milliseconds(1000)),
+      period_(checkPeriod(watchdog)),
       timer_(io) {}
+
+std::chrono::milliseconds HealthMonitor::checkPeriod(std::optional<std::chrono::microseconds> watchdog) {
+  const std::chrono::milliseconds second(1000);
+  if (!watchdog) return second;
+  return std::max(std::chrono::milliseconds(1),
+                  std::min(second, std::chrono::duration_cast<std::chrono::milliseconds>(*watchdog / 2)));
+}
 
 void HealthMonitor::start() {
   lastCheck_ = std::chrono::steady_clock::now();

@@ -36,6 +36,8 @@ class HealthMonitor {
                 std::optional<std::chrono::microseconds> watchdog);
   void start();  // checks run on `io`'s thread from now on
   void stop();
+  // How often it checks: twice per watchdog interval (systemd's advice), at most once a second.
+  static std::chrono::milliseconds checkPeriod(std::optional<std::chrono::microseconds> watchdog);
 
  private:
   void schedule();

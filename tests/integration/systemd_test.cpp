@@ -101,6 +101,21 @@ size_t countContaining(const std::vector<std::string>& messages, const std::stri
   return n;
 }
 
+// With no client the display has nothing to show and sleeps; the watchdog is fed all the same.
+TEST(Systemd, AnIdleDaemonKeepsFeedingTheWatchdog) {
+  TempDir dir;
+  NotifyListener listener(dir.path + "/notify");
+  ASSERT_TRUE(listener.bound());
+  Daemon daemon(dir, {}, {{"NOTIFY_SOCKET", dir.path + "/notify"}, {"WATCHDOG_USEC", "400000"}});
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  std::string seen;
+  ASSERT_TRUE(listener.waitFor("READY=1", std::chrono::seconds(10), &seen)) << seen;
+  auto idle = listener.collect(std::chrono::milliseconds(2000));
+  EXPECT_GE(countContaining(idle, "WATCHDOG=1"), 8u);
+  EXPECT_EQ(countContaining(idle, "frame loop stalled"), 0u);
+  EXPECT_EQ(daemon.process().output().find("frame loop stalled"), std::string::npos) << daemon.process().output();
+}
+
 TEST(Systemd, WatchdogIsFedOnlyWhileTheFrameLoopRuns) {
   TempDir dir;
   NotifyListener listener(dir.path + "/notify");
@@ -115,6 +130,9 @@ TEST(Systemd, WatchdogIsFedOnlyWhileTheFrameLoopRuns) {
   // Running: fed at least twice per 0.4 s interval.
   auto running = listener.collect(std::chrono::milliseconds(1000));
   EXPECT_GE(countContaining(running, "WATCHDOG=1"), 4u);
+  // Nor was it missed before the client's first frame, while the display had nothing to show
+  // and slept (it wakes twice per health check).
+  EXPECT_EQ(daemon.process().output().find("frame loop stalled"), std::string::npos) << daemon.process().output();
 
   daemon.process().signal(SIGUSR2);  // the display loop stalls
   ASSERT_TRUE(listener.waitFor(", frame loop stalled", std::chrono::seconds(5), &seen)) << seen;

@@ -20,11 +20,12 @@ xrc_root_install() {
   cp -P "$build"/client-lib/libxr-compositor-client.so "$build"/client-lib/libxr-compositor-client.so.0 \
     "$build"/client-lib/libxr-compositor-client.so.0.1.0 "$build/client-lib/libxr-compositor-openxr.so" \
     "$build/client-lib/openxr_xr-compositor.json" "$opt/lib/" || return 1
-  local missing lib path
-  for _ in 1 2 3 4 5; do
+  local missing lib path round
+  for round in 1 2 3 4 5 6; do
     missing=$(chroot "$root" env LD_LIBRARY_PATH=/opt/xrc/lib sh -c 'ldd /opt/xrc/bin/* /opt/xrc/lib/*.so' 2>/dev/null |
       awk '/not found/ { print $1 }' | sort -u)
     [ -z "$missing" ] && return 0
+    [ $round = 6 ] && break  # what the fifth round copied has been checked; no more rounds
     for lib in $missing; do
       path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ && !found { print $NF; found = 1 }')
       [ -n "$path" ] || { echo "$lib is missing in the root and on the host" >&2; return 1; }

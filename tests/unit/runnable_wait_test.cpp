@@ -34,15 +34,17 @@ TEST(RunnableWait, EndsAtItsBoundWhenNothingArrives) {
   EXPECT_GE(std::chrono::steady_clock::now() - start, 300ms);
 }
 
-// In a child process: waits (1 s bound) for a byte the parent writes 50 ms after resuming it from
-// a 1.5-s SIGSTOP; a plain wait_for would wake up timed out.
+// A child process waits (2-s bound) for a byte the parent writes 50 ms after resuming it from a
+// 3-s SIGSTOP; a plain wait_for wakes up timed out then.
 TEST(RunnableWait, AnAnswerRightAfterALongStopIsNotATimeout) {
-  int toChild[2];
+  int toChild[2], fromChild[2];
   ASSERT_EQ(::pipe(toChild), 0);
+  ASSERT_EQ(::pipe(fromChild), 0);
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     ::close(toChild[1]);
+    ::close(fromChild[0]);
     std::mutex mutex;
     std::condition_variable cv;
     bool arrived = false;
@@ -56,21 +58,38 @@ TEST(RunnableWait, AnAnswerRightAfterALongStopIsNotATimeout) {
     bool ready = false;
     {
       std::unique_lock lock(mutex);
-      ready = waitRunnable(cv, lock, 1s, [&] { return arrived; });
+      (void)!::write(fromChild[1], "w", 1);  // waiting from now on (the lock is held until it waits)
+      ready = waitRunnable(cv, lock, 2s, [&] { return arrived; });
     }
     reader.join();
     ::_exit(ready ? 0 : 1);
   }
   ::close(toChild[0]);
-  std::this_thread::sleep_for(200ms);  // the child is waiting
+  ::close(fromChild[1]);
+  // Whatever happens below, the child does not outlive the test stopped.
+  struct Reaper {
+    pid_t pid;
+    bool reaped = false;
+    ~Reaper() {
+      if (reaped) return;
+      ::kill(pid, SIGKILL);
+      ::kill(pid, SIGCONT);
+      ::waitpid(pid, nullptr, 0);
+    }
+  } reaper{child};
+  char byte = 0;
+  ASSERT_EQ(::read(fromChild[0], &byte, 1), 1);
+  std::this_thread::sleep_for(100ms);
   ASSERT_EQ(::kill(child, SIGSTOP), 0);
-  std::this_thread::sleep_for(1500ms);
+  std::this_thread::sleep_for(3s);
   ASSERT_EQ(::kill(child, SIGCONT), 0);
   std::this_thread::sleep_for(50ms);
   ASSERT_EQ(::write(toChild[1], "x", 1), 1);
   ::close(toChild[1]);
+  ::close(fromChild[0]);
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
+  reaper.reaped = true;
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "the wait timed out although the answer came 50 ms after the stop";
 }

@@ -32,15 +32,17 @@ root=${XRC_MONADO_ROOT:-/var/tmp/xrc-monado-root}
 
 [ "$(id -u)" = 0 ] || { echo "bench-vs-monado: needs root (chroot, perf uprobes)" >&2; exit 2; }
 command -v perf >/dev/null || { echo "bench-vs-monado: needs perf (apt-get install linux-perf)" >&2; exit 2; }
-"$repo/tests/monado/monado-root.sh" "$root" >/dev/null
+rc=0
+"$repo/tests/monado/monado-root.sh" "$root" >/dev/null || rc=$?
+[ $rc = 0 ] || { echo "bench-vs-monado: preparing the trixie root failed (exit $rc; 3: no Debian archive)" >&2; exit 1; }
 source "$repo/tests/monado/root-lib.sh"
-xrc_root_install "$build" "$root"
+xrc_root_install "$build" "$root" || { echo "bench-vs-monado: installing the build into the root failed" >&2; exit 1; }
 loader=$(ls "$root"/usr/lib/x86_64-linux-gnu/libopenxr_loader.so.1.* | head -1)
-perf probe -q -d 'xrcbench:*' 2>/dev/null || true
-perf probe -q -x "$loader" -a 'xrcbench:end_frame=xrEndFrame'
 rm -rf "$out" && mkdir -p "$out"
 xrc_root_mount "$root"
 trap 'xrc_root_cleanup; perf probe -q -d "xrcbench:*" 2>/dev/null || true' EXIT
+perf probe -q -d 'xrcbench:*' 2>/dev/null || true
+perf probe -q -x "$loader" -a 'xrcbench:end_frame=xrEndFrame'
 
 run_dir=/run/xrc-bench
 in_root=(chroot "$root" env -i PATH=/usr/bin:/bin:/opt/xrc/bin HOME=/root XDG_RUNTIME_DIR=$run_dir VK_LAYER_PATH=
@@ -49,11 +51,15 @@ in_root=(chroot "$root" env -i PATH=/usr/bin:/bin:/opt/xrc/bin HOME=/root XDG_RU
 # Per-thread CPU of a process: "name ns" lines (threads of the same name summed; the main thread
 # is "main", apart from the driver threads that inherit its name, such as lavapipe's queue thread).
 thread_cpu() {
-  local t
+  local t name ns
   for t in /proc/"$1"/task/*; do
-    if [ "${t##*/}" = "$1" ]; then printf 'main '; else printf '%s ' "$(tr ' ' _ <"$t/comm")"; fi
-    cut -d' ' -f1 "$t/schedstat"
-  done 2>/dev/null | awk '{ ns[$1] += $2 } END { for (n in ns) print n, ns[n] }'
+    # A thread may end while it is read: it is left out whole.
+    name=$(tr ' ' _ <"$t/comm" 2>/dev/null) || continue
+    ns=$(cut -d' ' -f1 "$t/schedstat" 2>/dev/null) || continue
+    [ -n "$name" ] && [ -n "$ns" ] || continue
+    [ "${t##*/}" = "$1" ] && name=main
+    echo "$name $ns"
+  done | awk '{ ns[$1] += $2 } END { for (n in ns) print n, ns[n] }'
 }
 # Total and non-llvmpipe CPU (ns) between two thread_cpu snapshots: "all without_llvmpipe".
 cpu_delta() {

@@ -363,7 +363,8 @@ void HeadlessBackend::scheduleTick() {
     if (ec || generation != tickGeneration_) return;
     const bool idle = !stalledForTest_.load() && tick(nextTickNs_);
     if (idle) {
-      nextTickNs_ = clock_.nextVsyncAfter(monotonicNowNs() + kIdleWakeNs);
+      nextTickNs_ = clock_.nextVsyncAfter(
+          monotonicNowNs() + std::chrono::duration_cast<std::chrono::nanoseconds>(options_.idleWake).count());
     } else {
       // Skip vsyncs we are already past (a stalled tick counts as missed, not as a burst).
       nextTickNs_ = std::max(nextTickNs_ + clock_.periodNs, clock_.nextVsyncAfter(monotonicNowNs()) - clock_.periodNs);

@@ -42,6 +42,9 @@ struct HeadlessOptions {
   bool reprojection = true;
   // Where each composition is also presented (the window output); outlives the backend.
   present::DisplayPresenter* presenter = nullptr;
+  // With nothing to show the display loop sleeps, waking this often: at least twice per health
+  // check, which wants to see it go round (the watchdog), and for the window output.
+  std::chrono::milliseconds idleWake{500};
 };
 
 class HeadlessSwapchain;
@@ -102,11 +105,11 @@ class HeadlessBackend final : public Backend {
   // Display thread: arms the timer for nextTickNs_ (a wait armed before is ignored).
   void scheduleTick();
   // Returns whether the loop is idle now: nothing shown, nothing queued, the output already
-  // blank. It then sleeps kIdleWakeNs at a time (the watchdog sees it alive) until a frame comes.
+  // blank. It then sleeps options_.idleWake at a time (the watchdog sees it alive) until a frame
+  // comes.
   bool tick(int64_t vsyncNs);
   void wakeFromIdle();
   void presentOutput();  // display thread: the output image, as last composed, to the window
-  static constexpr int64_t kIdleWakeNs = 500'000'000;
   Status compose(const std::vector<CommittedFrame>& frames, int64_t vsyncNs);
   // A projection view to draw rotated to `eyeInStage` (reprojection on and the orientations
   // apart by more than a fraction of a pixel).
