@@ -8,8 +8,8 @@
 namespace xrc {
 
 bool FrameLoopHealth::update(uint64_t loopIterations, int64_t workerBusyNs, int64_t stuckAfterNs) {
-  const bool advanced = !lastFrames_ || loopIterations > *lastFrames_;
-  lastFrames_ = loopIterations;
+  const bool advanced = !lastIterations_ || loopIterations > *lastIterations_;
+  lastIterations_ = loopIterations;
   return advanced && workerBusyNs < stuckAfterNs;
 }
 

@@ -24,7 +24,7 @@ class FrameLoopHealth {
   bool update(uint64_t loopIterations, int64_t workerBusyNs, int64_t stuckAfterNs);
 
  private:
-  std::optional<uint64_t> lastFrames_;
+  std::optional<uint64_t> lastIterations_;
 };
 
 std::string statusLine(size_t clients, double displayFps);

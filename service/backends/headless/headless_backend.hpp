@@ -8,6 +8,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <optional>
