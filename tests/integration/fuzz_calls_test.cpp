@@ -190,6 +190,7 @@ TEST(Fuzz, RandomCallsOverTheWholeSchemaAreAnsweredAndHarmNobody) {
   const char* seedText = std::getenv("XRC_FUZZ_SEED");
   const uint64_t seed = seedText != nullptr ? std::strtoull(seedText, nullptr, 10) : uint64_t(std::random_device{}());
   RecordProperty("seed", std::to_string(seed));
+  SCOPED_TRACE("XRC_FUZZ_SEED=" + std::to_string(seed) + " repeats this run");
   std::printf("fuzz seed %llu (XRC_FUZZ_SEED repeats it), %lld s\n", static_cast<unsigned long long>(seed),
               static_cast<long long>(duration.count()));
   ValueGenerator gen(seed);

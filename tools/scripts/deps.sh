@@ -35,3 +35,17 @@ xrc_build() {
   fi
   ninja -C "$dir"
 }
+
+# xrc_test DIR [meson test options...]: runs DIR's tests; when one fails, ends with a digest of
+# the failed assertions and sanitizer reports from its log, so that the tail of a long run (all
+# that a CI page may keep) says what failed and why.
+xrc_test() {
+  local dir=$1
+  shift
+  if meson test -C "$dir" --print-errorlogs "$@"; then return 0; fi
+  echo "==== what failed in $dir (from $dir/meson-logs/testlog.txt) ===="
+  grep -n -E -A12 ': Failure$|^WARNING: ThreadSanitizer|^==[0-9]+==ERROR|runtime error:' \
+    "$dir/meson-logs/testlog.txt" | grep -v -E '^[0-9]+-\[ +(RUN|OK) ' | head -200 || true
+  grep -E '^\[  FAILED  \]' "$dir/meson-logs/testlog.txt" | sort -u || true
+  return 1
+}

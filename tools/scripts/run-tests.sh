@@ -9,7 +9,7 @@ source tools/scripts/deps.sh
 xrc_install_deps
 
 xrc_build build
-meson test -C build --print-errorlogs
+xrc_test build
 
 # The Khronos OpenXR conformance suite through our runtime against a headless daemon, in every
 # configuration (skipped, with a message, without a CTS in $XRC_OPENXR_CTS).
@@ -29,11 +29,11 @@ xrc_build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype
 LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libvulkan_lvp.so GTEST_FILTER='-*UnderSynchronizationValidation' \
   ASAN_OPTIONS=detect_leaks=1:verify_asan_link_order=0 \
   LSAN_OPTIONS=suppressions=$suppressions/lsan.supp:print_suppressions=0 \
-  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 meson test -C build-asan --print-errorlogs
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 xrc_test build-asan
 
 xrc_build build-tsan -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debug
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$suppressions/tsan.supp" \
-  meson test -C build-tsan --print-errorlogs
+  xrc_test build-tsan
 
 # Packages: build the .debs, install them into a clean Debian 12 root and check them under a
 # real systemd booted there (needs root and the Debian archive; XRC_SKIP_PACKAGE_TEST=1 skips).
