@@ -6,7 +6,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("xrc::wire");
 
 const protocolMajor :UInt16 = 1;
-const protocolMinor :UInt16 = 10;
+const protocolMinor :UInt16 = 11;
 # Minor 1: view poses/fovs, head pose with waitFrame, locateHead.
 # Minor 2: overlay sessions, session roles, per-frame stats, Control.setPrimary/kick.
 # Minor 3: environment blend modes (system description, endFrame, status); LOCAL space changes
@@ -26,6 +26,11 @@ const protocolMinor :UInt16 = 10;
 # Minor 8: limits on what a client can make the daemon spend, hung clients (status fields).
 # Minor 9: color scale and bias per layer (Layer.colorScale/colorBias); the display's own
 #          visibility masks per view (ViewDescription.visibilityMasks).
+# Minor 10: the window output (DaemonStatus.windowOutput); reprojection counts
+#          (ClientStatus.framesReprojected).
+# Minor 11: the timeline sync mode: one exported timeline semaphore pair per swapchain
+#          (createSwapchain's renderingTimeline/copyingTimeline), release values
+#          (Swapchain.release's and ImageRelease's renderingValue).
 
 # --- errors -------------------------------------------------------------------------------------
 # Every call answers with an Error; code `none` means success. Errors are data, not exceptions, so
@@ -55,6 +60,10 @@ struct Error {
 enum SyncMode {
   host @0;     # no external semaphores: client waits its release fence, daemon its copy fence
   binary @1;   # per-image exported binary semaphores rendering_done / copying_done (seed 000)
+  # 1.11: one exported timeline pair per swapchain. The client's release signals rendering_done
+  # at the release's value; the daemon waits for that value on the CPU (bounded) before it
+  # submits the copy, which signals copying_done at the same value.
+  timeline @2;
 }
 
 struct Version {
@@ -79,6 +88,9 @@ struct ClientInfo {
   # A normal session is either the primary (visible and focused) or hidden.
   overlay @5 :Bool;
   overlayPlacement @6 :UInt32;
+  # 1.11: the client's VkDevice has the timelineSemaphore feature enabled and can import
+  # OPAQUE_FD timeline semaphores.
+  hasTimelineSemaphoreFd @7 :Bool;
 }
 
 struct ViewDescription {
@@ -123,6 +135,8 @@ struct SystemDescription {
   # The daemon's protocol minor (0 from daemons before 1.4): a client uses the calls of the
   # lower of its own minor and this one.
   protocolMinor @15 :UInt16;
+  # 1.11: the daemon's device can export OPAQUE_FD timeline semaphores.
+  daemonHasTimelineSemaphoreFd @16 :Bool;
 }
 
 enum EnvironmentBlendMode {
@@ -187,7 +201,10 @@ interface Swapchain {
   # `alsoAcquireAndWait` (1.4): the client sent no acquire and no wait for this image; the daemon
   # checks and applies all three steps, in order, as if they had come in separate calls (an
   # error leaves the image as it was). One call per image and frame instead of three.
-  release @2 (index :UInt32, alsoAcquireAndWait :Bool) -> (error :Error);
+  # `renderingValue` (1.11, timeline mode only): the value at which the client's release
+  # submission signals the swapchain's rendering_done timeline; above every earlier release's of
+  # this swapchain. The copy signals copying_done at the same value.
+  release @2 (index :UInt32, alsoAcquireAndWait :Bool, renderingValue :UInt64) -> (error :Error);
   destroy @3 () -> (error :Error);
 }
 
@@ -339,12 +356,15 @@ struct InputState {
 struct ImageRelease {
   swapchainId @0 :UInt32;
   index @1 :UInt32;
+  renderingValue @2 :UInt64;  # 1.11, timeline mode: as in Swapchain.release
 }
 
 interface Session {
   createSwapchain @0 (info :SwapchainCreateInfo)
       -> (error :Error, swapchain :Swapchain, id :UInt32, image :ImageCreateInfo,
-          images :List(SharedImage));
+          images :List(SharedImage), renderingTimeline :FdCarrier, copyingTimeline :FdCarrier);
+  # renderingTimeline/copyingTimeline (1.11): timeline mode only (null otherwise); OPAQUE_FD of
+  # the swapchain's timeline semaphores, both starting at 0.
   waitFrame @1 () -> (error :Error, timing :FrameTiming);
   beginFrame @2 (frameId :UInt64) -> (error :Error);
   # `alsoBegin` (1.4): the client sent no beginFrame for `frameId`; the daemon checks and applies
@@ -428,6 +448,9 @@ struct ClientStatus {
   # 1.10: display frames in which the display rotated one of its projection views to the head
   # orientation of that vsync (rendered for another one: late, reused, or another pose).
   framesReprojected @24 :UInt64;
+  # 1.11, timeline mode: releases not copied because the client's rendering had not reached their
+  # value after hung_client_timeout_ms (the swapchain kept its last complete content).
+  releasesRenderTimedOut @25 :UInt64;
 }
 
 struct DaemonStatus {

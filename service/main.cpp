@@ -202,8 +202,7 @@ int run(const Options& options) {
       std::min(std::chrono::milliseconds(500), HealthMonitor::checkPeriod(platform::watchdogInterval()) / 2);
   headless.environmentBlendModes = parseBlendModes(config.environmentBlendModes).value();
   std::optional<SyncMode> forced;
-  if (config.syncMode == "host") forced = SyncMode::host;
-  if (config.syncMode == "binary") forced = SyncMode::binary;
+  if (config.syncMode != "auto") forced = parseSyncMode(config.syncMode);
   std::atomic<int64_t> shutdownGraceMs{config.shutdownGraceMs};
   auto socketPath = resolveSocketPath(config.socket);
   if (!socketPath) {
@@ -226,6 +225,11 @@ int run(const Options& options) {
   Backend* backend = backends.backend.get();
   if (forced == SyncMode::binary && !gpu->facts().externalSemaphoreFd) {
     log::error("--sync-mode binary needs VK_KHR_external_semaphore_fd, which '{}' lacks", gpu->facts().name);
+    return 2;
+  }
+  if (forced == SyncMode::timeline && !gpu->facts().timelineSemaphoreFd) {
+    log::error("--sync-mode timeline needs timeline semaphores shared as OPAQUE_FD, which '{}' lacks",
+               gpu->facts().name);
     return 2;
   }
   // Socket activation: systemd owns the socket file; otherwise we bind (and later remove) it.
@@ -253,6 +257,11 @@ int run(const Options& options) {
   {
     RetiredSwapchains retired;
     FrameWorker worker;
+    auto renderingWaiter = gpu::RenderingWaiter::create(gpu->device());
+    if (!renderingWaiter) {
+      log::error("{}", renderingWaiter.error().describe());
+      return 1;
+    }
     DaemonContext ctx{*gpu,
                       *backends.copyTimeline,
                       *backend,
@@ -263,6 +272,7 @@ int run(const Options& options) {
                       config.limits,
                       images,
                       refusals,
+                      *renderingWaiter.value(),
                       forced,
                       std::chrono::milliseconds(2000),
                       monotonicNowNs(),
@@ -430,7 +440,7 @@ int main(int argc, char** argv) {
        "log_level"},
       {app.add_option("--view-size", cli.viewSize, "Headless per-view recommended size WxH")->capture_default_str(),
        "view_size"},
-      {app.add_option("--sync-mode", cli.syncMode, "auto, host or binary")->capture_default_str(), "sync_mode"},
+      {app.add_option("--sync-mode", cli.syncMode, "auto, host, binary or timeline")->capture_default_str(), "sync_mode"},
       {app.add_option("--device-uuid", cli.deviceUuid, "Vulkan deviceUUID to use (default: first suitable)"),
        "device_uuid"},
       {app.add_option("--head-motion", cli.headMotion, "Headless simulated head: still or sway")->capture_default_str(),

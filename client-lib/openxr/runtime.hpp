@@ -57,6 +57,9 @@ struct Instance {
   bool graphicsRequirementsQueried XRC_GUARDED_BY(mutex) = false;
   VkInstance appVkInstance XRC_GUARDED_BY(mutex) = VK_NULL_HANDLE;  // of the last graphics-device query
   VkPhysicalDevice returnedPhysicalDevice XRC_GUARDED_BY(mutex) = VK_NULL_HANDLE;
+  // Devices xrCreateVulkanDeviceKHR made with timeline semaphores enabled: their sessions may use
+  // the `timeline` sync mode (an app's own device, XR_KHR_vulkan_enable, gets binary at most).
+  std::set<VkDevice> timelineDevices XRC_GUARDED_BY(mutex);
   uint64_t sessionHandle XRC_GUARDED_BY(mutex) = 0;  // one session at a time
   std::vector<uint64_t> actionSetHandles XRC_GUARDED_BY(mutex);
   bool lossReported XRC_GUARDED_BY(mutex) = false;

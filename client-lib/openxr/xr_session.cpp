@@ -301,6 +301,10 @@ XrResult XRAPI_CALL CreateSession(XrInstance handle, const XrSessionCreateInfo* 
   session->vulkan.device = binding->device;
   session->vulkan.queueFamilyIndex = binding->queueFamilyIndex;
   vkGetDeviceQueue(binding->device, binding->queueFamilyIndex, binding->queueIndex, &session->vulkan.queue);
+  {
+    Lock lock(instance->mutex);
+    session->vulkan.timelineSemaphores = instance->timelineDevices.count(binding->device) != 0;
+  }
   client::ConnectOptions options;
   options.socketPath = instance->socketPath;
   options.applicationName = instance->applicationName;

@@ -171,9 +171,34 @@ XrResult XRAPI_CALL CreateVulkanDeviceKHR(XrInstance handle, const XrVulkanDevic
   VkDeviceCreateInfo dci = appInfo;
   dci.enabledExtensionCount = uint32_t(extensions.size());
   dci.ppEnabledExtensionNames = extensions.data();
+  // Timeline semaphores, for the `timeline` sync mode: added at the head of the app's chain,
+  // unless the app's chain already has a structure that says whether they are on (a chain may
+  // not name that feature twice, and the app's own structures are not ours to change).
+  bool chainNamesTimeline = false, chainEnablesTimeline = false;
+  for (auto* p = static_cast<const VkBaseInStructure*>(appInfo.pNext); p != nullptr; p = p->pNext) {
+    if (p->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES) {
+      chainNamesTimeline = true;
+      chainEnablesTimeline = chainEnablesTimeline ||
+                             reinterpret_cast<const VkPhysicalDeviceVulkan12Features*>(p)->timelineSemaphore;
+    } else if (p->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES) {
+      chainNamesTimeline = true;
+      chainEnablesTimeline = chainEnablesTimeline ||
+                             reinterpret_cast<const VkPhysicalDeviceTimelineSemaphoreFeatures*>(p)->timelineSemaphore;
+    }
+  }
+  const bool timelineAvailable = client::timelineSemaphoresAvailable(vkInstance, info->vulkanPhysicalDevice);
+  VkPhysicalDeviceTimelineSemaphoreFeatures timeline{};
+  timeline.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES;
+  timeline.pNext = const_cast<void*>(appInfo.pNext);
+  timeline.timelineSemaphore = VK_TRUE;
+  if (timelineAvailable && !chainNamesTimeline) dci.pNext = &timeline;
   auto create = reinterpret_cast<PFN_vkCreateDevice>(info->pfnGetInstanceProcAddr(vkInstance, "vkCreateDevice"));
   if (create == nullptr) return XR_ERROR_RUNTIME_FAILURE;
   *vkResult = create(info->vulkanPhysicalDevice, &dci, info->vulkanAllocator, vkDevice);
+  if (*vkResult == VK_SUCCESS && timelineAvailable && (chainEnablesTimeline || !chainNamesTimeline)) {
+    Lock lock(instance->mutex);
+    instance->timelineDevices.insert(*vkDevice);
+  }
   return XR_SUCCESS;
 }
 

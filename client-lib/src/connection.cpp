@@ -47,6 +47,7 @@ SystemDescription fromWire(wire::SystemDescription::Reader in) {
   out.maxSwapchains = in.getMaxSwapchains();
   out.maxArrayLayers = in.getMaxArrayLayers();
   out.daemonHasExternalSemaphoreFd = in.getDaemonHasExternalSemaphoreFd();
+  out.daemonHasTimelineSemaphoreFd = in.getDaemonHasTimelineSemaphoreFd();
   out.environmentBlendModes = xrc::fromWire(in.getEnvironmentBlendModes());
   out.localInStage = xrc::fromWire(in.getLocalInStage());
   out.stageBoundsWidth = in.getStageBoundsWidth();
@@ -93,11 +94,19 @@ std::vector<const char*> requiredDeviceExtensions(VkInstance instance, VkPhysica
   std::vector<const char*> out = {VK_KHR_EXTERNAL_MEMORY_EXTENSION_NAME, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME,
                                   VK_KHR_GET_MEMORY_REQUIREMENTS_2_EXTENSION_NAME,
                                   VK_KHR_DEDICATED_ALLOCATION_EXTENSION_NAME};
-  if (vk::queryDeviceFacts(physicalDevice, vk::PhysicalDeviceQueries::khr(instance)).externalSemaphoreFd) {
+  const DeviceFacts facts = vk::queryDeviceFacts(physicalDevice, vk::PhysicalDeviceQueries::khr(instance));
+  if (facts.externalSemaphoreFd) {
     out.push_back(VK_KHR_EXTERNAL_SEMAPHORE_EXTENSION_NAME);
     out.push_back(vk::semaphoreFdExtension());
   }
+  if (facts.timelineSemaphoreFd && vk::deviceHasExtension(physicalDevice, VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME)) {
+    out.push_back(VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME);
+  }
   return out;
+}
+
+bool timelineSemaphoresAvailable(VkInstance instance, VkPhysicalDevice physicalDevice) {
+  return vk::queryDeviceFacts(physicalDevice, vk::PhysicalDeviceQueries::khr(instance)).timelineSemaphoreFd;
 }
 
 VkPhysicalDevice findDaemonDevice(VkInstance instance, const SystemDescription& system) {
@@ -127,7 +136,7 @@ void Connection::Impl::sendTracked(kj::Function<kj::Promise<Status>(IoState&)> s
 
 void Connection::Impl::sendUnsentReleases() {
   for (UnsentRelease& r : unsentReleases)
-    link->post(releaseCall(*link, std::move(r.answers), r.swapchainId, r.index, true));
+    link->post(releaseCall(*link, std::move(r.answers), r.swapchainId, r.index, true, r.renderingValue));
   unsentReleases.clear();
 }
 
@@ -184,6 +193,7 @@ Result<std::unique_ptr<Connection>> Connection::connect(const ConnectOptions& op
   }
   DeviceFacts facts = vk::queryDeviceFacts(vkb.physicalDevice, queries);
   facts.externalSemaphoreFd = facts.externalSemaphoreFd && impl->importSemaphoreFd != nullptr;
+  facts.timelineSemaphoreFd = facts.timelineSemaphoreFd && facts.externalSemaphoreFd && vkb.timelineSemaphores;
 
   auto link = RpcLink::open(options.socketPath);
   if (!link) return link.error();
@@ -206,6 +216,7 @@ Result<std::unique_ptr<Connection>> Connection::connect(const ConnectOptions& op
         info.setPid(uint32_t(::getpid()));
         xrc::toWire(facts, info.initDevice());
         info.setHasExternalSemaphoreFd(facts.externalSemaphoreFd);
+        info.setHasTimelineSemaphoreFd(facts.timelineSemaphoreFd);
         info.setOverlay(overlay);
         info.setOverlayPlacement(placement);
         return request.send().then([&io](capnp::Response<wire::Compositor::ConnectResults>&& r) -> Result<Accepted> {
@@ -445,6 +456,7 @@ Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::
     for (uint32_t i = 0; i < releases.size(); ++i) {
       wireReleases[i].setSwapchainId(releases[i].swapchainId);
       wireReleases[i].setIndex(releases[i].index);
+      wireReleases[i].setRenderingValue(releases[i].renderingValue);
     }
     request.setAlsoWaitNext(implied != nullptr);
     auto shared = std::make_shared<std::vector<UnsentRelease>>(std::move(releases));

@@ -150,6 +150,7 @@ Result<DaemonStatus> ControlClient::status() {
                 s.stalledMs = c.getStalledMs();
                 s.framesStale = c.getFramesStale();
                 s.releasesSkipped = c.getReleasesSkipped();
+                s.releasesRenderTimedOut = c.getReleasesRenderTimedOut();
                 s.framesReprojected = c.getFramesReprojected();
                 out.clients.push_back(std::move(s));
               }

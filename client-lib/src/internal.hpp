@@ -85,14 +85,16 @@ class ReleaseAnswers {
 
 // What the I/O thread runs to send release(index, alsoAcquireAndWait) on swapchain `id` and
 // record its answer.
+// `renderingValue`: timeline mode's (0 otherwise).
 RpcLink::Work releaseCall(RpcLink& link, std::shared_ptr<ReleaseAnswers> answers, uint32_t id, uint32_t index,
-                          bool alsoAcquireAndWait);
+                          bool alsoAcquireAndWait, uint64_t renderingValue);
 
 // 1.5: a release not sent yet; the frame's endFrame carries it.
 struct UnsentRelease {
   uint32_t swapchainId = 0;
   uint32_t index = 0;
   std::shared_ptr<ReleaseAnswers> answers;
+  uint64_t renderingValue = 0;  // timeline mode
 };
 
 struct Connection::Impl {
@@ -152,6 +154,7 @@ struct Swapchain::Impl {
     vk::Image image;
     vk::Semaphore renderingDone;  // binary mode
     vk::Semaphore copyingDone;    // binary mode
+    uint64_t releaseValue = 0;    // timeline mode: the value of this image's last release
     vk::Fence fence;              // "per-image fence", created signalled (seed 000)
     vk::Fence releaseFence;       // host mode: waited before the release call
     VkCommandBuffer acquireCommands = VK_NULL_HANDLE;
@@ -165,6 +168,9 @@ struct Swapchain::Impl {
   VkImageCreateInfo info{};
   vk::CommandPool pool;
   std::vector<PerImage> perImage;  // destroyed after `images` users are done (see ~Swapchain)
+  // Timeline mode: the swapchain's pair, and the value of its last release.
+  vk::Semaphore renderingTimeline, copyingTimeline;
+  uint64_t lastRenderingValue = 0;
   std::vector<VkImage> images;
   std::unique_ptr<ImageCycle> cycle;
   std::shared_ptr<ReleaseAnswers> answers;
@@ -172,7 +178,12 @@ struct Swapchain::Impl {
   std::vector<uint32_t> waitedOrder;
 
   Status recordCommands(PerImage& image);
-  Status submit(VkCommandBuffer commands, VkSemaphore wait, VkSemaphore signal, VkFence fence);
+  // A value of 0 means a binary semaphore; any other, a timeline's value.
+  struct SemaphoreAt {
+    VkSemaphore semaphore = VK_NULL_HANDLE;
+    uint64_t value = 0;
+  };
+  Status submit(VkCommandBuffer commands, SemaphoreAt wait, SemaphoreAt signal, VkFence fence);
 };
 
 }  // namespace xrc::client

@@ -24,15 +24,18 @@ struct CreatedSwapchain {
   uint32_t id = 0;
   VkImageCreateInfo info{};
   std::vector<ReceivedImage> images;
+  UniqueFd renderingTimeline, copyingTimeline;  // timeline mode
   std::optional<Error> error;  // first fd that did not arrive
 };
 
-kj::Promise<Result<CreatedSwapchain>> sendCreateSwapchain(IoState& io, const SwapchainRequest& request, bool binary) {
+kj::Promise<Result<CreatedSwapchain>> sendCreateSwapchain(IoState& io, const SwapchainRequest& request,
+                                                          SyncMode mode) {
+  const bool binary = mode == SyncMode::binary;
   auto call = io.session.createSwapchainRequest();
   toWire(request, call.initInfo());
   return call.send().then(
-      [&io,
-       binary](capnp::Response<wire::Session::CreateSwapchainResults>&& r) -> kj::Promise<Result<CreatedSwapchain>> {
+      [&io, binary, mode](
+          capnp::Response<wire::Session::CreateSwapchainResults>&& r) -> kj::Promise<Result<CreatedSwapchain>> {
         if (auto s = fromWire(r.getError()); !s) return Result<CreatedSwapchain>(s.error());
         auto out = kj::heap<CreatedSwapchain>();
         out->id = r.getId();
@@ -62,6 +65,10 @@ kj::Promise<Result<CreatedSwapchain>> sendCreateSwapchain(IoState& io, const Swa
             take(shared.getCopyingDone(), &image.copyingDone, "copying_done");
           }
         }
+        if (mode == SyncMode::timeline) {
+          take(r.getRenderingTimeline(), &out->renderingTimeline, "rendering_done timeline");
+          take(r.getCopyingTimeline(), &out->copyingTimeline, "copying_done timeline");
+        }
         io.swapchains.emplace(out->id, r.getSwapchain());
         // The fds belong to the answer's capabilities: keep the answer until they are dup()ed.
         return kj::joinPromises(fds.releaseAsArray())
@@ -74,6 +81,27 @@ kj::Promise<Result<CreatedSwapchain>> sendCreateSwapchain(IoState& io, const Swa
               return kj::mv(*out);
             });
       });
+}
+// Imports one of the daemon's exported semaphores; a successful import owns the fd.
+Status importSemaphore(Connection::Impl& conn, VkSemaphoreType type, UniqueFd& fd, vk::Semaphore& target) {
+  VkDevice device = conn.vulkan.device;
+  VkSemaphoreTypeCreateInfo typeInfo{};
+  typeInfo.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
+  typeInfo.semaphoreType = type;
+  VkSemaphoreCreateInfo semInfo{};
+  semInfo.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
+  semInfo.pNext = type == VK_SEMAPHORE_TYPE_TIMELINE ? &typeInfo : nullptr;
+  VkSemaphore semaphore;
+  if (auto s = vk::check(vkCreateSemaphore(device, &semInfo, nullptr, &semaphore), "vkCreateSemaphore"); !s) return s;
+  target = vk::Semaphore(device, semaphore);
+  VkImportSemaphoreFdInfoKHR importSem{};
+  importSem.sType = VK_STRUCTURE_TYPE_IMPORT_SEMAPHORE_FD_INFO_KHR;
+  importSem.semaphore = semaphore;
+  importSem.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+  importSem.fd = fd.get();
+  if (auto s = vk::check(conn.importSemaphoreFd(device, &importSem), "vkImportSemaphoreFdKHR"); !s) return s;
+  fd.release();
+  return {};
 }
 }  // namespace
 
@@ -131,26 +159,36 @@ Status Swapchain::Impl::recordCommands(PerImage& per) {
   return vk::check(vkEndCommandBuffer(per.releaseCommands), "vkEndCommandBuffer");
 }
 
-Status Swapchain::Impl::submit(VkCommandBuffer commands, VkSemaphore wait, VkSemaphore signal, VkFence fence) {
+Status Swapchain::Impl::submit(VkCommandBuffer commands, SemaphoreAt wait, SemaphoreAt signal, VkFence fence) {
   VkPipelineStageFlags waitStage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
   VkSubmitInfo submit{};
   submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-  submit.waitSemaphoreCount = wait != VK_NULL_HANDLE ? 1 : 0;
-  submit.pWaitSemaphores = &wait;
+  submit.waitSemaphoreCount = wait.semaphore != VK_NULL_HANDLE ? 1 : 0;
+  submit.pWaitSemaphores = &wait.semaphore;
   submit.pWaitDstStageMask = &waitStage;
   submit.commandBufferCount = 1;
   submit.pCommandBuffers = &commands;
-  submit.signalSemaphoreCount = signal != VK_NULL_HANDLE ? 1 : 0;
-  submit.pSignalSemaphores = &signal;
+  submit.signalSemaphoreCount = signal.semaphore != VK_NULL_HANDLE ? 1 : 0;
+  submit.pSignalSemaphores = &signal.semaphore;
+  VkTimelineSemaphoreSubmitInfo values{};
+  if (wait.value != 0 || signal.value != 0) {
+    values.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
+    values.waitSemaphoreValueCount = submit.waitSemaphoreCount;
+    values.pWaitSemaphoreValues = &wait.value;
+    values.signalSemaphoreValueCount = submit.signalSemaphoreCount;
+    values.pSignalSemaphoreValues = &signal.value;
+    submit.pNext = &values;
+  }
   Lock lock(connection->queueMutex);
   return vk::check(vkQueueSubmit(connection->vulkan.queue, 1, &submit, fence), "vkQueueSubmit");
 }
 
 Result<std::unique_ptr<Swapchain>> Connection::createSwapchain(const SwapchainRequest& request) {
   if (auto s = impl_->takeAsyncError(); !s) return s.error();
-  const bool binary = impl_->syncMode == SyncMode::binary;
+  const SyncMode mode = impl_->syncMode;
+  const bool binary = mode == SyncMode::binary;
   auto reply = impl_->link->call<CreatedSwapchain>(
-      [request, binary](IoState& io) { return sendCreateSwapchain(io, request, binary); }, "createSwapchain");
+      [request, mode](IoState& io) { return sendCreateSwapchain(io, request, mode); }, "createSwapchain");
   impl_->roundTrips++;
   if (!reply) return reply.error();
   CreatedSwapchain& created = reply.value();
@@ -219,27 +257,12 @@ Result<std::unique_ptr<Swapchain>> Connection::createSwapchain(const SwapchainRe
     if (auto s = vk::check(vkBindImageMemory(device, image, memory, 0), "vkBindImageMemory"); !s) return s.error();
 
     if (binary) {
-      auto importSemaphore = [&](vk::Semaphore* target, UniqueFd& semFd) -> Status {
-        VkSemaphoreCreateInfo semInfo{};
-        semInfo.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
-        VkSemaphore semaphore;
-        if (auto s = vk::check(vkCreateSemaphore(device, &semInfo, nullptr, &semaphore), "vkCreateSemaphore"); !s) {
-          return s;
-        }
-        *target = vk::Semaphore(device, semaphore);
-        VkImportSemaphoreFdInfoKHR importSem{};
-        importSem.sType = VK_STRUCTURE_TYPE_IMPORT_SEMAPHORE_FD_INFO_KHR;
-        importSem.semaphore = semaphore;
-        importSem.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
-        importSem.fd = semFd.get();
-        if (auto s = vk::check(impl_->importSemaphoreFd(device, &importSem), "vkImportSemaphoreFdKHR"); !s) {
-          return s;
-        }
-        semFd.release();
-        return {};
-      };
-      if (auto s = importSemaphore(&per.renderingDone, shared.renderingDone); !s) return s.error();
-      if (auto s = importSemaphore(&per.copyingDone, shared.copyingDone); !s) return s.error();
+      if (auto s = importSemaphore(*impl_, VK_SEMAPHORE_TYPE_BINARY, shared.renderingDone, per.renderingDone); !s) {
+        return s.error();
+      }
+      if (auto s = importSemaphore(*impl_, VK_SEMAPHORE_TYPE_BINARY, shared.copyingDone, per.copyingDone); !s) {
+        return s.error();
+      }
     }
     VkFenceCreateInfo fenceInfo{};
     fenceInfo.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
@@ -252,6 +275,15 @@ Result<std::unique_ptr<Swapchain>> Connection::createSwapchain(const SwapchainRe
     per.releaseFence = vk::Fence(device, fence);
     if (auto s = sc->recordCommands(per); !s) return s.error();
     sc->images.push_back(image);
+  }
+  if (mode == SyncMode::timeline) {
+    if (auto s = importSemaphore(*impl_, VK_SEMAPHORE_TYPE_TIMELINE, created.renderingTimeline, sc->renderingTimeline);
+        !s) {
+      return s.error();
+    }
+    if (auto s = importSemaphore(*impl_, VK_SEMAPHORE_TYPE_TIMELINE, created.copyingTimeline, sc->copyingTimeline); !s) {
+      return s.error();
+    }
   }
   sc->cycle = std::make_unique<ImageCycle>(uint32_t(images.size()));
   sc->answers = std::make_shared<ReleaseAnswers>(uint32_t(images.size()));
@@ -316,7 +348,7 @@ Result<uint32_t> Swapchain::acquire() {
   if (local) {
     sc.answers->forget(index);
   } else if (sc.cycle->state(index) == ImageCycle::State::copying) {
-    // The answer proves the copy that signals copying_done was submitted (binary) or finished
+    // The answer proves the copy that signals copying_done was submitted (binary, timeline) or finished
     // (host). Usually long there, so this costs no round trip; counted as one when it is not.
     bool hadToWait = false;
     // The release may still wait for a message to travel with (see release()).
@@ -335,11 +367,11 @@ Result<uint32_t> Swapchain::acquire() {
   VkDevice device = conn.vulkan.device;
   VkFence fence = per.fence.get();
   vkResetFences(device, 1, &fence);
-  const bool waitCopy = conn.syncMode == SyncMode::binary && per.everAcquired && !local && !per.releasedLocally;
-  if (auto s = sc.submit(per.acquireCommands, waitCopy ? per.copyingDone.get() : VK_NULL_HANDLE, VK_NULL_HANDLE, fence);
-      !s) {
-    return s.error();
-  }
+  const bool waitCopy = conn.syncMode != SyncMode::host && per.everAcquired && !local && !per.releasedLocally;
+  Impl::SemaphoreAt copied;
+  if (waitCopy && conn.syncMode == SyncMode::binary) copied = {per.copyingDone.get(), 0};
+  if (waitCopy && conn.syncMode == SyncMode::timeline) copied = {sc.copyingTimeline.get(), per.releaseValue};
+  if (auto s = sc.submit(per.acquireCommands, copied, {}, fence); !s) return s.error();
   per.everAcquired = true;
   sc.acquiredOrder.push_back(index);
   if (local || conn.combinedFrameCalls) return index;  // 1.4: release carries it
@@ -399,13 +431,22 @@ Status Swapchain::release() {
   sc.waitedOrder.erase(sc.waitedOrder.begin());
   VkDevice device = conn.vulkan.device;
 
+  uint64_t renderingValue = 0;
   if (conn.syncMode == SyncMode::binary && !local) {
-    if (auto s = sc.submit(per.releaseCommands, VK_NULL_HANDLE, per.renderingDone.get(), VK_NULL_HANDLE); !s) return s;
+    if (auto s = sc.submit(per.releaseCommands, {}, {per.renderingDone.get(), 0}, VK_NULL_HANDLE); !s) return s;
+  } else if (conn.syncMode == SyncMode::timeline && !local) {
+    // The daemon waits for this value on the CPU before it copies (docs/SYNC.md).
+    renderingValue = sc.lastRenderingValue + 1;
+    if (auto s = sc.submit(per.releaseCommands, {}, {sc.renderingTimeline.get(), renderingValue}, VK_NULL_HANDLE); !s) {
+      return s;
+    }
+    sc.lastRenderingValue = renderingValue;
+    per.releaseValue = renderingValue;
   } else {
     // Host mode: the daemon cannot wait on our GPU, so the release is complete before we call.
     // Local mode too: nobody would wait on rendering_done (and it must not be signalled twice).
     VkFence fence = per.releaseFence.get();
-    if (auto s = sc.submit(per.releaseCommands, VK_NULL_HANDLE, VK_NULL_HANDLE, fence); !s) return s;
+    if (auto s = sc.submit(per.releaseCommands, {}, {}, fence); !s) return s;
     VkResult r = waitFenceRunnable(device, fence, kReleaseFenceTimeout);
     if (r == VK_TIMEOUT)
       return makeError(ErrorCode::timeout, "release: the GPU did not finish image {} in time", index);
@@ -426,23 +467,25 @@ Status Swapchain::release() {
     // 1.5: the frame's endFrame carries it (docs/SYNC.md).
     Lock lock(conn.frameMutex);
     if (conn.unsentReleases.size() >= kMaxReleasesPerEndFrame) conn.sendUnsentReleases();
-    conn.unsentReleases.push_back(UnsentRelease{sc.id, index, sc.answers});
+    conn.unsentReleases.push_back(UnsentRelease{sc.id, index, sc.answers, renderingValue});
     return {};
   }
   // Not sent yet: the I/O thread builds it when the next message wakes it (the frame's endFrame,
   // normally, or an acquire of this image, which needs its answer) and both leave in one socket
   // write. The daemon cannot show the copy before that endFrame anyway, and this thread saves
   // the eventfd write and the wake-up it causes (docs/SYNC.md).
-  conn.link->postDeferred(releaseCall(*conn.link, sc.answers, sc.id, index, conn.combinedFrameCalls));
+  conn.link->postDeferred(
+      releaseCall(*conn.link, sc.answers, sc.id, index, conn.combinedFrameCalls, renderingValue));
   return {};
 }
 
 RpcLink::Work releaseCall(RpcLink& link, std::shared_ptr<ReleaseAnswers> answers, uint32_t id, uint32_t index,
-                          bool alsoAcquireAndWait) {
-  return [link = &link, answers = std::move(answers), id, index, alsoAcquireAndWait](IoState& io) {
-    auto call = io.swapchains.at(id).releaseRequest(capnp::MessageSize{8, 0});
+                          bool alsoAcquireAndWait, uint64_t renderingValue) {
+  return [link = &link, answers = std::move(answers), id, index, alsoAcquireAndWait, renderingValue](IoState& io) {
+    auto call = io.swapchains.at(id).releaseRequest(capnp::MessageSize{10, 0});
     call.setIndex(index);
     call.setAlsoAcquireAndWait(alsoAcquireAndWait);
+    call.setRenderingValue(renderingValue);
     io.tasks.add(call.send().then(
         [answers, index](auto&& r) { answers->answered(index, fromWire(r.getError())); },
         [link, answers, index](kj::Exception&& e) { answers->answered(index, connectionError(*link, e, "release")); }));

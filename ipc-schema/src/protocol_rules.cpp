@@ -33,7 +33,32 @@ const char* errorCodeName(ErrorCode code) {
   return "unknown error";
 }
 
-const char* syncModeName(SyncMode mode) { return mode == SyncMode::binary ? "binary" : "host"; }
+const char* syncModeName(SyncMode mode) {
+  switch (mode) {
+    case SyncMode::binary:
+      return "binary";
+    case SyncMode::timeline:
+      return "timeline";
+    case SyncMode::host:
+      break;
+  }
+  return "host";
+}
+
+std::optional<SyncMode> parseSyncMode(const std::string& text) {
+  for (SyncMode mode : {SyncMode::host, SyncMode::binary, SyncMode::timeline}) {
+    if (text == syncModeName(mode)) return mode;
+  }
+  return std::nullopt;
+}
+
+Status checkRenderingValue(uint64_t lastValue, uint64_t value) {
+  if (value <= lastValue) {
+    return makeError(ErrorCode::invalidArgument,
+                     "release: rendering value {} is not above the swapchain's previous one ({})", value, lastValue);
+  }
+  return {};
+}
 
 const char* blendModeName(EnvironmentBlendMode mode) {
   switch (mode) {
@@ -100,15 +125,33 @@ Result<SyncMode> negotiate(const NegotiationInput& in) {
                      in.daemon.name, uuidToString(in.daemon.deviceUuid), uuidToString(in.daemon.driverUuid));
   }
   const bool binaryPossible = in.client.externalSemaphoreFd && in.daemon.externalSemaphoreFd;
+  const bool timelinePossible =
+      in.clientMinor >= 11 && in.client.timelineSemaphoreFd && in.daemon.timelineSemaphoreFd;
   if (in.forcedMode) {
-    if (*in.forcedMode == SyncMode::binary && !binaryPossible) {
+    const bool possible = *in.forcedMode == SyncMode::host ||
+                          (*in.forcedMode == SyncMode::binary ? binaryPossible : timelinePossible);
+    if (!possible) {
+      const DeviceFacts& lacking = *in.forcedMode == SyncMode::binary
+                                       ? (in.client.externalSemaphoreFd ? in.daemon : in.client)
+                                       : (in.client.timelineSemaphoreFd ? in.daemon : in.client);
+      const char* side = &lacking == &in.daemon ? "daemon's device" : "client's device";
+      if (*in.forcedMode == SyncMode::binary) {
+        return makeError(ErrorCode::unsupported,
+                         "daemon requires sync mode 'binary' but the {} has no VK_KHR_external_semaphore_fd", side);
+      }
+      if (in.clientMinor < 11 && in.client.timelineSemaphoreFd && in.daemon.timelineSemaphoreFd) {
+        return makeError(ErrorCode::unsupported,
+                         "daemon requires sync mode 'timeline', which needs protocol 1.11 (the client speaks 1.{})",
+                         in.clientMinor);
+      }
       return makeError(ErrorCode::unsupported,
-                       "daemon requires sync mode 'binary' but the {} has no "
-                       "VK_KHR_external_semaphore_fd",
-                       in.client.externalSemaphoreFd ? "daemon's device" : "client's device");
+                       "daemon requires sync mode 'timeline' but the {} cannot share timeline semaphores "
+                       "(VK_KHR_external_semaphore_fd and the timelineSemaphore feature)",
+                       side);
     }
     return *in.forcedMode;
   }
+  if (timelinePossible) return SyncMode::timeline;
   return binaryPossible ? SyncMode::binary : SyncMode::host;
 }
 

@@ -219,14 +219,16 @@ bool deviceHasExtension(VkPhysicalDevice device, const char* name) {
 }
 
 PhysicalDeviceQueries PhysicalDeviceQueries::core() {
-  return {vkGetPhysicalDeviceProperties2, vkGetPhysicalDeviceExternalSemaphoreProperties};
+  return {vkGetPhysicalDeviceProperties2, vkGetPhysicalDeviceExternalSemaphoreProperties, vkGetPhysicalDeviceFeatures2};
 }
 
 PhysicalDeviceQueries PhysicalDeviceQueries::khr(VkInstance instance) {
   return {reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(
               vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceProperties2KHR")),
           reinterpret_cast<PFN_vkGetPhysicalDeviceExternalSemaphoreProperties>(
-              vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceExternalSemaphorePropertiesKHR"))};
+              vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceExternalSemaphorePropertiesKHR")),
+          reinterpret_cast<PFN_vkGetPhysicalDeviceFeatures2>(
+              vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceFeatures2KHR"))};
 }
 
 DeviceFacts queryDeviceFacts(VkPhysicalDevice device, const PhysicalDeviceQueries& queries) {
@@ -255,6 +257,28 @@ DeviceFacts queryDeviceFacts(VkPhysicalDevice device, const PhysicalDeviceQuerie
     const VkExternalSemaphoreFeatureFlags both =
         VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT | VK_EXTERNAL_SEMAPHORE_FEATURE_IMPORTABLE_BIT;
     facts.externalSemaphoreFd = (ext.externalSemaphoreFeatures & both) == both;
+
+    // Timeline semaphores (Vulkan 1.2, or VK_KHR_timeline_semaphore) shared the same way.
+    const bool timelineApi = props.properties.apiVersion >= VK_API_VERSION_1_2 ||
+                             deviceHasExtension(device, VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME);
+    VkPhysicalDeviceTimelineSemaphoreFeatures timelineFeature{};
+    timelineFeature.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES;
+    if (facts.externalSemaphoreFd && timelineApi && queries.features2 != nullptr) {
+      VkPhysicalDeviceFeatures2 features{};
+      features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+      features.pNext = &timelineFeature;
+      queries.features2(device, &features);
+    }
+    if (timelineFeature.timelineSemaphore) {
+      VkSemaphoreTypeCreateInfo type{};
+      type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
+      type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+      info.pNext = &type;
+      VkExternalSemaphoreProperties timelineExt{};
+      timelineExt.sType = VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES;
+      queries.externalSemaphoreProperties(device, &info, &timelineExt);
+      facts.timelineSemaphoreFd = (timelineExt.externalSemaphoreFeatures & both) == both;
+    }
   }
   return facts;
 }

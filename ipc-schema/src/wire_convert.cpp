@@ -20,9 +20,26 @@ Status fromWire(wire::Error::Reader error) {
 }
 
 wire::SyncMode toWire(SyncMode mode) {
-  return mode == SyncMode::binary ? wire::SyncMode::BINARY : wire::SyncMode::HOST;
+  switch (mode) {
+    case SyncMode::binary:
+      return wire::SyncMode::BINARY;
+    case SyncMode::timeline:
+      return wire::SyncMode::TIMELINE;
+    case SyncMode::host:
+      break;
+  }
+  return wire::SyncMode::HOST;
 }
-SyncMode fromWire(wire::SyncMode mode) { return mode == wire::SyncMode::BINARY ? SyncMode::binary : SyncMode::host; }
+SyncMode fromWire(wire::SyncMode mode) {
+  switch (mode) {
+    case wire::SyncMode::BINARY:
+      return SyncMode::binary;
+    case wire::SyncMode::TIMELINE:
+      return SyncMode::timeline;
+    default:
+      return SyncMode::host;
+  }
+}
 
 // The wire enum's ordinals are OpenXR's values minus one. An ordinal from a newer peer maps past
 // the known modes, so that validation rejects it instead of taking it for another.

@@ -8,6 +8,7 @@
 #include "../backends/backend.hpp"
 #include "../config/limits.hpp"
 #include "../gpu/gpu_device.hpp"
+#include "../gpu/rendering_waiter.hpp"
 #include "../gpu/timeline.hpp"
 #include "client_registry.hpp"
 #include "frame_scheduler.hpp"
@@ -29,6 +30,8 @@ struct DaemonContext {
   const Limits& limits;
   ImageBudget& images;
   Refusals& refusals;
+  // Timeline mode's CPU-side waits for clients' rendering (docs/SYNC.md).
+  gpu::RenderingWaiter& renderingWaiter;
   std::optional<SyncMode> forcedSyncMode;
   std::chrono::milliseconds gpuTimeout{2000};
   int64_t startNs = 0;

@@ -70,7 +70,7 @@ Status validateConfig(const DaemonConfig& c, std::string_view p) {
     return makeError(ErrorCode::invalidArgument, "{} must be WIDTHxHEIGHT within 1..8192 (got '{}')",
                      name("view-size", "view_size"), c.viewSize);
   }
-  if (!oneOf(c.syncMode, {"auto", "host", "binary"})) {
+  if (!oneOf(c.syncMode, {"auto", "host", "binary", "timeline"})) {
     return makeError(ErrorCode::invalidArgument, "{} must be auto, host or binary (got '{}')",
                      name("sync-mode", "sync_mode"), c.syncMode);
   }

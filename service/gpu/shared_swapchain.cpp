@@ -6,11 +6,40 @@ namespace xrc::gpu {
 
 namespace {
 constexpr uint64_t toNs(std::chrono::milliseconds ms) { return uint64_t(ms.count()) * 1000000ull; }
+
+// A semaphore exportable as OPAQUE_FD (binary, or a timeline starting at 0), and its fd.
+Status createExportedSemaphore(GpuDevice& gpu, VkSemaphoreType type, vk::Semaphore& semaphore, UniqueFd& fd) {
+  VkDevice device = gpu.device();
+  VkSemaphoreTypeCreateInfo typeInfo{};
+  typeInfo.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
+  typeInfo.semaphoreType = type;
+  VkExportSemaphoreCreateInfo exportSem{};
+  exportSem.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO;
+  exportSem.pNext = type == VK_SEMAPHORE_TYPE_TIMELINE ? &typeInfo : nullptr;
+  exportSem.handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+  VkSemaphoreCreateInfo semInfo{};
+  semInfo.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
+  semInfo.pNext = &exportSem;
+  VkSemaphore handle = VK_NULL_HANDLE;
+  if (auto s = vk::check(vkCreateSemaphore(device, &semInfo, nullptr, &handle), "vkCreateSemaphore(shared)"); !s) {
+    return s;
+  }
+  semaphore = vk::Semaphore(device, handle);
+  VkSemaphoreGetFdInfoKHR semFd{};
+  semFd.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR;
+  semFd.semaphore = handle;
+  semFd.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+  int sfd = -1;
+  if (auto s = vk::check(gpu.getSemaphoreFd(device, &semFd, &sfd), "vkGetSemaphoreFdKHR"); !s) return s;
+  fd = UniqueFd(sfd);
+  return {};
+}
 }  // namespace
 
 Result<std::unique_ptr<SharedSwapchain>> SharedSwapchain::create(GpuDevice& gpu, const VkImageCreateInfo& info,
                                                                  uint32_t count, SyncMode mode,
-                                                                 std::vector<ExportedImage>& exported) {
+                                                                 std::vector<ExportedImage>& exported,
+                                                                 ExportedTimelines& timelines) {
   auto swapchain = std::make_unique<SharedSwapchain>(gpu, mode);
   swapchain->info_ = info;
   swapchain->images_.resize(count);
@@ -39,6 +68,18 @@ Result<std::unique_ptr<SharedSwapchain>> SharedSwapchain::create(GpuDevice& gpu,
     vkResetQueryPool(device, queries, 0, 2 * count);
   }
 
+  if (mode == SyncMode::timeline) {
+    if (auto s = createExportedSemaphore(gpu, VK_SEMAPHORE_TYPE_TIMELINE, swapchain->renderingTimeline_,
+                                         timelines.renderingFd);
+        !s) {
+      return s.error();
+    }
+    if (auto s = createExportedSemaphore(gpu, VK_SEMAPHORE_TYPE_TIMELINE, swapchain->copyingTimeline_,
+                                         timelines.copyingFd);
+        !s) {
+      return s.error();
+    }
+  }
   exported.clear();
   exported.resize(count);
   for (uint32_t i = 0; i < count; ++i) {
@@ -81,26 +122,11 @@ Status SharedSwapchain::createImage(uint32_t index, ExportedImage& out) {
   out.memoryTypeIndex = placement.typeIndex;
 
   if (mode_ == SyncMode::binary) {
-    for (auto [semaphore, fdOut] :
-         {std::pair{&per.renderingDone, &out.renderingDoneFd}, std::pair{&per.copyingDone, &out.copyingDoneFd}}) {
-      VkExportSemaphoreCreateInfo exportSem{};
-      exportSem.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO;
-      exportSem.handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
-      VkSemaphoreCreateInfo semInfo{};
-      semInfo.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
-      semInfo.pNext = &exportSem;
-      VkSemaphore handle = VK_NULL_HANDLE;
-      if (auto s = vk::check(vkCreateSemaphore(device, &semInfo, nullptr, &handle), "vkCreateSemaphore(shared)"); !s) {
-        return s;
-      }
-      *semaphore = vk::Semaphore(device, handle);
-      VkSemaphoreGetFdInfoKHR semFd{};
-      semFd.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR;
-      semFd.semaphore = handle;
-      semFd.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
-      int sfd = -1;
-      if (auto s = vk::check(gpu_.getSemaphoreFd(device, &semFd, &sfd), "vkGetSemaphoreFdKHR"); !s) return s;
-      *fdOut = UniqueFd(sfd);
+    if (auto s = createExportedSemaphore(gpu_, VK_SEMAPHORE_TYPE_BINARY, per.renderingDone, out.renderingDoneFd); !s) {
+      return s;
+    }
+    if (auto s = createExportedSemaphore(gpu_, VK_SEMAPHORE_TYPE_BINARY, per.copyingDone, out.copyingDoneFd); !s) {
+      return s;
     }
   }
 
@@ -147,8 +173,9 @@ void SharedSwapchain::recordCopy(VkCommandBuffer cb, PerImage& per, uint32_t ind
   if (timestamps_) vkCmdResetQueryPool(cb, timestamps_.get(), 2 * index, 2);
 
   // 1. Acquire the shared image from QUEUE_FAMILY_EXTERNAL: the client released it in
-  //    TRANSFER_SRC_OPTIMAL, so old == new layout (no transition). The rendering_done wait (binary)
-  //    or the client's fence + this submission (host) already made its writes visible.
+  //    TRANSFER_SRC_OPTIMAL, so old == new layout (no transition). The rendering_done wait (binary),
+  //    the host wait on the rendering_done timeline + this submission (timeline) or the client's
+  //    fence + this submission (host) already made its writes visible.
   VkImageMemoryBarrier acquire{};
   acquire.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
   acquire.srcAccessMask = 0;
@@ -266,10 +293,15 @@ Result<CopyResult> SharedSwapchain::copyToRuntime(uint32_t index, const RuntimeI
     waitValues[waitCount] = lease.waitValue;
     waitStages[waitCount++] = VK_PIPELINE_STAGE_TRANSFER_BIT;
   }
-  std::array<VkSemaphore, 2> signals{};
-  std::array<uint64_t, 2> signalValues{};
+  std::array<VkSemaphore, 3> signals{};
+  std::array<uint64_t, 3> signalValues{};
   uint32_t signalCount = 0;
   if (mode_ == SyncMode::binary) signals[signalCount++] = per.copyingDone.get();
+  if (mode_ == SyncMode::timeline) {
+    // The client's rendering is complete already: the daemon waited for it on the CPU.
+    signals[signalCount] = copyingTimeline_.get();
+    signalValues[signalCount++] = per.releaseValue;
+  }
   signals[signalCount] = copyTimeline.get();
   const uint32_t copyValueSlot = signalCount++;
 
@@ -327,14 +359,22 @@ Status SharedSwapchain::waitPrevious(PerImage& per, uint32_t index, std::chrono:
 }
 
 Status SharedSwapchain::passThrough(uint32_t index, std::chrono::milliseconds timeout) {
-  if (mode_ != SyncMode::binary || index >= images_.size()) return {};
+  if (mode_ == SyncMode::host || index >= images_.size()) return {};
   PerImage& per = images_[index];
   if (auto s = waitPrevious(per, index, timeout, nullptr); !s) return s;
-  VkSemaphore wait = per.renderingDone.get(), signal = per.copyingDone.get();
+  const bool binary = mode_ == SyncMode::binary;
+  VkSemaphore wait = per.renderingDone.get();
+  VkSemaphore signal = binary ? per.copyingDone.get() : copyingTimeline_.get();
   VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+  VkTimelineSemaphoreSubmitInfo values{};
+  values.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
+  values.signalSemaphoreValueCount = 1;
+  values.pSignalSemaphoreValues = &per.releaseValue;
   VkSubmitInfo submit{};
   submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-  submit.waitSemaphoreCount = 1;
+  submit.pNext = binary ? nullptr : &values;
+  // Timeline mode puts no wait on a client's semaphore into the queue, not even here.
+  submit.waitSemaphoreCount = binary ? 1 : 0;
   submit.pWaitSemaphores = &wait;
   submit.pWaitDstStageMask = &stage;
   submit.signalSemaphoreCount = 1;

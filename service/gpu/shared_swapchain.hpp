@@ -1,6 +1,7 @@
 // The daemon's half of a shared swapchain: exportable images (dedicated OPAQUE_FD allocations)
 // with the exact create info of the runtime swapchain, per-image rendering_done / copying_done
-// semaphores (binary mode), and the copy of a released image into a runtime image (seed 000).
+// semaphores (binary mode) or one timeline pair (timeline mode), and the copy of a released image
+// into a runtime image (seed 000).
 #pragma once
 
 #include <chrono>
@@ -24,6 +25,12 @@ struct ExportedImage {
   UniqueFd copyingDoneFd;    // binary mode only
 };
 
+// Timeline mode: the swapchain's rendering_done / copying_done timelines.
+struct ExportedTimelines {
+  UniqueFd renderingFd;
+  UniqueFd copyingFd;
+};
+
 struct CopyResult {
   uint32_t runtimeIndex = 0;
   uint64_t copyValue = 0;           // copy timeline value signalled by this copy
@@ -32,15 +39,24 @@ struct CopyResult {
 
 class SharedSwapchain {
  public:
-  // Creates `count` images like `info` and, in binary mode, their semaphores. Exports an fd set
-  // per image into `exported` (the caller sends them; the swapchain keeps no fds).
+  // Creates `count` images like `info` and, in binary mode, their semaphores (in timeline mode,
+  // the swapchain's pair, exported into `timelines`). Exports an fd set per image into
+  // `exported` (the caller sends them; the swapchain keeps no fds).
   static Result<std::unique_ptr<SharedSwapchain>> create(GpuDevice& gpu, const VkImageCreateInfo& info, uint32_t count,
-                                                         SyncMode mode, std::vector<ExportedImage>& exported);
+                                                         SyncMode mode, std::vector<ExportedImage>& exported,
+                                                         ExportedTimelines& timelines);
   SharedSwapchain(GpuDevice& gpu, SyncMode mode) : gpu_(gpu), mode_(mode) {}
   ~SharedSwapchain();
 
   const VkImageCreateInfo& createInfo() const { return info_; }
   uint32_t imageCount() const { return uint32_t(images_.size()); }
+  SyncMode syncMode() const { return mode_; }
+  // Timeline mode: what the client's release of image `index` signals; the copy (or the
+  // pass-through) of that release signals copying_done at the same value. Set before either.
+  VkSemaphore renderingTimeline() const { return renderingTimeline_.get(); }
+  void setReleaseValue(uint32_t index, uint64_t value) {
+    if (index < images_.size()) images_[index].releaseValue = value;
+  }
 
   // One thread at a time (the session's frame path: its RPC thread or the frame worker).
   // Records and submits the copy of shared image `index` into the runtime image leased from the
@@ -55,7 +71,8 @@ class SharedSwapchain {
   Result<std::optional<double>> finishCopy(uint32_t index, std::chrono::milliseconds timeout);
   // Binary mode, when a released image cannot be copied: consumes rendering_done and signals
   // copying_done anyway, so the client's next acquire of the image does not wait forever and
-  // its next release does not signal a signalled semaphore. No-op in host mode.
+  // its next release does not signal a signalled semaphore. Timeline mode: signals copying_done
+  // at the release's value, after the copies before it. No-op in host mode.
   Status passThrough(uint32_t index, std::chrono::milliseconds timeout);
   // Waits (bounded) until no copy of this swapchain is in flight; before destruction.
   Status waitIdle(std::chrono::milliseconds timeout);
@@ -77,6 +94,7 @@ class SharedSwapchain {
     vk::Image image;
     vk::Semaphore renderingDone;
     vk::Semaphore copyingDone;
+    uint64_t releaseValue = 0;  // timeline mode
     std::vector<RecordedCopy> copies;  // by runtime image index, grown as each is first leased
     vk::Fence copyFence;
     bool submitted = false;  // copyFence will signal / has signalled for the last copy
@@ -97,6 +115,7 @@ class SharedSwapchain {
   std::vector<PerImage> images_;
   vk::CommandPool pool_;
   vk::QueryPool timestamps_;  // two per image: before and after the copy
+  vk::Semaphore renderingTimeline_, copyingTimeline_;  // timeline mode
 };
 
 }  // namespace xrc::gpu

@@ -39,6 +39,7 @@ kj::Promise<void> CompositorServer::connect(ConnectContext context) {
   in.clientMinor = info.getVersion().getMinor();
   in.client = device.value();
   in.client.externalSemaphoreFd = info.getHasExternalSemaphoreFd();
+  in.client.timelineSemaphoreFd = info.getHasTimelineSemaphoreFd();
   in.daemon = ctx_.gpu.facts();
   in.forcedMode = ctx_.forcedSyncMode;
   auto mode = negotiate(in);

@@ -60,6 +60,7 @@ void fillSystemDescription(DaemonContext& ctx, wire::SystemDescription::Builder 
   out.setMaxArrayLayers(kMaxArrayLayers);
   out.setMaxOverlayPlacement(kMaxOverlayPlacement);
   out.setDaemonHasExternalSemaphoreFd(ctx.gpu.facts().externalSemaphoreFd);
+  out.setDaemonHasTimelineSemaphoreFd(ctx.gpu.facts().timelineSemaphoreFd);
   out.setProtocolMinor(kProtocolMinor);
   auto modes = out.initEnvironmentBlendModes(uint32_t(system.environmentBlendModes.size()));
   for (uint32_t i = 0; i < modes.size(); ++i) modes.set(i, toWire(system.environmentBlendModes[i]));
@@ -153,6 +154,7 @@ kj::Promise<void> ControlServer::status(StatusContext context) {
     out.setHung(c.hung.load());
     out.setFramesStale(c.framesStale.load());
     out.setReleasesSkipped(c.releasesSkipped.load());
+    out.setReleasesRenderTimedOut(c.releasesRenderTimedOut.load());
     out.setFramesReprojected(ctx_.backend.framesReprojected(c.id));
     const int64_t lastProgressNs = c.lastProgressNs.load();
     out.setStalledMs(

@@ -177,34 +177,25 @@ kj::Promise<void> answerLater(kj::Promise<Status> status, Context context) {
   return status.then([context](Status s) mutable { answer(context, s); });
 }
 
-// One release of image `index` of swapchain `id` (with its acquire and wait when
-// `alsoAcquireAndWait`), from a release call or an endFrame that carries it. The copy is
-// submitted here when nothing of the session is queued on the frame worker, the backend has a
-// free runtime image and the image's previous copy is done; otherwise the frame worker leases
-// (possibly waiting) and copies, in the session's order. Resolves when the release may be
-// answered.
-kj::Promise<Status> startRelease(const std::shared_ptr<SessionState>& session, uint32_t id, uint32_t index,
-                                 bool alsoAcquireAndWait) {
-  auto it = session->swapchains.find(id);
-  if (it == session->swapchains.end()) {
-    return Status(makeError(ErrorCode::notFound, "release: swapchain {} does not exist (or was destroyed)", id));
-  }
-  SwapchainState& sc = *it->second;
-  const Status applied = alsoAcquireAndWait ? sc.cycle.acquireWaitRelease(index) : sc.cycle.release(index);
-  if (!applied) return applied;
-  sc.releasesRequested++;
-  session->client->releases++;
-  const int64_t receivedNs = monotonicNowNs();
-  DaemonContext& ctx = session->ctx;
-  auto finish = [session, id, index, receivedNs](Status status) {
+// What settles a release once its copy is submitted (or complete, in host mode), or has failed.
+auto finishRelease(const std::shared_ptr<SessionState>& session, uint32_t id, uint32_t index, int64_t receivedNs) {
+  return [session, id, index, receivedNs](Status status) {
     session->client->releaseUs.add(double(monotonicNowNs() - receivedNs) / 1e3);
     auto found = session->swapchains.find(id);
     if (found != session->swapchains.end()) (void)found->second->cycle.copyDone(index);
     return status;
   };
+}
 
-  std::shared_ptr<SwapchainCore> core = sc.core;
-  if (!session->copyBudget.tryCharge(sc.copyBytes, receivedNs, ctx.backend.clock().periodNs)) {
+// A release's copy. Submitted here when nothing of the session is queued on the frame worker,
+// the backend has a free runtime image and the image's previous copy is done; otherwise the
+// frame worker leases (possibly waiting) and copies, in the session's order. Resolves when the
+// release may be answered.
+kj::Promise<Status> copyReleased(const std::shared_ptr<SessionState>& session, std::shared_ptr<SwapchainCore> core,
+                                 uint32_t id, uint32_t index, uint64_t copyBytes, int64_t receivedNs) {
+  DaemonContext& ctx = session->ctx;
+  auto finish = finishRelease(session, id, index, receivedNs);
+  if (!session->copyBudget.tryCharge(copyBytes, receivedNs, ctx.backend.clock().periodNs)) {
     // Over max_copy_mib_per_period: acknowledged without its copy (its semaphores passed
     // through in binary mode), in the session's order like any release.
     session->client->releasesSkipped++;
@@ -256,6 +247,88 @@ kj::Promise<Status> startRelease(const std::shared_ptr<SessionState>& session, u
                        return copied ? Status{} : Status(copied.error());
                      })
       .then(kj::mv(finish));
+}
+
+
+// Timeline mode, a release whose rendering never finished within hung_client_timeout_ms: not
+// copied (the swapchain keeps its last complete content); copying_done still reaches the
+// release's value, after the copies before it, so that nothing of the client waits forever.
+kj::Promise<Status> renderingTimedOut(const std::shared_ptr<SessionState>& session, std::shared_ptr<SwapchainCore> core,
+                                      uint32_t id, uint32_t index, int64_t receivedNs) {
+  DaemonContext& ctx = session->ctx;
+  const Error error = makeError(ErrorCode::timeout,
+                                "release: the client's rendering of image {} did not finish within {} ms "
+                                "(hung_client_timeout_ms); the image was not copied",
+                                index, ctx.limits.hungClientTimeoutMs);
+  session->client->releasesRenderTimedOut++;
+  ctx.refusals.record("hung_client_timeout_ms",
+                      fmt::format("client {} '{}': {}", session->client->id, session->client->name, error.message));
+  auto finish = finishRelease(session, id, index, receivedNs);
+  auto skip = [&ctx, core, index, error]() -> Status {
+    if (auto s = core->shared->passThrough(index, ctx.gpuTimeout); !s) log::error("{}", s.error().describe());
+    return error;
+  };
+  if (session->workerJobs == 0 && core->shared->readyForCopy(index)) return finish(skip());
+  return runOnWorker(session, kj::mv(skip)).then(kj::mv(finish));
+}
+
+// Timeline mode: the copy of a release waits, on the CPU (RenderingWaiter), until the client's
+// rendering_done timeline reaches the release's value; the daemon's queues never wait on it.
+// Releases stay in the session's order: each follows the one before it (SessionState::renderTail).
+kj::Promise<Status> copyWhenRendered(const std::shared_ptr<SessionState>& session, std::shared_ptr<SwapchainCore> core,
+                                     uint32_t id, uint32_t index, uint64_t value, uint64_t copyBytes,
+                                     int64_t receivedNs) {
+  DaemonContext& ctx = session->ctx;
+  auto rendered = kj::newPromiseAndCrossThreadFulfiller<bool>();
+  auto fulfiller = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<bool>>>(kj::mv(rendered.fulfiller));
+  ctx.renderingWaiter.wait(core->shared->renderingTimeline(), value,
+                           receivedNs + ctx.limits.hungClientTimeoutMs * 1'000'000, core,
+                           [fulfiller](bool reached) { (*fulfiller)->fulfill(kj::cp(reached)); });
+  kj::Promise<void> previous = kj::READY_NOW;
+  if (session->renderTail) previous = session->renderTail->addBranch();
+  auto past = kj::newPromiseAndFulfiller<void>();
+  // Settled also when this release is dropped unanswered (its session going away).
+  session->renderTail = past.promise.catch_([](kj::Exception&&) {}).fork();
+  session->renderWaits++;
+  return previous.then([rendered = kj::mv(rendered.promise)]() mutable { return kj::mv(rendered); })
+      .then([session, core = std::move(core), id, index, copyBytes, receivedNs,
+             past = kj::mv(past.fulfiller)](bool reached) mutable {
+        session->renderWaits--;
+        auto answer = reached ? copyReleased(session, std::move(core), id, index, copyBytes, receivedNs)
+                              : renderingTimedOut(session, std::move(core), id, index, receivedNs);
+        past->fulfill();  // the copy is submitted or queued: what follows may go
+        return answer;
+      })
+      .eagerlyEvaluate(nullptr);
+}
+
+// One release of image `index` of swapchain `id` (with its acquire and wait when
+// `alsoAcquireAndWait`), from a release call or an endFrame that carries it; `renderingValue` is
+// timeline mode's. Resolves when the release may be answered.
+kj::Promise<Status> startRelease(const std::shared_ptr<SessionState>& session, uint32_t id, uint32_t index,
+                                 bool alsoAcquireAndWait, uint64_t renderingValue) {
+  auto it = session->swapchains.find(id);
+  if (it == session->swapchains.end()) {
+    return Status(makeError(ErrorCode::notFound, "release: swapchain {} does not exist (or was destroyed)", id));
+  }
+  SwapchainState& sc = *it->second;
+  const bool timeline = session->client->syncMode == SyncMode::timeline;
+  if (timeline) {
+    if (auto v = checkRenderingValue(sc.lastRenderingValue, renderingValue); !v) return v;
+  } else if (renderingValue != 0) {
+    return Status(makeError(ErrorCode::invalidArgument,
+                            "release: a rendering value belongs to the timeline sync mode (this session's is {})",
+                            syncModeName(session->client->syncMode)));
+  }
+  const Status applied = alsoAcquireAndWait ? sc.cycle.acquireWaitRelease(index) : sc.cycle.release(index);
+  if (!applied) return applied;
+  sc.releasesRequested++;
+  session->client->releases++;
+  const int64_t receivedNs = monotonicNowNs();
+  if (!timeline) return copyReleased(session, sc.core, id, index, sc.copyBytes, receivedNs);
+  sc.lastRenderingValue = renderingValue;
+  sc.core->shared->setReleaseValue(index, renderingValue);
+  return copyWhenRendered(session, sc.core, id, index, renderingValue, sc.copyBytes, receivedNs);
 }
 
 void toWire(const WaitAnswer& in, wire::FrameTiming::Builder timing) {
@@ -330,7 +403,8 @@ kj::Promise<void> SessionServer::createSwapchain(CreateSwapchainContext context)
   charge = s.ctx.images.charge(s.client->id, imageBytes * (sharedCount + runtime.value()->imageCount()), &limit);
   if (!charge) return refuseImages(context, s, request, limit, charge.error());
   std::vector<gpu::ExportedImage> exported;
-  auto shared = gpu::SharedSwapchain::create(s.ctx.gpu, info, sharedCount, s.client->syncMode, exported);
+  gpu::ExportedTimelines timelines;
+  auto shared = gpu::SharedSwapchain::create(s.ctx.gpu, info, sharedCount, s.client->syncMode, exported, timelines);
   if (!shared) return answer(context, shared.error());
 
   auto core = std::make_shared<SwapchainCore>();
@@ -352,6 +426,10 @@ kj::Promise<void> SessionServer::createSwapchain(CreateSwapchainContext context)
   results.setSwapchain(kj::heap<SwapchainServer>(state_, core->id));
   results.setId(core->id);
   toWire(info, results.initImage());
+  if (timelines.renderingFd.valid()) {
+    results.setRenderingTimeline(makeFdCarrier(std::move(timelines.renderingFd)));
+    results.setCopyingTimeline(makeFdCarrier(std::move(timelines.copyingFd)));
+  }
   auto images = results.initImages(count);
   for (uint32_t i = 0; i < count; ++i) {
     auto out = images[i];
@@ -644,15 +722,20 @@ kj::Promise<Status> SessionServer::end(wire::Session::EndFrameParams::Reader par
 
   // Committed after every release this client sent before this call: here when none of them
   // is still queued on the frame worker, else behind them there.
-  DaemonContext& ctx = s.ctx;
-  if (s.workerJobs == 0) {
-    commitLayers(ctx, std::move(frame), pending);
-    return Status{};
-  }
-  return runOnWorker(state_, [&ctx, frame = std::move(frame), pending = std::move(pending)]() mutable -> Status {
-    commitLayers(ctx, std::move(frame), pending);
-    return {};
-  });
+  // Timeline mode: behind the releases whose rendering is still awaited, too.
+  auto commit = [state = state_, frame = std::move(frame), pending = std::move(pending)]() mutable -> kj::Promise<Status> {
+    DaemonContext& ctx = state->ctx;
+    if (state->workerJobs == 0) {
+      commitLayers(ctx, std::move(frame), pending);
+      return Status{};
+    }
+    return runOnWorker(state, [&ctx, frame = std::move(frame), pending = std::move(pending)]() mutable -> Status {
+      commitLayers(ctx, std::move(frame), pending);
+      return {};
+    });
+  };
+  if (s.renderWaits == 0) return commit();
+  return s.renderTail->addBranch().then(kj::mv(commit));
 }
 
 kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
@@ -670,11 +753,15 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
   // 1.5: the frame's releases first, as release calls sent before it would be; then the frame;
   // then the next waitFrame it stands for. Each part answers as its own call would.
   // Read in full first: a malformed message fails here, before any state changes.
-  std::vector<std::pair<uint32_t, uint32_t>> toRelease;
+  struct Release {
+    uint32_t id, index;
+    uint64_t renderingValue;
+  };
+  std::vector<Release> toRelease;
   toRelease.reserve(releases.size());
-  for (auto r : releases) toRelease.emplace_back(r.getSwapchainId(), r.getIndex());
+  for (auto r : releases) toRelease.push_back({r.getSwapchainId(), r.getIndex(), r.getRenderingValue()});
   kj::Vector<kj::Promise<Status>> released(toRelease.size());
-  for (auto [id, index] : toRelease) released.add(startRelease(state_, id, index, true));
+  for (const Release& r : toRelease) released.add(startRelease(state_, r.id, r.index, true, r.renderingValue));
   // The releases are under way now: a frame that fails to decode is answered as an error.
   auto ended = kj::evalNow([&] { return end(params); })
                    .catch_([](kj::Exception&& e) {
@@ -745,7 +832,9 @@ kj::Promise<void> SwapchainServer::wait(WaitContext context) {
 
 kj::Promise<void> SwapchainServer::release(ReleaseContext context) {
   auto params = context.getParams();
-  return answerLater(startRelease(session_, id_, params.getIndex(), params.getAlsoAcquireAndWait()), context);
+  return answerLater(
+      startRelease(session_, id_, params.getIndex(), params.getAlsoAcquireAndWait(), params.getRenderingValue()),
+      context);
 }
 
 kj::Promise<void> SwapchainServer::destroy(DestroyContext context) {

@@ -13,6 +13,7 @@
 #include "../compositor/copy_budget.hpp"
 #include "../compositor/daemon_context.hpp"
 #include "../compositor/frame_pacer.hpp"
+#include "../gpu/rendering_waiter.hpp"
 #include "xrc.capnp.h"
 
 namespace xrc {
@@ -35,6 +36,7 @@ struct SwapchainState {
   ImageCycle cycle;
   uint64_t releasesRequested = 0;
   uint64_t copyBytes = 0;  // what one release's copy moves
+  uint64_t lastRenderingValue = 0;  // timeline mode: the newest release's
 };
 
 // Shared by the Session and its Swapchain capabilities; torn down when the last one goes.
@@ -63,6 +65,11 @@ class SessionState {
   // This session's releases and endFrames queued on the frame worker and not yet answered.
   // While there are any, later ones queue behind them there: the frame path stays in call order.
   uint32_t workerJobs = 0;
+  // Timeline mode: releases whose rendering the daemon is still waiting for on the CPU (their
+  // copies not yet submitted or queued), and a promise settled when the newest of them is past
+  // that point. Later releases and endFrames follow it: the frame path stays in call order.
+  uint32_t renderWaits = 0;
+  std::optional<kj::ForkedPromise<void>> renderTail;
   CopyBudget copyBudget;  // max_copy_mib_per_period
 };
 

@@ -77,6 +77,61 @@ TEST(Negotiation, DeviceOrDriverMismatchIsAClearError) {
   EXPECT_EQ(negotiate(in).error().code, ErrorCode::deviceMismatch);
 }
 
+NegotiationInput timelineInput(bool clientTimeline, bool daemonTimeline) {
+  auto in = input(true, true);
+  in.client.timelineSemaphoreFd = clientTimeline;
+  in.daemon.timelineSemaphoreFd = daemonTimeline;
+  return in;
+}
+
+TEST(Negotiation, TimelineWhereBothSidesShareTimelinesAndTheClientSpeaks1_11) {
+  EXPECT_EQ(negotiate(timelineInput(true, true)).value(), SyncMode::timeline);
+  EXPECT_EQ(negotiate(timelineInput(true, false)).value(), SyncMode::binary);
+  EXPECT_EQ(negotiate(timelineInput(false, true)).value(), SyncMode::binary);
+  auto older = timelineInput(true, true);
+  older.clientMinor = 10;  // knows no release values
+  EXPECT_EQ(negotiate(older).value(), SyncMode::binary);
+}
+
+TEST(Negotiation, ForcedTimelineNamesWhatIsMissing) {
+  auto in = timelineInput(true, true);
+  in.forcedMode = SyncMode::binary;
+  EXPECT_EQ(negotiate(in).value(), SyncMode::binary);
+  in.forcedMode = SyncMode::timeline;
+  EXPECT_EQ(negotiate(in).value(), SyncMode::timeline);
+
+  in = timelineInput(false, true);
+  in.forcedMode = SyncMode::timeline;
+  auto r = negotiate(in);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::unsupported);
+  EXPECT_NE(r.error().message.find("client's device"), std::string::npos) << r.error().message;
+
+  in = timelineInput(true, true);
+  in.clientMinor = 10;
+  in.forcedMode = SyncMode::timeline;
+  r = negotiate(in);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("1.11"), std::string::npos) << r.error().message;
+}
+
+TEST(SyncModes, NamesRoundTrip) {
+  for (SyncMode mode : {SyncMode::host, SyncMode::binary, SyncMode::timeline}) {
+    EXPECT_EQ(parseSyncMode(syncModeName(mode)), mode);
+  }
+  EXPECT_FALSE(parseSyncMode("auto"));
+  EXPECT_FALSE(parseSyncMode("Timeline"));
+}
+
+TEST(RenderingValues, RiseAboveThePreviousRelease) {
+  EXPECT_TRUE(checkRenderingValue(0, 1));
+  EXPECT_TRUE(checkRenderingValue(5, 100));
+  EXPECT_EQ(checkRenderingValue(0, 0).error().code, ErrorCode::invalidArgument);
+  EXPECT_FALSE(checkRenderingValue(7, 7));
+  EXPECT_FALSE(checkRenderingValue(7, 3));
+  EXPECT_FALSE(checkRenderingValue(UINT64_MAX, UINT64_MAX));
+}
+
 TEST(Negotiation, ForcedModes) {
   auto in = input(true, true);
   in.forcedMode = SyncMode::host;

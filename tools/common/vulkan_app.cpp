@@ -49,6 +49,12 @@ Result<std::unique_ptr<VulkanApp>> VulkanApp::create(const client::SystemDescrip
   dci.pQueueCreateInfos = &qi;
   dci.enabledExtensionCount = uint32_t(extensions.size());
   dci.ppEnabledExtensionNames = extensions.data();
+  // Timeline semaphores where they can be shared with the daemon: the `timeline` sync mode.
+  VkPhysicalDeviceTimelineSemaphoreFeatures timeline{};
+  timeline.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES;
+  timeline.timelineSemaphore = VK_TRUE;
+  app->timelineSemaphores_ = client::timelineSemaphoresAvailable(instance, app->physical_);
+  if (app->timelineSemaphores_) dci.pNext = &timeline;
   VkDevice device;
   if (auto s = vk::check(vkCreateDevice(app->physical_, &dci, nullptr, &device), "vkCreateDevice"); !s) {
     return s.error();
@@ -61,7 +67,7 @@ Result<std::unique_ptr<VulkanApp>> VulkanApp::create(const client::SystemDescrip
 VulkanApp::~VulkanApp() = default;
 
 client::VulkanBinding VulkanApp::binding() const {
-  return client::VulkanBinding{instance_.get(), physical_, device_.get(), family_, queue_};
+  return client::VulkanBinding{instance_.get(), physical_, device_.get(), family_, queue_, timelineSemaphores_};
 }
 
 }  // namespace xrc::tools

@@ -27,6 +27,7 @@ class VulkanApp {
  private:
   vk::InstanceOwner instance_;
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  bool timelineSemaphores_ = false;
   vk::DeviceOwner device_;
   VkQueue queue_ = VK_NULL_HANDLE;
   uint32_t family_ = 0;

@@ -50,6 +50,7 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
                        {"stalled_ms", c.stalledMs},
                        {"frames_stale", c.framesStale},
                        {"releases_skipped", c.releasesSkipped},
+                       {"releases_render_timed_out", c.releasesRenderTimedOut},
                        {"frames_reprojected", c.framesReprojected}});
   }
   nlohmann::json haptics = nlohmann::json::array();

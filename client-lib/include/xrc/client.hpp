@@ -45,6 +45,7 @@ struct SystemDescription {
   DeviceFacts device;
   uint32_t maxLayers = 0, maxSwapchains = 0, maxArrayLayers = 0;
   bool daemonHasExternalSemaphoreFd = false;
+  bool daemonHasTimelineSemaphoreFd = false;  // 1.11
   Pose localInStage;  // LOCAL space's origin in STAGE space (the tracking origin, floor level)
   float stageBoundsWidth = 0, stageBoundsDepth = 0;  // meters; 0: unknown
   // The display's, preferred first; endFrame may ask for any of them (empty: opaque only).
@@ -61,8 +62,12 @@ Result<SystemDescription> describe(const std::string& socketPath = {});
 std::vector<const char*> requiredInstanceExtensions();
 // Device extensions the app's VkDevice must enable: external memory fd (and what it needs on a
 // 1.0 device) always, external semaphore fd when the device has it (then the sync mode can be
-// `binary`).
+// `binary`), and VK_KHR_timeline_semaphore when it has that too.
 std::vector<const char*> requiredDeviceExtensions(VkInstance instance, VkPhysicalDevice physicalDevice);
+// Whether the device can share timeline semaphores with the daemon: then an app that enables
+// VkPhysicalDeviceTimelineSemaphoreFeatures::timelineSemaphore (or Vulkan 1.2's) and says so in
+// VulkanBinding::timelineSemaphores gets the `timeline` sync mode.
+bool timelineSemaphoresAvailable(VkInstance instance, VkPhysicalDevice physicalDevice);
 // The VkPhysicalDevice among `instance`'s whose UUIDs match the daemon's, or VK_NULL_HANDLE.
 VkPhysicalDevice findDaemonDevice(VkInstance instance, const SystemDescription& system);
 
@@ -72,6 +77,8 @@ struct VulkanBinding {
   VkDevice device = VK_NULL_HANDLE;
   uint32_t queueFamilyIndex = 0;
   VkQueue queue = VK_NULL_HANDLE;
+  // The device enables the timelineSemaphore feature (see timelineSemaphoresAvailable()).
+  bool timelineSemaphores = false;
 };
 
 struct ConnectOptions {

@@ -14,7 +14,7 @@
 namespace xrc {
 
 inline constexpr uint16_t kProtocolMajor = 1;
-inline constexpr uint16_t kProtocolMinor = 10;  // = protocolMinor in xrc.capnp (checked)
+inline constexpr uint16_t kProtocolMinor = 11;  // = protocolMinor in xrc.capnp (checked)
 
 // Documented limits (docs/PROTOCOL.md).
 inline constexpr uint32_t kMaxLayersPerFrame = 16;
@@ -28,7 +28,7 @@ inline constexpr uint32_t kMaxOverlayPlacement = 1000;
 // A client's name is kept to this many bytes (cut on a UTF-8 character boundary).
 inline constexpr size_t kMaxClientNameBytes = 128;
 
-enum class SyncMode { host, binary };
+enum class SyncMode { host, binary, timeline };
 const char* syncModeName(SyncMode mode);
 
 // XrEnvironmentBlendMode's values (OpenXR 1.0), repeated so the rules need no OpenXR header.
@@ -47,6 +47,9 @@ struct DeviceFacts {
   Uuid driverUuid{};
   std::string name;
   bool externalSemaphoreFd = false;
+  // OPAQUE_FD timeline semaphores can be exported and imported (and, on a client, its VkDevice
+  // enables the timelineSemaphore feature).
+  bool timelineSemaphoreFd = false;
 };
 
 struct NegotiationInput {
@@ -58,8 +61,15 @@ struct NegotiationInput {
   std::optional<SyncMode> forcedMode;
 };
 
-// Major must match; device and driver UUIDs must match; binary only when both sides can.
+// Major must match; device and driver UUIDs must match. Unless forced: timeline where both sides
+// can (and the client speaks 1.11), else binary where both can, else host.
 Result<SyncMode> negotiate(const NegotiationInput& in);
+// "host", "binary", "timeline".
+std::optional<SyncMode> parseSyncMode(const std::string& text);
+
+// Timeline mode: a release's rendering value must rise above every earlier one of its
+// swapchain (the copy signals copying_done at it; a timeline never goes back).
+Status checkRenderingValue(uint64_t lastValue, uint64_t value);
 
 // XrSwapchainUsageFlags bits (OpenXR 1.0), repeated here so the rules need no OpenXR header.
 namespace xr_usage {

@@ -163,6 +163,7 @@ bool deviceHasExtension(VkPhysicalDevice device, const char* name);
 struct PhysicalDeviceQueries {
   PFN_vkGetPhysicalDeviceProperties2 properties2 = nullptr;
   PFN_vkGetPhysicalDeviceExternalSemaphoreProperties externalSemaphoreProperties = nullptr;
+  PFN_vkGetPhysicalDeviceFeatures2 features2 = nullptr;
   static PhysicalDeviceQueries core();
   // Null members where `instance` did not enable the extensions.
   static PhysicalDeviceQueries khr(VkInstance instance);

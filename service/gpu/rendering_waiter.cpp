@@ -1,0 +1,131 @@
+#include "rendering_waiter.hpp"
+
+#include <pthread.h>
+
+#include <algorithm>
+
+#include "../log.hpp"
+#include "xrc/monotonic_clock.hpp"
+
+namespace xrc::gpu {
+
+namespace {
+// The longest single wait: a bound, so that a driver that never wakes us cannot keep deadlines
+// from being noticed.
+constexpr int64_t kMaxWaitNs = 100'000'000;
+}  // namespace
+
+Result<std::unique_ptr<RenderingWaiter>> RenderingWaiter::create(VkDevice device) {
+  VkSemaphoreTypeCreateInfo type{};
+  type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
+  type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+  VkSemaphoreCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
+  info.pNext = &type;
+  VkSemaphore semaphore = VK_NULL_HANDLE;
+  if (auto s = vk::check(vkCreateSemaphore(device, &info, nullptr, &semaphore), "vkCreateSemaphore(waiter)"); !s) {
+    return s.error();
+  }
+  return std::make_unique<RenderingWaiter>(device, vk::Semaphore(device, semaphore));
+}
+
+RenderingWaiter::RenderingWaiter(VkDevice device, vk::Semaphore wake)
+    : device_(device), wake_(std::move(wake)), thread_([this] { run(); }) {}
+
+RenderingWaiter::~RenderingWaiter() {
+  {
+    Lock lock(mutex_);
+    stopping_ = true;
+    VkSemaphoreSignalInfo signal{};
+    signal.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO;
+    signal.semaphore = wake_.get();
+    signal.value = ++wakeValue_;
+    vkSignalSemaphore(device_, &signal);
+  }
+  changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void RenderingWaiter::wait(VkSemaphore semaphore, uint64_t value, int64_t deadlineNs,
+                           std::shared_ptr<const void> keepAlive, Done done) {
+  {
+    Lock lock(mutex_);
+    if (!stopping_) {
+      entries_.push_back(Entry{semaphore, value, deadlineNs, std::move(keepAlive), kj::mv(done)});
+      VkSemaphoreSignalInfo signal{};
+      signal.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO;
+      signal.semaphore = wake_.get();
+      signal.value = ++wakeValue_;
+      vkSignalSemaphore(device_, &signal);
+      changed_.notify_one();
+      return;
+    }
+  }
+  done(false);
+}
+
+size_t RenderingWaiter::pending() const {
+  Lock lock(mutex_);
+  return entries_.size();
+}
+
+void RenderingWaiter::run() {
+  pthread_setname_np(pthread_self(), "xrc-render-wait");
+  std::vector<VkSemaphore> semaphores;
+  std::vector<uint64_t> values;
+  std::vector<Entry> finished;
+  for (;;) {
+    int64_t timeoutNs = kMaxWaitNs;
+    {
+      Lock lock(mutex_);
+      // Nothing to wait for: sleep until wait() or the destructor (not a wait on a client).
+      changed_.wait(lock.native(), [&]() XRC_REQUIRES(mutex_) { return stopping_ || !entries_.empty(); });
+      if (stopping_) {
+        finished = std::move(entries_);
+        entries_.clear();
+        break;
+      }
+      semaphores.assign(1, wake_.get());
+      values.assign(1, wakeValue_ + 1);  // what the next wait() signals
+      const int64_t now = monotonicNowNs();
+      for (const Entry& e : entries_) {
+        semaphores.push_back(e.semaphore);
+        values.push_back(e.value);
+        timeoutNs = std::min(timeoutNs, std::max<int64_t>(0, e.deadlineNs - now));
+      }
+    }
+    VkSemaphoreWaitInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
+    info.flags = VK_SEMAPHORE_WAIT_ANY_BIT;
+    info.semaphoreCount = uint32_t(semaphores.size());
+    info.pSemaphores = semaphores.data();
+    info.pValues = values.data();
+    const VkResult r = vkWaitSemaphores(device_, &info, uint64_t(timeoutNs));
+    if (r != VK_SUCCESS && r != VK_TIMEOUT) {
+      // A lost device answers every pending wait as not reached, at its deadline.
+      log::error("rendering waiter: vkWaitSemaphores: {}", vk::resultName(r));
+    }
+    {
+      Lock lock(mutex_);
+      const int64_t now = monotonicNowNs();
+      for (size_t i = 0; i < entries_.size();) {
+        Entry& e = entries_[i];
+        uint64_t current = 0;
+        e.reached = vkGetSemaphoreCounterValue(device_, e.semaphore, &current) == VK_SUCCESS && current >= e.value;
+        if (e.reached || now >= e.deadlineNs) {
+          finished.push_back(std::move(e));
+          if (i + 1 != entries_.size()) entries_[i] = std::move(entries_.back());
+          entries_.pop_back();
+        } else {
+          ++i;
+        }
+      }
+    }
+    // Answered outside the lock: `done` may call wait() again.
+    for (Entry& e : finished) e.done(e.reached);
+    finished.clear();
+  }
+  for (Entry& e : finished) e.done(false);
+}
+
+}  // namespace xrc::gpu

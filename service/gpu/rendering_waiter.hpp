@@ -1,0 +1,63 @@
+// Waits on the CPU, on a thread of its own, until clients' timeline semaphores reach the values
+// their releases name (timeline sync mode). The daemon submits a copy only once the client's
+// rendering is done, so no queue of the daemon ever waits on a client's semaphore: a client whose
+// GPU work never finishes delays its own frames, nobody else's (docs/SYNC.md). Every wait has a
+// deadline.
+#pragma once
+
+#include <kj/function.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "xrc/result.hpp"
+#include "xrc/thread_annotations.hpp"
+#include "xrc/vk_util.hpp"
+
+namespace xrc::gpu {
+
+class RenderingWaiter {
+ public:
+  // Called on the waiter thread: true when the value was reached, false at the deadline (or
+  // when the waiter stops first).
+  using Done = kj::Function<void(bool reached)>;
+
+  static Result<std::unique_ptr<RenderingWaiter>> create(VkDevice device);
+  RenderingWaiter(VkDevice device, vk::Semaphore wake);
+  ~RenderingWaiter();  // answers what is still pending with false, then joins
+  RenderingWaiter(const RenderingWaiter&) = delete;
+  RenderingWaiter& operator=(const RenderingWaiter&) = delete;
+
+  // `done` runs once `semaphore` reaches `value`, or at `deadlineNs` (CLOCK_MONOTONIC).
+  // `keepAlive` owns the semaphore until then.
+  void wait(VkSemaphore semaphore, uint64_t value, int64_t deadlineNs, std::shared_ptr<const void> keepAlive,
+            Done done) XRC_EXCLUDES(mutex_);
+  // Waits not answered yet, for status.
+  size_t pending() const XRC_EXCLUDES(mutex_);
+
+ private:
+  struct Entry {
+    VkSemaphore semaphore = VK_NULL_HANDLE;
+    uint64_t value = 0;
+    int64_t deadlineNs = 0;
+    std::shared_ptr<const void> keepAlive;
+    Done done;
+    bool reached = false;
+  };
+  void run();
+
+  VkDevice device_;
+  // Signalled from the host by wait() to cut the thread's wait short: a new entry joins the set.
+  vk::Semaphore wake_;
+  mutable Mutex mutex_;
+  std::condition_variable_any changed_;
+  std::vector<Entry> entries_ XRC_GUARDED_BY(mutex_);
+  uint64_t wakeValue_ XRC_GUARDED_BY(mutex_) = 0;
+  bool stopping_ XRC_GUARDED_BY(mutex_) = false;
+  std::thread thread_;
+};
+
+}  // namespace xrc::gpu
