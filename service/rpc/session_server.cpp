@@ -262,7 +262,8 @@ kj::Promise<Status> renderingTimedOut(const std::shared_ptr<SessionState>& sessi
                                 index, ctx.limits.hungClientTimeoutMs);
   session->client->releasesRenderTimedOut++;
   ctx.refusals.record("hung_client_timeout_ms",
-                      fmt::format("client {} '{}': {}", session->client->id, session->client->name, error.message));
+                      fmt::format("client {} '{}': release of image {} not copied, its rendering unfinished after {} ms",
+                                  session->client->id, session->client->name, index, ctx.limits.hungClientTimeoutMs));
   auto finish = finishRelease(session, id, index, receivedNs);
   auto skip = [&ctx, core, index, error]() -> Status {
     if (auto s = core->shared->passThrough(index, ctx.gpuTimeout); !s) log::error("{}", s.error().describe());

@@ -37,7 +37,9 @@ bool hasValidationMessages(const std::string& log) {
 // binary wherever the GPU has external semaphores (the H100), host on lavapipe.
 std::string expectedSyncMode(const Daemon& daemon) {
   auto system = client::describe(daemon.socket());
-  return system && system.value().daemonHasExternalSemaphoreFd ? "binary" : "host";
+  if (!system) return "host";
+  if (system.value().daemonHasTimelineSemaphoreFd) return "timeline";  // the demo's device enables them
+  return system.value().daemonHasExternalSemaphoreFd ? "binary" : "host";
 }
 
 void runFramePath(const std::map<std::string, std::string>& env, uint64_t frames) {

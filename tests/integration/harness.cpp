@@ -117,6 +117,7 @@ std::unique_ptr<Process> startDemo(const Daemon& daemon, const TempDir& dir, con
     option("--quad-x", spec.quadX);
     option("--quad-y", spec.quadY);
   }
+  argv.insert(argv.end(), spec.extraArgs.begin(), spec.extraArgs.end());
   return std::make_unique<Process>(argv, env, dir.path + "/" + spec.name + ".log", true);
 }
 

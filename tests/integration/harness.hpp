@@ -62,6 +62,7 @@ struct DemoSpec {
   float shapeRadius = 0;                               // --shape-radius
   std::vector<float> colorScale = {}, colorBias = {};  // --color-scale, --color-bias (4 values each)
   float viewYaw = 0;                                   // --view-yaw (radians)
+  std::vector<std::string> extraArgs = {};             // appended as given
 };
 
 std::unique_ptr<Process> startDemo(const Daemon& daemon, const TempDir& dir, const DemoSpec& spec,

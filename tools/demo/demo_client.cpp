@@ -28,6 +28,9 @@ struct RenderTarget {
   std::vector<VkCommandBuffer> commands;
   std::vector<vk::Fence> fences;
   uint64_t ordinal = 0;
+  // --gpu-hang-every: the next rendering waits for this timeline value (then cleared).
+  VkSemaphore hangSemaphore = VK_NULL_HANDLE;
+  uint64_t hangValue = 0;
 };
 
 VkDeviceSize mipBytes(const RenderTarget& t, uint32_t mip) {
@@ -114,8 +117,65 @@ Status submitTransferWrite(VulkanApp& app, RenderTarget& t, uint32_t image, VkFe
   submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
   submit.commandBufferCount = 1;
   submit.pCommandBuffers = &cb;
-  return vk::check(vkQueueSubmit(app.queue(), 1, &submit, fence), what);
+  // A hang waits in the rendering's own batch: a batch's wait holds back only that batch, and
+  // the release's barrier, submitted later, waits for this rendering.
+  VkPipelineStageFlags hangStage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+  VkTimelineSemaphoreSubmitInfo hangValues{};
+  hangValues.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
+  hangValues.waitSemaphoreValueCount = 1;
+  hangValues.pWaitSemaphoreValues = &t.hangValue;
+  if (t.hangSemaphore != VK_NULL_HANDLE) {
+    submit.pNext = &hangValues;
+    submit.waitSemaphoreCount = 1;
+    submit.pWaitSemaphores = &t.hangSemaphore;
+    submit.pWaitDstStageMask = &hangStage;
+  }
+  const Status submitted = vk::check(vkQueueSubmit(app.queue(), 1, &submit, fence), what);
+  t.hangSemaphore = VK_NULL_HANDLE;
+  return submitted;
 }
+
+// Holds a target's next rendering back on the GPU for `ms`: it waits on a timeline value that a
+// thread of ours signals from the host later. The release submitted after it waits too.
+class GpuHang {
+ public:
+  ~GpuHang() {
+    for (auto& t : releasers_) t.join();
+  }
+  Status hang(VulkanApp& app, RenderTarget& t, uint32_t ms) {
+    if (!semaphore_) {
+      VkSemaphoreTypeCreateInfo type{};
+      type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
+      type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+      VkSemaphoreCreateInfo info{};
+      info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
+      info.pNext = &type;
+      VkSemaphore s = VK_NULL_HANDLE;
+      if (auto r = vk::check(vkCreateSemaphore(app.device(), &info, nullptr, &s), "vkCreateSemaphore(hang)"); !r) {
+        return r;
+      }
+      semaphore_ = vk::Semaphore(app.device(), s);
+    }
+    const uint64_t value = ++value_;
+    VkSemaphore semaphore = semaphore_.get();
+    t.hangSemaphore = semaphore;
+    t.hangValue = value;
+    releasers_.emplace_back([device = app.device(), semaphore, value, ms] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+      VkSemaphoreSignalInfo signal{};
+      signal.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO;
+      signal.semaphore = semaphore;
+      signal.value = value;
+      vkSignalSemaphore(device, &signal);
+    });
+    return {};
+  }
+
+ private:
+  vk::Semaphore semaphore_;  // destroyed after the threads are joined (declared first)
+  uint64_t value_ = 0;
+  std::vector<std::thread> releasers_;
+};
 
 // A GPU clear to a frame-varying color (benchmarks: no CPU work per texel).
 Status clearImage(VulkanApp& app, RenderTarget& t, uint32_t image, uint32_t seed, VkFence fence) {
@@ -285,6 +345,7 @@ int runDemo(const DemoOptions& o) {
   int64_t lastTargetNs = 0;
   std::optional<std::pair<bool, bool>> shownVisibility;
   auto last = std::chrono::steady_clock::now();
+  GpuHang gpuHang;  // --gpu-hang-every; before the device goes, its threads have signalled
   for (uint64_t frame = 0; frame < o.frames; ++frame) {
     if (o.stallAfter > 0 && frame == o.stallAfter) {
       std::printf("stalled after %llu frames\n", (unsigned long long)frame);
@@ -327,6 +388,17 @@ int runDemo(const DemoOptions& o) {
       if (!index) return fail("acquire", index.error());
       if (auto s = t.swapchain->wait(std::chrono::seconds(2)); !s) return fail("wait", s.error());
       if (o.renderUs > 0) std::this_thread::sleep_for(std::chrono::microseconds(o.renderUs));
+      // The frame's last image: the frame's releases then leave with its endFrame at once (an
+      // earlier one's hang would hold this thread in the next image's wait, whose fence the
+      // driver may signal only after the hung batch).
+      if (o.gpuHangEvery > 0 && frame % o.gpuHangEvery == o.gpuHangEvery - 1 && &t == &targets.back()) {
+        if (c.syncMode() != SyncMode::timeline && c.syncMode() != SyncMode::binary) {
+          return fail("--gpu-hang-every", makeError(ErrorCode::unsupported, "needs the binary or timeline sync mode"));
+        }
+        if (auto s = gpuHang.hang(*app.value(), t, o.gpuHangMs); !s) return fail("gpu hang", s.error());
+        std::printf("gpu hang %u ms at frame %llu\n", o.gpuHangMs, (unsigned long long)frame);
+        std::fflush(stdout);
+      }
       const uint32_t alpha = vk::isDepthFormat(t.format) ? 255 : o.alpha;
       // --render-once: every image keeps the content of its first frame (images are acquired in turn).
       const bool renderThisFrame = !o.renderOnce || t.ordinal < t.swapchain->images().size();

@@ -46,6 +46,10 @@ int main(int argc, char** argv) {
   app.add_option("--work-ms", o.workMs, "Simulated render time per frame (ms)");
   app.add_option("--late-every", o.lateEvery, "Make every n-th frame miss its display time");
   app.add_option("--stall-after", o.stallAfter, "Stop submitting after this many frames, keep the session");
+  app.add_option("--gpu-hang-every", o.gpuHangEvery,
+                 "Every n-th frame, hold the rendering back on the GPU for --gpu-hang-ms (needs timeline "
+                 "semaphores)");
+  app.add_option("--gpu-hang-ms", o.gpuHangMs, "How long each --gpu-hang-every stop lasts")->capture_default_str();
   app.add_option("--protocol-minor", o.protocolMinor,
                  "Speak this protocol minor (e.g. 3: acquire, wait and beginFrame as separate calls)")
       ->check(CLI::Range(0, int(xrc::kProtocolMinor)));

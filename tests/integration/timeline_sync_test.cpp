@@ -1,0 +1,145 @@
+// The timeline sync mode, on a device that shares timeline semaphores (the NVIDIA machine; these
+// tests skip on lavapipe, which shares no semaphores): clients get it by default, and a client
+// whose GPU work hangs costs the others no displayed frames, because the daemon waits for
+// rendering on the CPU and never puts a client's semaphore into its own queues (docs/SYNC.md).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "harness.hpp"
+#include "xrc/client.hpp"
+
+namespace xrc::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Skips unless the daemon's device can share timeline semaphores.
+#define SKIP_WITHOUT_TIMELINES(daemon)                                                                   \
+  do {                                                                                                   \
+    auto system = client::describe((daemon).socket());                                                   \
+    ASSERT_TRUE(system) << system.error().describe();                                                    \
+    if (!system.value().daemonHasTimelineSemaphoreFd) {                                                  \
+      GTEST_SKIP() << "the daemon's device '" << system.value().device.name                              \
+                   << "' shares no timeline semaphores (lavapipe): the GPU machine runs these tests";     \
+    }                                                                                                    \
+  } while (0)
+
+uint64_t displayed(Daemon& daemon, const std::string& name) {
+  auto c = daemon.control();
+  if (!c) return 0;
+  auto s = c->status();
+  if (!s) return 0;
+  const auto* client = findClient(s.value(), name);
+  return client == nullptr ? 0 : client->framesDisplayed;
+}
+
+TEST(TimelineSync, IsEveryClientsModeByDefaultAndFramesArriveWhole) {
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  SKIP_WITHOUT_TIMELINES(daemon);
+  constexpr uint64_t kFrames = 240;
+  auto demo = startDemo(daemon, dir, DemoSpec{"timeline-demo", 7, kFrames});
+  ASSERT_TRUE(demo->waitForOutput("frames " + std::to_string(kFrames) + " ok", 60s)) << demo->output();
+  DemoIdentity id;
+  ASSERT_TRUE(parseIdentity(demo->output(), id)) << demo->output();
+  EXPECT_EQ(id.syncMode, "timeline");
+  // Every swapchain's newest copy is the demo's last frame, texel for texel.
+  auto control = daemon.control();
+  ASSERT_TRUE(control);
+  for (uint32_t i = 0; i < id.swapchains.size(); ++i) {
+    auto read = control->readSwapchain(id.clientId, id.swapchains[i]);
+    ASSERT_TRUE(read) << read.error().describe();
+    EXPECT_EQ(read.value().releaseOrdinal, kFrames - 1);
+    std::string first;
+    EXPECT_EQ(countPatternMismatches(read.value().pixels, 7, i, kFrames - 1, &first), 0u) << first;
+  }
+  auto status = control->status();
+  ASSERT_TRUE(status);
+  const auto* c = findClient(status.value(), "timeline-demo");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->syncMode, SyncMode::timeline);
+  EXPECT_EQ(c->releasesRenderTimedOut, 0u);
+  demo->closeStdin();
+}
+
+// `mode` "timeline": asserted; "binary": measured and printed, for comparison (its copies wait
+// on the GPU for the hung client's rendering, and every copy queued behind them waits too).
+class GpuHang : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GpuHang, AClientWhoseGpuStopsCostsTheOthersNoFrames) {
+  const std::string mode = GetParam();
+  {
+    TempDir probeDir;
+    Daemon probe(probeDir);  // a daemon that cannot do `mode` would not start
+    ASSERT_TRUE(probe.ready()) << probe.process().output();
+    SKIP_WITHOUT_TIMELINES(probe);
+  }
+  TempDir dir;
+  Daemon daemon(dir, {"--sync-mode", mode});
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  // Overlays: shown whoever is the primary, so that all three are on the display.
+  std::vector<std::unique_ptr<Process>> others;
+  for (uint32_t i = 0; i < 3; ++i) {
+    DemoSpec spec{"other" + std::to_string(i), i + 1, 1'000'000};
+    spec.overlay = i;
+    others.push_back(startDemo(daemon, dir, spec));
+  }
+  for (auto& p : others) ASSERT_TRUE(p->waitForOutput("connected", 30s)) << p->output();
+  DemoSpec hanging{"hanging", 9, 1'000'000};
+  hanging.extraArgs = {"--gpu-hang-every", "30", "--gpu-hang-ms", "700"};
+  auto hanger = startDemo(daemon, dir, hanging);
+  ASSERT_TRUE(hanger->waitForOutput("gpu hang", 30s)) << hanger->output();
+
+  std::vector<uint64_t> before;
+  for (uint32_t i = 0; i < 3; ++i) before.push_back(displayed(daemon, "other" + std::to_string(i)));
+  const uint64_t hangerBefore = displayed(daemon, "hanging");
+  const auto start = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(5s);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double hangerRate = double(displayed(daemon, "hanging") - hangerBefore) / seconds;
+  for (uint32_t i = 0; i < 3; ++i) {
+    const double rate = double(displayed(daemon, "other" + std::to_string(i)) - before[i]) / seconds;
+    std::printf("%s: other%u displayed %.1f frames/s while 'hanging' (%.1f frames/s) stopped its GPU 700 ms in every "
+                "30 frames\n",
+                mode.c_str(), i, rate, hangerRate);
+    RecordProperty("other" + std::to_string(i) + "_fps", std::to_string(rate));
+    if (mode == "timeline") {
+      EXPECT_GE(rate, 85.0) << "other" << i;
+    }
+  }
+  EXPECT_TRUE(hanger->running()) << hanger->output();
+  EXPECT_TRUE(daemon.process().running()) << daemon.process().output();
+  hanger->closeStdin();
+  for (auto& p : others) p->closeStdin();
+}
+
+INSTANTIATE_TEST_SUITE_P(TimelineAssertedBinaryMeasured, GpuHang, ::testing::Values("timeline", "binary"));
+
+TEST(TimelineSync, RenderingUnfinishedAfterTheHungTimeoutIsNotCopiedAndTheClientIsTold) {
+  TempDir dir;
+  Daemon daemon(dir, {"--hung-client-timeout-ms", "300"});
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  SKIP_WITHOUT_TIMELINES(daemon);
+  DemoSpec otherSpec{"other", 2, 1'000'000};
+  otherSpec.overlay = 0;
+  auto other = startDemo(daemon, dir, otherSpec);
+  ASSERT_TRUE(other->waitForOutput("connected", 30s)) << other->output();
+  DemoSpec hanging{"hanging", 9, 1'000'000};
+  hanging.extraArgs = {"--gpu-hang-every", "30", "--gpu-hang-ms", "1200"};
+  auto hanger = startDemo(daemon, dir, hanging);
+  ASSERT_TRUE(hanger->waitForOutput("gpu hang", 30s)) << hanger->output();
+  // Its release is answered with the timeout; the demo fails on its next call, as it should.
+  EXPECT_NE(hanger->wait(20s), 0) << hanger->output();
+  EXPECT_NE(hanger->output().find("did not finish within 300 ms"), std::string::npos) << hanger->output();
+  EXPECT_TRUE(daemon.process().waitForOutput("hung_client_timeout_ms", 5s)) << daemon.process().output();
+  // The others never noticed.
+  EXPECT_TRUE(keepsBeingDisplayed(daemon, "other")) << other->output();
+  EXPECT_TRUE(daemon.process().running());
+  other->closeStdin();
+}
+
+}  // namespace
+}  // namespace xrc::test
