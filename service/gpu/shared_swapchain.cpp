@@ -69,7 +69,8 @@ Result<std::unique_ptr<SharedSwapchain>> SharedSwapchain::create(GpuDevice& gpu,
   }
 
   if (mode == SyncMode::timeline) {
-    if (auto s = createExportedSemaphore(gpu, VK_SEMAPHORE_TYPE_TIMELINE, swapchain->renderingTimeline_,
+    swapchain->renderingTimeline_ = std::make_shared<vk::Semaphore>();
+    if (auto s = createExportedSemaphore(gpu, VK_SEMAPHORE_TYPE_TIMELINE, *swapchain->renderingTimeline_,
                                          timelines.renderingFd);
         !s) {
       return s.error();

@@ -53,7 +53,10 @@ class SharedSwapchain {
   SyncMode syncMode() const { return mode_; }
   // Timeline mode: what the client's release of image `index` signals; the copy (or the
   // pass-through) of that release signals copying_done at the same value. Set before either.
-  VkSemaphore renderingTimeline() const { return renderingTimeline_.get(); }
+  VkSemaphore renderingTimeline() const { return renderingTimeline_ ? renderingTimeline_->get() : VK_NULL_HANDLE; }
+  // Keeps that semaphore alive (a wait for it may outlive the swapchain) without keeping the
+  // swapchain: its teardown stays on the frame path's threads.
+  std::shared_ptr<const void> renderingTimelineOwner() const { return renderingTimeline_; }
   void setReleaseValue(uint32_t index, uint64_t value) {
     if (index < images_.size()) images_[index].releaseValue = value;
   }
@@ -115,7 +118,8 @@ class SharedSwapchain {
   std::vector<PerImage> images_;
   vk::CommandPool pool_;
   vk::QueryPool timestamps_;  // two per image: before and after the copy
-  vk::Semaphore renderingTimeline_, copyingTimeline_;  // timeline mode
+  std::shared_ptr<vk::Semaphore> renderingTimeline_;  // timeline mode
+  vk::Semaphore copyingTimeline_;                     // timeline mode
 };
 
 }  // namespace xrc::gpu

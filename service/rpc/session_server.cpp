@@ -283,7 +283,8 @@ kj::Promise<Status> copyWhenRendered(const std::shared_ptr<SessionState>& sessio
   auto rendered = kj::newPromiseAndCrossThreadFulfiller<bool>();
   auto fulfiller = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<bool>>>(kj::mv(rendered.fulfiller));
   ctx.renderingWaiter.wait(core->shared->renderingTimeline(), value,
-                           receivedNs + ctx.limits.hungClientTimeoutMs * 1'000'000, core,
+                           receivedNs + ctx.limits.hungClientTimeoutMs * 1'000'000,
+                           core->shared->renderingTimelineOwner(),
                            [fulfiller](bool reached) { (*fulfiller)->fulfill(kj::cp(reached)); });
   kj::Promise<void> previous = kj::READY_NOW;
   if (session->renderTail) previous = session->renderTail->addBranch();

@@ -380,7 +380,7 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   app.add_option("--view-size", o.viewSize, "Per-view size; each client submits a 2-layer swapchain of it")
       ->capture_default_str();
-  app.add_option("--sync-mode", o.syncMode, "auto, host or binary")->capture_default_str();
+  app.add_option("--sync-mode", o.syncMode, "auto, host, binary or timeline")->capture_default_str();
   app.add_flag("--floor", o.floor,
                "After each scenario, measure the floor: server CPU per request of a plain socket echo and of an "
                "empty Cap'n Proto call, with as many paced clients at the display's rate");
