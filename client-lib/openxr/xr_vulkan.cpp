@@ -46,8 +46,9 @@ XrResult requirements(XrInstance handle, XrSystemId systemId, XrGraphicsRequirem
 XrResult graphicsDevice(Instance& instance, VkInstance vkInstance, VkPhysicalDevice* out) {
   if (vkInstance == VK_NULL_HANDLE || out == nullptr) return XR_ERROR_VALIDATION_FAILURE;
   if (vk::PhysicalDeviceQueries::khr(vkInstance).properties2 == nullptr) {
-    logError("xrGetVulkanGraphicsDeviceKHR", "the VkInstance lacks VK_KHR_get_physical_device_properties2 (see "
-                                             "xrGetVulkanInstanceExtensionsKHR)");
+    logError("xrGetVulkanGraphicsDeviceKHR",
+             "the VkInstance lacks VK_KHR_get_physical_device_properties2 (see "
+             "xrGetVulkanInstanceExtensionsKHR)");
     return XR_ERROR_VALIDATION_FAILURE;
   }
   VkPhysicalDevice device = client::findDaemonDevice(vkInstance, instance.system);
@@ -136,12 +137,13 @@ XrResult XRAPI_CALL CreateVulkanInstanceKHR(XrInstance handle, const XrVulkanIns
   }
   if (info->systemId != kSystemId) return XR_ERROR_SYSTEM_INVALID;
   const VkInstanceCreateInfo& appInfo = *info->vulkanCreateInfo;
-  const auto extensions =
-      withExtensions(appInfo.enabledExtensionCount, appInfo.ppEnabledExtensionNames, client::requiredInstanceExtensions());
+  const auto extensions = withExtensions(appInfo.enabledExtensionCount, appInfo.ppEnabledExtensionNames,
+                                         client::requiredInstanceExtensions());
   VkInstanceCreateInfo ici = appInfo;
   ici.enabledExtensionCount = uint32_t(extensions.size());
   ici.ppEnabledExtensionNames = extensions.data();
-  auto create = reinterpret_cast<PFN_vkCreateInstance>(info->pfnGetInstanceProcAddr(VK_NULL_HANDLE, "vkCreateInstance"));
+  auto create =
+      reinterpret_cast<PFN_vkCreateInstance>(info->pfnGetInstanceProcAddr(VK_NULL_HANDLE, "vkCreateInstance"));
   if (create == nullptr) return XR_ERROR_RUNTIME_FAILURE;
   *vkResult = create(&ici, info->vulkanAllocator, vkInstance);
   return XR_SUCCESS;  // the Vulkan outcome is in *vkResult, as the extension specifies
@@ -159,7 +161,8 @@ XrResult XRAPI_CALL CreateVulkanDeviceKHR(XrInstance handle, const XrVulkanDevic
   VkInstance vkInstance = VK_NULL_HANDLE;
   {
     Lock lock(instance->mutex);
-    if (info->vulkanPhysicalDevice == VK_NULL_HANDLE || info->vulkanPhysicalDevice != instance->returnedPhysicalDevice) {
+    if (info->vulkanPhysicalDevice == VK_NULL_HANDLE ||
+        info->vulkanPhysicalDevice != instance->returnedPhysicalDevice) {
       logError("xrCreateVulkanDeviceKHR", "the physical device is not the one xrGetVulkanGraphicsDevice2KHR returned");
       return XR_ERROR_VALIDATION_FAILURE;
     }
@@ -178,8 +181,8 @@ XrResult XRAPI_CALL CreateVulkanDeviceKHR(XrInstance handle, const XrVulkanDevic
   for (auto* p = static_cast<const VkBaseInStructure*>(appInfo.pNext); p != nullptr; p = p->pNext) {
     if (p->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES) {
       chainNamesTimeline = true;
-      chainEnablesTimeline = chainEnablesTimeline ||
-                             reinterpret_cast<const VkPhysicalDeviceVulkan12Features*>(p)->timelineSemaphore;
+      chainEnablesTimeline =
+          chainEnablesTimeline || reinterpret_cast<const VkPhysicalDeviceVulkan12Features*>(p)->timelineSemaphore;
     } else if (p->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES) {
       chainNamesTimeline = true;
       chainEnablesTimeline = chainEnablesTimeline ||

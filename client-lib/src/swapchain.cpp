@@ -25,17 +25,16 @@ struct CreatedSwapchain {
   VkImageCreateInfo info{};
   std::vector<ReceivedImage> images;
   UniqueFd renderingTimeline, copyingTimeline;  // timeline mode
-  std::optional<Error> error;  // first fd that did not arrive
+  std::optional<Error> error;                   // first fd that did not arrive
 };
 
-kj::Promise<Result<CreatedSwapchain>> sendCreateSwapchain(IoState& io, const SwapchainRequest& request,
-                                                          SyncMode mode) {
+kj::Promise<Result<CreatedSwapchain>> sendCreateSwapchain(IoState& io, const SwapchainRequest& request, SyncMode mode) {
   const bool binary = mode == SyncMode::binary;
   auto call = io.session.createSwapchainRequest();
   toWire(request, call.initInfo());
   return call.send().then(
-      [&io, binary, mode](
-          capnp::Response<wire::Session::CreateSwapchainResults>&& r) -> kj::Promise<Result<CreatedSwapchain>> {
+      [&io, binary,
+       mode](capnp::Response<wire::Session::CreateSwapchainResults>&& r) -> kj::Promise<Result<CreatedSwapchain>> {
         if (auto s = fromWire(r.getError()); !s) return Result<CreatedSwapchain>(s.error());
         auto out = kj::heap<CreatedSwapchain>();
         out->id = r.getId();
@@ -281,7 +280,8 @@ Result<std::unique_ptr<Swapchain>> Connection::createSwapchain(const SwapchainRe
         !s) {
       return s.error();
     }
-    if (auto s = importSemaphore(*impl_, VK_SEMAPHORE_TYPE_TIMELINE, created.copyingTimeline, sc->copyingTimeline); !s) {
+    if (auto s = importSemaphore(*impl_, VK_SEMAPHORE_TYPE_TIMELINE, created.copyingTimeline, sc->copyingTimeline);
+        !s) {
       return s.error();
     }
   }
@@ -474,8 +474,7 @@ Status Swapchain::release() {
   // normally, or an acquire of this image, which needs its answer) and both leave in one socket
   // write. The daemon cannot show the copy before that endFrame anyway, and this thread saves
   // the eventfd write and the wake-up it causes (docs/SYNC.md).
-  conn.link->postDeferred(
-      releaseCall(*conn.link, sc.answers, sc.id, index, conn.combinedFrameCalls, renderingValue));
+  conn.link->postDeferred(releaseCall(*conn.link, sc.answers, sc.id, index, conn.combinedFrameCalls, renderingValue));
   return {};
 }
 

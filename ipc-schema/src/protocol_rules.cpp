@@ -125,11 +125,10 @@ Result<SyncMode> negotiate(const NegotiationInput& in) {
                      in.daemon.name, uuidToString(in.daemon.deviceUuid), uuidToString(in.daemon.driverUuid));
   }
   const bool binaryPossible = in.client.externalSemaphoreFd && in.daemon.externalSemaphoreFd;
-  const bool timelinePossible =
-      in.clientMinor >= 11 && in.client.timelineSemaphoreFd && in.daemon.timelineSemaphoreFd;
+  const bool timelinePossible = in.clientMinor >= 11 && in.client.timelineSemaphoreFd && in.daemon.timelineSemaphoreFd;
   if (in.forcedMode) {
-    const bool possible = *in.forcedMode == SyncMode::host ||
-                          (*in.forcedMode == SyncMode::binary ? binaryPossible : timelinePossible);
+    const bool possible =
+        *in.forcedMode == SyncMode::host || (*in.forcedMode == SyncMode::binary ? binaryPossible : timelinePossible);
     if (!possible) {
       const DeviceFacts& lacking = *in.forcedMode == SyncMode::binary
                                        ? (in.client.externalSemaphoreFd ? in.daemon : in.client)

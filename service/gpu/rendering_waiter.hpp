@@ -33,8 +33,8 @@ class RenderingWaiter {
 
   // `done` runs once `semaphore` reaches `value`, or at `deadlineNs` (CLOCK_MONOTONIC).
   // `keepAlive` owns the semaphore until then.
-  void wait(VkSemaphore semaphore, uint64_t value, int64_t deadlineNs, std::shared_ptr<const void> keepAlive,
-            Done done) XRC_EXCLUDES(mutex_);
+  void wait(VkSemaphore semaphore, uint64_t value, int64_t deadlineNs, std::shared_ptr<const void> keepAlive, Done done)
+      XRC_EXCLUDES(mutex_);
   // Waits not answered yet, for status.
   size_t pending() const XRC_EXCLUDES(mutex_);
 

@@ -75,8 +75,8 @@ Result<std::unique_ptr<SharedSwapchain>> SharedSwapchain::create(GpuDevice& gpu,
         !s) {
       return s.error();
     }
-    if (auto s = createExportedSemaphore(gpu, VK_SEMAPHORE_TYPE_TIMELINE, swapchain->copyingTimeline_,
-                                         timelines.copyingFd);
+    if (auto s =
+            createExportedSemaphore(gpu, VK_SEMAPHORE_TYPE_TIMELINE, swapchain->copyingTimeline_, timelines.copyingFd);
         !s) {
       return s.error();
     }

@@ -97,7 +97,7 @@ class SharedSwapchain {
     vk::Image image;
     vk::Semaphore renderingDone;
     vk::Semaphore copyingDone;
-    uint64_t releaseValue = 0;  // timeline mode
+    uint64_t releaseValue = 0;         // timeline mode
     std::vector<RecordedCopy> copies;  // by runtime image index, grown as each is first leased
     vk::Fence copyFence;
     bool submitted = false;  // copyFence will signal / has signalled for the last copy
@@ -117,7 +117,7 @@ class SharedSwapchain {
   VkImageCreateInfo info_{};
   std::vector<PerImage> images_;
   vk::CommandPool pool_;
-  vk::QueryPool timestamps_;  // two per image: before and after the copy
+  vk::QueryPool timestamps_;                          // two per image: before and after the copy
   std::shared_ptr<vk::Semaphore> renderingTimeline_;  // timeline mode
   vk::Semaphore copyingTimeline_;                     // timeline mode
 };

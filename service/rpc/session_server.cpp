@@ -197,7 +197,7 @@ kj::Promise<Status> copyReleased(const std::shared_ptr<SessionState>& session, s
   auto finish = finishRelease(session, id, index, receivedNs);
   if (!session->copyBudget.tryCharge(copyBytes, receivedNs, ctx.backend.clock().periodNs)) {
     // Over max_copy_mib_per_period: acknowledged without its copy (its semaphores passed
-    // through in binary mode), in the session's order like any release.
+    // through in binary and timeline mode), in the session's order like any release.
     session->client->releasesSkipped++;
     ctx.refusals.record("max_copy_mib_per_period",
                         fmt::format("client {} '{}': releases skipped, their copies passed {} MiB in a display period",
@@ -249,7 +249,6 @@ kj::Promise<Status> copyReleased(const std::shared_ptr<SessionState>& session, s
       .then(kj::mv(finish));
 }
 
-
 // Timeline mode, a release whose rendering never finished within hung_client_timeout_ms: not
 // copied (the swapchain keeps its last complete content); copying_done still reaches the
 // release's value, after the copies before it, so that nothing of the client waits forever.
@@ -261,9 +260,10 @@ kj::Promise<Status> renderingTimedOut(const std::shared_ptr<SessionState>& sessi
                                 "(hung_client_timeout_ms); the image was not copied",
                                 index, ctx.limits.hungClientTimeoutMs);
   session->client->releasesRenderTimedOut++;
-  ctx.refusals.record("hung_client_timeout_ms",
-                      fmt::format("client {} '{}': release of image {} not copied, its rendering unfinished after {} ms",
-                                  session->client->id, session->client->name, index, ctx.limits.hungClientTimeoutMs));
+  ctx.refusals.record(
+      "hung_client_timeout_ms",
+      fmt::format("client {} '{}': release of image {} not copied, its rendering unfinished after {} ms",
+                  session->client->id, session->client->name, index, ctx.limits.hungClientTimeoutMs));
   auto finish = finishRelease(session, id, index, receivedNs);
   auto skip = [&ctx, core, index, error]() -> Status {
     if (auto s = core->shared->passThrough(index, ctx.gpuTimeout); !s) log::error("{}", s.error().describe());
@@ -272,6 +272,24 @@ kj::Promise<Status> renderingTimedOut(const std::shared_ptr<SessionState>& sessi
   if (session->workerJobs == 0 && core->shared->readyForCopy(index)) return finish(skip());
   return runOnWorker(session, kj::mv(skip)).then(kj::mv(finish));
 }
+
+// A swapchain held by a pending frame-path step: if that step never runs (its session went
+// away), the swapchain is let go on the frame worker, where its teardown belongs, not on the KJ
+// thread.
+class HeldOnWorker {
+ public:
+  HeldOnWorker(FrameWorker& worker, std::shared_ptr<SwapchainCore> core) : worker_(&worker), core_(std::move(core)) {}
+  HeldOnWorker(HeldOnWorker&&) = default;
+  HeldOnWorker& operator=(HeldOnWorker&&) = default;
+  ~HeldOnWorker() {
+    if (core_) worker_->post([core = std::move(core_)]() mutable { core.reset(); });
+  }
+  std::shared_ptr<SwapchainCore> take() { return std::move(core_); }
+
+ private:
+  FrameWorker* worker_;
+  std::shared_ptr<SwapchainCore> core_;
+};
 
 // Timeline mode: the copy of a release waits, on the CPU (RenderingWaiter), until the client's
 // rendering_done timeline reaches the release's value; the daemon's queues never wait on it.
@@ -282,10 +300,9 @@ kj::Promise<Status> copyWhenRendered(const std::shared_ptr<SessionState>& sessio
   DaemonContext& ctx = session->ctx;
   auto rendered = kj::newPromiseAndCrossThreadFulfiller<bool>();
   auto fulfiller = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<bool>>>(kj::mv(rendered.fulfiller));
-  ctx.renderingWaiter.wait(core->shared->renderingTimeline(), value,
-                           receivedNs + ctx.limits.hungClientTimeoutMs * 1'000'000,
-                           core->shared->renderingTimelineOwner(),
-                           [fulfiller](bool reached) { (*fulfiller)->fulfill(kj::cp(reached)); });
+  ctx.renderingWaiter.wait(
+      core->shared->renderingTimeline(), value, receivedNs + ctx.limits.hungClientTimeoutMs * 1'000'000,
+      core->shared->renderingTimelineOwner(), [fulfiller](bool reached) { (*fulfiller)->fulfill(kj::cp(reached)); });
   kj::Promise<void> previous = kj::READY_NOW;
   if (session->renderTail) previous = session->renderTail->addBranch();
   auto past = kj::newPromiseAndFulfiller<void>();
@@ -293,11 +310,18 @@ kj::Promise<Status> copyWhenRendered(const std::shared_ptr<SessionState>& sessio
   session->renderTail = past.promise.catch_([](kj::Exception&&) {}).fork();
   session->renderWaits++;
   return previous.then([rendered = kj::mv(rendered.promise)]() mutable { return kj::mv(rendered); })
-      .then([session, core = std::move(core), id, index, copyBytes, receivedNs,
-             past = kj::mv(past.fulfiller)](bool reached) mutable {
+      .then([session, held = HeldOnWorker(ctx.worker, std::move(core)), id, index, copyBytes, receivedNs,
+             past = kj::mv(past.fulfiller)](bool reached) mutable -> kj::Promise<Status> {
         session->renderWaits--;
-        auto answer = reached ? copyReleased(session, std::move(core), id, index, copyBytes, receivedNs)
-                              : renderingTimedOut(session, std::move(core), id, index, receivedNs);
+        auto answer = [&]() -> kj::Promise<Status> {
+          if (session->swapchains.find(id) == session->swapchains.end()) {
+            // Destroyed while its rendering was awaited: nothing left to copy into.
+            return Status(makeError(ErrorCode::notFound,
+                                    "release: swapchain {} was destroyed before its rendering finished", id));
+          }
+          return reached ? copyReleased(session, held.take(), id, index, copyBytes, receivedNs)
+                         : renderingTimedOut(session, held.take(), id, index, receivedNs);
+        }();
         past->fulfill();  // the copy is submitted or queued: what follows may go
         return answer;
       })
@@ -725,7 +749,8 @@ kj::Promise<Status> SessionServer::end(wire::Session::EndFrameParams::Reader par
   // Committed after every release this client sent before this call: here when none of them
   // is still queued on the frame worker, else behind them there.
   // Timeline mode: behind the releases whose rendering is still awaited, too.
-  auto commit = [state = state_, frame = std::move(frame), pending = std::move(pending)]() mutable -> kj::Promise<Status> {
+  auto commit = [state = state_, frame = std::move(frame),
+                 pending = std::move(pending)]() mutable -> kj::Promise<Status> {
     DaemonContext& ctx = state->ctx;
     if (state->workerJobs == 0) {
       commitLayers(ctx, std::move(frame), pending);

@@ -35,7 +35,7 @@ struct SwapchainState {
   std::shared_ptr<SwapchainCore> core;
   ImageCycle cycle;
   uint64_t releasesRequested = 0;
-  uint64_t copyBytes = 0;  // what one release's copy moves
+  uint64_t copyBytes = 0;           // what one release's copy moves
   uint64_t lastRenderingValue = 0;  // timeline mode: the newest release's
 };
 

@@ -46,7 +46,7 @@ struct SystemDescription {
   uint32_t maxLayers = 0, maxSwapchains = 0, maxArrayLayers = 0;
   bool daemonHasExternalSemaphoreFd = false;
   bool daemonHasTimelineSemaphoreFd = false;  // 1.11
-  Pose localInStage;  // LOCAL space's origin in STAGE space (the tracking origin, floor level)
+  Pose localInStage;                          // LOCAL space's origin in STAGE space (the tracking origin, floor level)
   float stageBoundsWidth = 0, stageBoundsDepth = 0;  // meters; 0: unknown
   // The display's, preferred first; endFrame may ask for any of them (empty: opaque only).
   std::vector<EnvironmentBlendMode> environmentBlendModes;

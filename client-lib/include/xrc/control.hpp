@@ -39,13 +39,13 @@ struct ClientStatus {
   uint64_t framesDisplayed = 0, framesLate = 0, framesDropped = 0, framesHidden = 0;
   uint32_t displayPeriods = 1;
   Percentiles releaseUs, latencyUs, frameIntervalUs;
-  uint64_t imageBytes = 0;         // image memory its swapchains hold in the daemon (1.8)
-  bool hung = false;               // no frame calls for hung_client_timeout_ms (1.8)
-  uint32_t stalledMs = 0;          // since its last frame call (1.8)
-  uint64_t framesStale = 0;        // display frames that showed its last frame again: the next was late (1.8)
+  uint64_t imageBytes = 0;              // image memory its swapchains hold in the daemon (1.8)
+  bool hung = false;                    // no frame calls for hung_client_timeout_ms (1.8)
+  uint32_t stalledMs = 0;               // since its last frame call (1.8)
+  uint64_t framesStale = 0;             // display frames that showed its last frame again: the next was late (1.8)
   uint64_t releasesRenderTimedOut = 0;  // timeline mode: rendering unfinished in time, not copied (1.11)
-  uint64_t releasesSkipped = 0;    // acknowledged without a copy: over max_copy_mib_per_period (1.8)
-  uint64_t framesReprojected = 0;  // display frames that rotated its projection to the head's pose then (1.10)
+  uint64_t releasesSkipped = 0;         // acknowledged without a copy: over max_copy_mib_per_period (1.8)
+  uint64_t framesReprojected = 0;       // display frames that rotated its projection to the head's pose then (1.10)
 };
 
 // A limit the daemon enforced, by config key (1.8).
