@@ -47,9 +47,11 @@ TEST(Bench, ReportsTheSteadyStateOfClientsThatAllRan) {
   EXPECT_EQ(s.value("frames_per_client", 0), 180);
   EXPECT_GT(s.value("frames_displayed", uint64_t(0)), 180u) << s.dump();
   // The window in which both run: a fifth to four fifths of their frames, at up to the display's rate.
+  // Its length follows the clients' rate: three fifths of 180 frames, at no less than the 10
+  // frames/s checked below (a sanitizer build on two cores runs them at about 50).
   const double steady = s.value("steady_s", 0.0);
   EXPECT_GT(steady, 0.1) << s.dump();
-  EXPECT_LT(steady, 2.0) << s.dump();
+  EXPECT_LT(steady, 0.6 * 180 / 10.0) << s.dump();
   const double rate = s.value("client_frames_per_s_steady", 0.0);
   EXPECT_GT(rate, 10.0) << s.dump();
   EXPECT_LT(rate, 95.0) << s.dump();
