@@ -84,18 +84,12 @@ kj::Promise<Result<CreatedSwapchain>> sendCreateSwapchain(IoState& io, const Swa
 // Imports one of the daemon's exported semaphores; a successful import owns the fd.
 Status importSemaphore(Connection::Impl& conn, VkSemaphoreType type, UniqueFd& fd, vk::Semaphore& target) {
   VkDevice device = conn.vulkan.device;
-  VkSemaphoreTypeCreateInfo typeInfo{};
-  typeInfo.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
-  typeInfo.semaphoreType = type;
-  VkSemaphoreCreateInfo semInfo{};
-  semInfo.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
-  semInfo.pNext = type == VK_SEMAPHORE_TYPE_TIMELINE ? &typeInfo : nullptr;
-  VkSemaphore semaphore;
-  if (auto s = vk::check(vkCreateSemaphore(device, &semInfo, nullptr, &semaphore), "vkCreateSemaphore"); !s) return s;
-  target = vk::Semaphore(device, semaphore);
+  auto created = vk::createSemaphore(device, type);
+  if (!created) return created.error();
+  target = std::move(created).value();
   VkImportSemaphoreFdInfoKHR importSem{};
   importSem.sType = VK_STRUCTURE_TYPE_IMPORT_SEMAPHORE_FD_INFO_KHR;
-  importSem.semaphore = semaphore;
+  importSem.semaphore = target.get();
   importSem.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
   importSem.fd = fd.get();
   if (auto s = vk::check(conn.importSemaphoreFd(device, &importSem), "vkImportSemaphoreFdKHR"); !s) return s;

@@ -203,6 +203,30 @@ Result<HostBuffer> createHostBuffer(VkDevice device, const VkPhysicalDeviceMemor
   return out;
 }
 
+Result<Semaphore> createSemaphore(VkDevice device, VkSemaphoreType type, bool exportOpaqueFd) {
+  VkSemaphoreTypeCreateInfo typeInfo{};
+  typeInfo.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
+  typeInfo.semaphoreType = type;
+  VkExportSemaphoreCreateInfo exportInfo{};
+  exportInfo.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO;
+  exportInfo.pNext = type == VK_SEMAPHORE_TYPE_TIMELINE ? &typeInfo : nullptr;
+  exportInfo.handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+  VkSemaphoreCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
+  info.pNext = exportOpaqueFd ? static_cast<const void*>(&exportInfo) : exportInfo.pNext;
+  VkSemaphore semaphore = VK_NULL_HANDLE;
+  if (auto s = check(vkCreateSemaphore(device, &info, nullptr, &semaphore), "vkCreateSemaphore"); !s) return s.error();
+  return Semaphore(device, semaphore);
+}
+
+Status signalTimeline(VkDevice device, VkSemaphore semaphore, uint64_t value) {
+  VkSemaphoreSignalInfo signal{};
+  signal.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO;
+  signal.semaphore = semaphore;
+  signal.value = value;
+  return check(vkSignalSemaphore(device, &signal), "vkSignalSemaphore");
+}
+
 std::vector<const char*> requiredDeviceExtensions() { return {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME}; }
 
 const char* semaphoreFdExtension() { return VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME; }

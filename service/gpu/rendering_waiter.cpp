@@ -16,17 +16,9 @@ constexpr int64_t kMaxWaitNs = 100'000'000;
 }  // namespace
 
 Result<std::unique_ptr<RenderingWaiter>> RenderingWaiter::create(VkDevice device) {
-  VkSemaphoreTypeCreateInfo type{};
-  type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
-  type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-  VkSemaphoreCreateInfo info{};
-  info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
-  info.pNext = &type;
-  VkSemaphore semaphore = VK_NULL_HANDLE;
-  if (auto s = vk::check(vkCreateSemaphore(device, &info, nullptr, &semaphore), "vkCreateSemaphore(waiter)"); !s) {
-    return s.error();
-  }
-  return std::make_unique<RenderingWaiter>(device, vk::Semaphore(device, semaphore));
+  auto wake = vk::createSemaphore(device, VK_SEMAPHORE_TYPE_TIMELINE);
+  if (!wake) return wake.error();
+  return std::make_unique<RenderingWaiter>(device, std::move(wake).value());
 }
 
 RenderingWaiter::RenderingWaiter(VkDevice device, vk::Semaphore wake)
@@ -36,11 +28,7 @@ RenderingWaiter::~RenderingWaiter() {
   {
     Lock lock(mutex_);
     stopping_ = true;
-    VkSemaphoreSignalInfo signal{};
-    signal.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO;
-    signal.semaphore = wake_.get();
-    signal.value = ++wakeValue_;
-    vkSignalSemaphore(device_, &signal);
+    (void)vk::signalTimeline(device_, wake_.get(), ++wakeValue_);
   }
   changed_.notify_all();
   if (thread_.joinable()) thread_.join();
@@ -52,11 +40,7 @@ void RenderingWaiter::wait(VkSemaphore semaphore, uint64_t value, int64_t deadli
     Lock lock(mutex_);
     if (!stopping_) {
       entries_.push_back(Entry{semaphore, value, deadlineNs, std::move(keepAlive), kj::mv(done)});
-      VkSemaphoreSignalInfo signal{};
-      signal.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO;
-      signal.semaphore = wake_.get();
-      signal.value = ++wakeValue_;
-      vkSignalSemaphore(device_, &signal);
+      (void)vk::signalTimeline(device_, wake_.get(), ++wakeValue_);
       changed_.notify_one();
       return;
     }

@@ -10,24 +10,12 @@ constexpr uint64_t toNs(std::chrono::milliseconds ms) { return uint64_t(ms.count
 // A semaphore exportable as OPAQUE_FD (binary, or a timeline starting at 0), and its fd.
 Status createExportedSemaphore(GpuDevice& gpu, VkSemaphoreType type, vk::Semaphore& semaphore, UniqueFd& fd) {
   VkDevice device = gpu.device();
-  VkSemaphoreTypeCreateInfo typeInfo{};
-  typeInfo.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
-  typeInfo.semaphoreType = type;
-  VkExportSemaphoreCreateInfo exportSem{};
-  exportSem.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO;
-  exportSem.pNext = type == VK_SEMAPHORE_TYPE_TIMELINE ? &typeInfo : nullptr;
-  exportSem.handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
-  VkSemaphoreCreateInfo semInfo{};
-  semInfo.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
-  semInfo.pNext = &exportSem;
-  VkSemaphore handle = VK_NULL_HANDLE;
-  if (auto s = vk::check(vkCreateSemaphore(device, &semInfo, nullptr, &handle), "vkCreateSemaphore(shared)"); !s) {
-    return s;
-  }
-  semaphore = vk::Semaphore(device, handle);
+  auto created = vk::createSemaphore(device, type, /*exportOpaqueFd=*/true);
+  if (!created) return created.error();
+  semaphore = std::move(created).value();
   VkSemaphoreGetFdInfoKHR semFd{};
   semFd.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR;
-  semFd.semaphore = handle;
+  semFd.semaphore = semaphore.get();
   semFd.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
   int sfd = -1;
   if (auto s = vk::check(gpu.getSemaphoreFd(device, &semFd, &sfd), "vkGetSemaphoreFdKHR"); !s) return s;

@@ -3,19 +3,10 @@
 namespace xrc::gpu {
 
 Result<std::unique_ptr<Timeline>> Timeline::create(VkDevice device) {
-  VkSemaphoreTypeCreateInfo type{};
-  type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
-  type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-  type.initialValue = 0;
-  VkSemaphoreCreateInfo info{};
-  info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
-  info.pNext = &type;
-  VkSemaphore semaphore = VK_NULL_HANDLE;
-  if (auto s = vk::check(vkCreateSemaphore(device, &info, nullptr, &semaphore), "vkCreateSemaphore(timeline)"); !s) {
-    return s.error();
-  }
+  auto semaphore = vk::createSemaphore(device, VK_SEMAPHORE_TYPE_TIMELINE);
+  if (!semaphore) return semaphore.error();
   auto timeline = std::make_unique<Timeline>();
-  timeline->semaphore_ = vk::Semaphore(device, semaphore);
+  timeline->semaphore_ = std::move(semaphore).value();
   return timeline;
 }
 

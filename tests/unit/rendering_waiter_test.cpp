@@ -34,11 +34,8 @@ class RenderingWaiterTest : public ::testing::Test {
     return std::move(t).value();
   }
   void signal(const Timeline& t, uint64_t value) {
-    VkSemaphoreSignalInfo info{};
-    info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO;
-    info.semaphore = t.get();
-    info.value = value;
-    ASSERT_EQ(vkSignalSemaphore(gpu_->device(), &info), VK_SUCCESS);
+    auto signalled = vk::signalTimeline(gpu_->device(), t.get(), value);
+    ASSERT_TRUE(signalled) << signalled.error().describe();
   }
   // Waits for `t` at `value` with the given deadline; the future says whether it was reached.
   std::future<bool> waitFor(const Timeline& t, uint64_t value, std::chrono::milliseconds deadline,

@@ -144,17 +144,9 @@ class GpuHang {
   }
   Status hang(VulkanApp& app, RenderTarget& t, uint32_t ms) {
     if (!semaphore_) {
-      VkSemaphoreTypeCreateInfo type{};
-      type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
-      type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-      VkSemaphoreCreateInfo info{};
-      info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
-      info.pNext = &type;
-      VkSemaphore s = VK_NULL_HANDLE;
-      if (auto r = vk::check(vkCreateSemaphore(app.device(), &info, nullptr, &s), "vkCreateSemaphore(hang)"); !r) {
-        return r;
-      }
-      semaphore_ = vk::Semaphore(app.device(), s);
+      auto created = vk::createSemaphore(app.device(), VK_SEMAPHORE_TYPE_TIMELINE);
+      if (!created) return created.error();
+      semaphore_ = std::move(created).value();
     }
     const uint64_t value = ++value_;
     VkSemaphore semaphore = semaphore_.get();
@@ -162,11 +154,7 @@ class GpuHang {
     t.hangValue = value;
     releasers_.emplace_back([device = app.device(), semaphore, value, ms] {
       std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-      VkSemaphoreSignalInfo signal{};
-      signal.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO;
-      signal.semaphore = semaphore;
-      signal.value = value;
-      vkSignalSemaphore(device, &signal);
+      (void)vk::signalTimeline(device, semaphore, value);
     });
     return {};
   }

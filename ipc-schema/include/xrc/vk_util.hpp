@@ -151,6 +151,11 @@ struct HostBuffer {
 Result<HostBuffer> createHostBuffer(VkDevice device, const VkPhysicalDeviceMemoryProperties& props, VkDeviceSize size,
                                     VkBufferUsageFlags usage);
 
+// A binary semaphore, or a timeline one starting at 0; exportable as OPAQUE_FD when asked.
+Result<Semaphore> createSemaphore(VkDevice device, VkSemaphoreType type, bool exportOpaqueFd = false);
+// Signals timeline `semaphore` to `value` from the host.
+Status signalTimeline(VkDevice device, VkSemaphore semaphore, uint64_t value);
+
 // Device extensions both ends need for sharing images (and, optionally, semaphores).
 std::vector<const char*> requiredDeviceExtensions();
 const char* semaphoreFdExtension();
