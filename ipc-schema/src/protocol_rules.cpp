@@ -150,8 +150,10 @@ Result<SyncMode> negotiate(const NegotiationInput& in) {
     }
     return *in.forcedMode;
   }
-  if (timelinePossible) return SyncMode::timeline;
-  return binaryPossible ? SyncMode::binary : SyncMode::host;
+  // Never binary unless forced: its copy waits on the client's semaphore on the GPU, so a client
+  // whose rendering never finishes would stall the daemon's queue for everyone, and no driver we
+  // run on lets the daemon watch a binary semaphore from the CPU (docs/SYNC.md, "Sync modes").
+  return timelinePossible ? SyncMode::timeline : SyncMode::host;
 }
 
 Status validateSwapchainRequest(const SwapchainRequest& r, const SwapchainLimits& limits) {

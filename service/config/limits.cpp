@@ -23,6 +23,8 @@ constexpr std::array kKeys{
              "KiB of one connection's calls not yet answered; past it, the daemon reads no more from it"},
     LimitKey{"max_unsent_answer_kib", &Limits::maxUnsentAnswerKib, 256, int64_t(1) << 20,
              "KiB of answers a connection has not read; past it, the connection is closed"},
+    LimitKey{"max_unfinished_answers", &Limits::maxUnfinishedAnswers, 16, 1'000'000,
+             "Answers one connection keeps open (calls it has not finished); past it, the connection is closed"},
     LimitKey{"max_messages_per_second", &Limits::maxMessagesPerSecond, 10, 10'000'000,
              "Messages one connection may send per second (in 100 ms windows); more wait for the next window"},
     LimitKey{"max_copy_mib_per_period", &Limits::maxCopyMibPerPeriod, 1, int64_t(1) << 20,

@@ -23,6 +23,7 @@ struct Limits {
   int64_t maxMessageKib = 256;              // one incoming message, checked before it is read
   int64_t maxUnansweredCallKib = 1024;      // calls of one connection not yet answered (Cap'n Proto flow limit)
   int64_t maxUnsentAnswerKib = 16384;       // answers a connection has not read: past this it is closed
+  int64_t maxUnfinishedAnswers = 4096;      // answers a connection keeps (calls not yet finished): past this, closed
   int64_t maxCopyMibPerPeriod = 256;        // copies one client's releases cause per display period
   int64_t maxMessagesPerSecond = 10000;     // one connection's incoming messages (calls, finishes)
   int64_t hungClientTimeoutMs = 3000;       // no frame and no call for this long: marked hung

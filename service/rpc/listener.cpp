@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "../log.hpp"
+#include "answer_limited_network.hpp"
 #include "compositor_server.hpp"
 #include "xrc/batching_stream.hpp"
 #include "xrc/monotonic_clock.hpp"
@@ -125,7 +126,13 @@ struct Listener::Connection {
         // The capability stream is what lets the daemon send fds. Clients never send any: the
         // read-ahead stream reads without ancillary data, so the kernel drops fds a client attaches.
         network(*stream, kMaxFdsPerMessage, capnp::rpc::twoparty::Side::SERVER),
-        rpc(capnp::makeRpcServer(network, kj::heap<CompositorServer>(listener.ctx_, listener.io_.provider->getTimer(),
+        limitedNetwork(network, listener.ctx_.limits.maxUnfinishedAnswers,
+                       [this, &listener] {
+                         listener.close(*this, "max_unfinished_answers",
+                                        fmt::format("keeps more than {} answers without finishing them",
+                                                    listener.ctx_.limits.maxUnfinishedAnswers));
+                       }),
+        rpc(capnp::makeRpcServer(limitedNetwork, kj::heap<CompositorServer>(listener.ctx_, listener.io_.provider->getTimer(),
                                                                      peer, facts, [weak = std::weak_ptr(kick)] {
                                                                        if (auto k = weak.lock()) k->pull();
                                                                      }))) {
@@ -172,6 +179,7 @@ struct Listener::Connection {
   BatchingStream* batching = nullptr;  // `stream`, as what it is
   kj::Own<kj::AsyncCapabilityStream> stream;
   capnp::TwoPartyVatNetwork network;
+  AnswerLimitedNetwork limitedNetwork;  // `network`, with the answers its peer keeps open counted
   capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc;
 };
 

@@ -34,12 +34,11 @@ bool hasValidationMessages(const std::string& log) {
   return false;
 }
 
-// binary wherever the GPU has external semaphores (the H100), host on lavapipe.
+// timeline wherever the GPU shares timeline semaphores (the H100), host on lavapipe.
 std::string expectedSyncMode(const Daemon& daemon) {
   auto system = client::describe(daemon.socket());
   if (!system) return "host";
-  if (system.value().daemonHasTimelineSemaphoreFd) return "timeline";  // the demo's device enables them
-  return system.value().daemonHasExternalSemaphoreFd ? "binary" : "host";
+  return system.value().daemonHasTimelineSemaphoreFd ? "timeline" : "host";  // the demo's device enables them
 }
 
 void runFramePath(const std::map<std::string, std::string>& env, uint64_t frames) {

@@ -281,6 +281,76 @@ TEST(Isolation, ACallFloodThatNeverReadsIsCutOff) {
   EXPECT_LT(residentKib(daemon.process().pid()), rssBefore + 256 * 1024);
 }
 
+// A client that reads its answers but never finishes them (never sends Finish) would make the
+// daemon keep every answer; past max_unfinished_answers it is closed, and the others are served.
+TEST(Isolation, AnswersNeverFinishedAreCutOff) {
+  TempDir dir;
+  Daemon daemon(dir, {"--max-unfinished-answers", "512"});
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  Bystander bystander(daemon, dir);
+  ASSERT_TRUE(bystander.connected()) << bystander.output();
+  const uint64_t rssBefore = residentKib(daemon.process().pid());
+
+  auto encode = [](auto fill) {
+    capnp::MallocMessageBuilder builder;
+    fill(builder.initRoot<capnp::rpc::Message>());
+    auto words = capnp::messageToFlatArray(builder);
+    auto bytes = words.asBytes();
+    return std::vector<char>(bytes.begin(), bytes.end());
+  };
+  std::vector<char> bootstrap = encode([](capnp::rpc::Message::Builder m) { m.initBootstrap().setQuestionId(0); });
+  bystander.startRate();
+  UniqueFd fd = rawConnection(daemon.socket());
+  ASSERT_TRUE(fd.valid());
+  ASSERT_EQ(::send(fd.get(), bootstrap.data(), bootstrap.size(), MSG_NOSIGNAL), ssize_t(bootstrap.size()));
+  bool cutOff = false;
+  uint64_t answerBytes = 0;
+  uint32_t question = 1;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (!cutOff && std::chrono::steady_clock::now() < deadline) {
+    std::vector<char> batch;
+    for (int i = 0; i < 64; ++i, ++question) {
+      auto call = encode([question](capnp::rpc::Message::Builder m) {
+        auto c = m.initCall();
+        c.setQuestionId(question);
+        c.initTarget().initPromisedAnswer().setQuestionId(0);
+        c.setInterfaceId(capnp::typeId<wire::Compositor>());
+        c.setMethodId(0);  // describe
+        c.initParams();
+      });
+      batch.insert(batch.end(), call.begin(), call.end());
+    }
+    if (::send(fd.get(), batch.data(), batch.size(), MSG_NOSIGNAL) < 0 && (errno == EPIPE || errno == ECONNRESET)) {
+      cutOff = true;
+    }
+    // Every answer is read (given time to come), so nothing stays unsent in the daemon.
+    std::this_thread::sleep_for(20ms);
+    char buffer[65536];
+    for (;;) {
+      const ssize_t n = ::recv(fd.get(), buffer, sizeof(buffer), MSG_DONTWAIT);
+      if (n > 0) {
+        answerBytes += uint64_t(n);
+        continue;
+      }
+      if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) cutOff = true;
+      break;
+    }
+  }
+  ASSERT_TRUE(cutOff) << "the daemon kept a connection that finishes none of its " << question << " calls";
+  EXPECT_GT(answerBytes, 0u) << "the calls were never answered";
+  std::this_thread::sleep_for(1s);
+  bystander.reportRate("answers never finished");
+  auto control = daemon.control();
+  ASSERT_TRUE(control);
+  auto status = control->status();
+  ASSERT_TRUE(status) << status.error().describe();
+  EXPECT_EQ(limitHits(status.value(), "max_unfinished_answers"), 1u);
+  EXPECT_TRUE(bystander.keepsBeingDisplayed());
+  EXPECT_LT(residentKib(daemon.process().pid()), rssBefore + 64 * 1024);
+  EXPECT_NE(daemon.process().output().find("keeps more than 512 answers without finishing them"), std::string::npos)
+      << daemon.process().output();
+}
+
 // Connections over max_connections_per_uid are answered with why, then closed; once others
 // leave, new ones are served.
 TEST(Isolation, ConnectionsOverTheLimitAreToldWhy) {

@@ -65,8 +65,9 @@ TEST(TimelineSync, IsEveryClientsModeByDefaultAndFramesArriveWhole) {
   demo->closeStdin();
 }
 
-// `mode` "timeline": asserted; "binary": measured and printed, for comparison (its copies wait
-// on the GPU for the hung client's rendering, and every copy queued behind them waits too).
+// `mode` "timeline" (the default) and "host" (what clients without shared timelines get):
+// asserted; "binary" (only when forced): measured and printed, for comparison (its copies wait on
+// the GPU for the hung client's rendering, and every copy queued behind them waits too).
 class GpuHang : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuHang, AClientWhoseGpuStopsCostsTheOthersNoFrames) {
@@ -106,7 +107,7 @@ TEST_P(GpuHang, AClientWhoseGpuStopsCostsTheOthersNoFrames) {
                 "30 frames\n",
                 mode.c_str(), i, rate, hangerRate);
     RecordProperty("other" + std::to_string(i) + "_fps", std::to_string(rate));
-    if (mode == "timeline") {
+    if (mode != "binary") {
       EXPECT_GE(rate, 85.0) << "other" << i;
     }
   }
@@ -116,7 +117,7 @@ TEST_P(GpuHang, AClientWhoseGpuStopsCostsTheOthersNoFrames) {
   for (auto& p : others) p->closeStdin();
 }
 
-INSTANTIATE_TEST_SUITE_P(TimelineAssertedBinaryMeasured, GpuHang, ::testing::Values("timeline", "binary"));
+INSTANTIATE_TEST_SUITE_P(TimelineAndHostAssertedBinaryMeasured, GpuHang, ::testing::Values("timeline", "host", "binary"));
 
 TEST(TimelineSync, RenderingUnfinishedAfterTheHungTimeoutIsNotCopiedAndTheClientIsTold) {
   TempDir dir;

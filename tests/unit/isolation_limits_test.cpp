@@ -15,6 +15,7 @@
 #include "compositor/image_budget.hpp"
 #include "compositor/refusals.hpp"
 #include "config/daemon_config.hpp"
+#include "rpc/answer_limited_network.hpp"
 #include "xrc.capnp.h"
 #include "xrc/batching_stream.hpp"
 #include "xrc/message_frame_tracker.hpp"
@@ -235,6 +236,26 @@ TEST(CopyBudget, AFullPeriodSkipsAndLargeCopiesOverdrawTheNextOnes) {
   // A long pause clears any debt.
   EXPECT_TRUE(budget.tryCharge(1000, t + 4 * kPeriod, kPeriod));
   EXPECT_TRUE(budget.tryCharge(1, t + 1000 * kPeriod, kPeriod));
+}
+
+// Questions asked (calls, bootstraps) and not finished are what the daemon's answer table keeps.
+TEST(OpenAnswers, CallsAndBootstrapsOpenFinishesCloseAndThePeakIsReportedOnce) {
+  using W = capnp::rpc::Message::Which;
+  OpenAnswerCount count(3);
+  EXPECT_FALSE(count.onIncoming(W::BOOTSTRAP));
+  EXPECT_FALSE(count.onIncoming(W::CALL));
+  EXPECT_FALSE(count.onIncoming(W::CALL));
+  EXPECT_EQ(count.open(), 3);
+  // Returns travel the other way; releases, resolves and disembargoes open nothing.
+  for (W other : {W::RELEASE, W::RESOLVE, W::DISEMBARGO, W::RETURN, W::ABORT}) EXPECT_FALSE(count.onIncoming(other));
+  EXPECT_EQ(count.open(), 3);
+  EXPECT_FALSE(count.onIncoming(W::FINISH));
+  EXPECT_FALSE(count.onIncoming(W::CALL));
+  EXPECT_TRUE(count.onIncoming(W::CALL));  // the fourth open answer
+  EXPECT_FALSE(count.onIncoming(W::CALL));  // reported once
+  EXPECT_EQ(count.open(), 5);
+  for (int i = 0; i < 10; ++i) (void)count.onIncoming(W::FINISH);
+  EXPECT_EQ(count.open(), 0);  // more finishes than questions do not bank credit
 }
 
 }  // namespace

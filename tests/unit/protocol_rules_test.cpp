@@ -27,11 +27,17 @@ NegotiationInput input(bool clientSem, bool daemonSem) {
   return in;
 }
 
-TEST(Negotiation, BinaryOnlyWhenBothSidesHaveExternalSemaphores) {
-  EXPECT_EQ(negotiate(input(true, true)).value(), SyncMode::binary);
-  EXPECT_EQ(negotiate(input(true, false)).value(), SyncMode::host);
-  EXPECT_EQ(negotiate(input(false, true)).value(), SyncMode::host);
-  EXPECT_EQ(negotiate(input(false, false)).value(), SyncMode::host);
+// binary puts a wait on the client's semaphore into the daemon's queue: only an operator who
+// trusts the clients asks for it.
+TEST(Negotiation, BinaryOnlyWhenForcedAndBothSidesHaveExternalSemaphores) {
+  EXPECT_EQ(negotiate(input(true, true)).value(), SyncMode::host);
+  for (bool clientSem : {false, true}) {
+    for (bool daemonSem : {false, true}) {
+      auto in = input(clientSem, daemonSem);
+      in.forcedMode = SyncMode::binary;
+      EXPECT_EQ(negotiate(in).ok(), clientSem && daemonSem) << clientSem << daemonSem;
+    }
+  }
 }
 
 TEST(EnvironmentBlendModes, ParsedInOrderOnceEachAndChecked) {
@@ -86,11 +92,13 @@ NegotiationInput timelineInput(bool clientTimeline, bool daemonTimeline) {
 
 TEST(Negotiation, TimelineWhereBothSidesShareTimelinesAndTheClientSpeaks1_11) {
   EXPECT_EQ(negotiate(timelineInput(true, true)).value(), SyncMode::timeline);
-  EXPECT_EQ(negotiate(timelineInput(true, false)).value(), SyncMode::binary);
-  EXPECT_EQ(negotiate(timelineInput(false, true)).value(), SyncMode::binary);
+  // Without timelines on both sides, the client waits for its own rendering (host), never the
+  // daemon's queue (binary).
+  EXPECT_EQ(negotiate(timelineInput(true, false)).value(), SyncMode::host);
+  EXPECT_EQ(negotiate(timelineInput(false, true)).value(), SyncMode::host);
   auto older = timelineInput(true, true);
   older.clientMinor = 10;  // knows no release values
-  EXPECT_EQ(negotiate(older).value(), SyncMode::binary);
+  EXPECT_EQ(negotiate(older).value(), SyncMode::host);
 }
 
 TEST(Negotiation, ForcedTimelineNamesWhatIsMissing) {
