@@ -128,6 +128,11 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
     socket = dir.path + "/bench.sock";
     std::vector<std::string> args{o.daemon,      "--socket", socket,        "--view-size", o.viewSize,
                                   "--sync-mode", o.syncMode, "--log-level", "warn"};
+    // The clients and the bench's own status connections are one user's: room for all of them
+    // (the default per-user limit is 64). --daemon-arg may still override.
+    const std::string connections = std::to_string(std::max<uint32_t>(64, clients + 16));
+    args.insert(args.end(), {"--max-connections-per-uid", connections, "--max-connections",
+                             std::to_string(std::max<uint32_t>(256, clients + 16))});
     args.insert(args.end(), o.daemonArgs.begin(), o.daemonArgs.end());
     ownDaemon = std::make_unique<Process>(args, std::map<std::string, std::string>{}, dir.path + "/daemon.log");
     // --log-level warn hides the "serving" line: wait for the socket instead.
@@ -178,6 +183,13 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
   auto sampleWhen = [&](auto predicate) -> std::optional<Sample> {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
     while (std::chrono::steady_clock::now() < deadline) {
+      // A client that ended early (refused, failed) would keep the count short for good.
+      for (auto& d : demos) {
+        if (!d->running() && d->output().find("release_us") == std::string::npos) {
+          fmt::print(stderr, "a client ended before its frames:\n{}\n", d->output());
+          return std::nullopt;
+        }
+      }
       auto status = daemonStatus(socket);
       if (status && status->clients.size() == clients) {
         uint64_t least = UINT64_MAX, most = 0, sum = 0;
