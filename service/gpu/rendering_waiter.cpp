@@ -40,8 +40,12 @@ void RenderingWaiter::wait(VkSemaphore semaphore, uint64_t value, int64_t deadli
     Lock lock(mutex_);
     if (!stopping_) {
       entries_.push_back(Entry{semaphore, value, deadlineNs, std::move(keepAlive), kj::mv(done)});
-      (void)vk::signalTimeline(device_, wake_.get(), ++wakeValue_);
-      changed_.notify_one();
+      if (blocked_) {
+        (void)vk::signalTimeline(device_, wake_.get(), ++wakeValue_);
+        blocked_ = false;  // one wake is enough until the thread waits again
+      } else if (entries_.size() == 1) {
+        changed_.notify_one();  // it may sleep on the condition variable
+      }
       return;
     }
   }
@@ -71,6 +75,7 @@ void RenderingWaiter::run() {
       }
       semaphores.assign(1, wake_.get());
       values.assign(1, wakeValue_ + 1);  // what the next wait() signals
+      blocked_ = true;
       const int64_t now = monotonicNowNs();
       for (const Entry& e : entries_) {
         semaphores.push_back(e.semaphore);
@@ -91,6 +96,7 @@ void RenderingWaiter::run() {
     }
     {
       Lock lock(mutex_);
+      blocked_ = false;
       const int64_t now = monotonicNowNs();
       for (size_t i = 0; i < entries_.size();) {
         Entry& e = entries_[i];

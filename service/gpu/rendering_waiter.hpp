@@ -57,6 +57,10 @@ class RenderingWaiter {
   std::vector<Entry> entries_ XRC_GUARDED_BY(mutex_);
   uint64_t wakeValue_ XRC_GUARDED_BY(mutex_) = 0;
   bool stopping_ XRC_GUARDED_BY(mutex_) = false;
+  // The thread is in (or about to enter) vkWaitSemaphores with the wake timeline at
+  // wakeValue_ + 1: only then does a new wait need the (driver-call) wake; otherwise the thread
+  // takes the new entry when it next looks.
+  bool blocked_ XRC_GUARDED_BY(mutex_) = false;
   std::thread thread_;
 };
 
