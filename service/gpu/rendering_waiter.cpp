@@ -73,26 +73,35 @@ void RenderingWaiter::run() {
         entries_.clear();
         break;
       }
-      semaphores.assign(1, wake_.get());
-      values.assign(1, wakeValue_ + 1);  // what the next wait() signals
-      blocked_ = true;
       const int64_t now = monotonicNowNs();
-      for (const Entry& e : entries_) {
-        semaphores.push_back(e.semaphore);
-        values.push_back(e.value);
-        timeoutNs = std::min(timeoutNs, std::max<int64_t>(0, e.deadlineNs - now));
+      for (const Entry& e : entries_) timeoutNs = std::min(timeoutNs, std::max<int64_t>(0, e.deadlineNs - now));
+      if (entries_.size() > kMaxBlockingEntries) {
+        // Poll: sleep a poll interval (or to the first deadline), cut short only by the destructor.
+        const auto sleep = std::min<std::chrono::nanoseconds>(kPollInterval, std::chrono::nanoseconds(timeoutNs));
+        changed_.wait_for(lock.native(), sleep, [&]() XRC_REQUIRES(mutex_) { return stopping_; });
+        semaphores.clear();
+      } else {
+        semaphores.assign(1, wake_.get());
+        values.assign(1, wakeValue_ + 1);  // what the next wait() signals
+        blocked_ = true;
+        for (const Entry& e : entries_) {
+          semaphores.push_back(e.semaphore);
+          values.push_back(e.value);
+        }
       }
     }
-    VkSemaphoreWaitInfo info{};
-    info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
-    info.flags = VK_SEMAPHORE_WAIT_ANY_BIT;
-    info.semaphoreCount = uint32_t(semaphores.size());
-    info.pSemaphores = semaphores.data();
-    info.pValues = values.data();
-    const VkResult r = vkWaitSemaphores(device_, &info, uint64_t(timeoutNs));
-    if (r != VK_SUCCESS && r != VK_TIMEOUT) {
-      // A lost device answers every pending wait as not reached, at its deadline.
-      log::error("rendering waiter: vkWaitSemaphores: {}", vk::resultName(r));
+    if (!semaphores.empty()) {
+      VkSemaphoreWaitInfo info{};
+      info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
+      info.flags = VK_SEMAPHORE_WAIT_ANY_BIT;
+      info.semaphoreCount = uint32_t(semaphores.size());
+      info.pSemaphores = semaphores.data();
+      info.pValues = values.data();
+      const VkResult r = vkWaitSemaphores(device_, &info, uint64_t(timeoutNs));
+      if (r != VK_SUCCESS && r != VK_TIMEOUT) {
+        // A lost device answers every pending wait as not reached, at its deadline.
+        log::error("rendering waiter: vkWaitSemaphores: {}", vk::resultName(r));
+      }
     }
     {
       Lock lock(mutex_);

@@ -121,5 +121,33 @@ TEST_F(RenderingWaiterTest, ManyWaitsOnOneTimelineAreAnsweredAsItRises) {
   }
 }
 
+// Past kMaxBlockingEntries the thread polls: values reached are still answered reached, and
+// waits past their deadline not reached, each on its own timeline.
+TEST_F(RenderingWaiterTest, ManyPendingWaitsArePolledWithTheirDeadlines) {
+  constexpr size_t kCount = RenderingWaiter::kMaxBlockingEntries * 3;
+  std::vector<std::unique_ptr<Timeline>> timelines;
+  std::vector<std::future<bool>> stuck, reached;
+  for (size_t i = 0; i < kCount; ++i) {
+    timelines.push_back(timeline());
+    // The first is signalled below; the others stay short of their value.
+    stuck.push_back(waitFor(*timelines.back(), 1, i == 0 ? std::chrono::milliseconds(60s) : 300ms));
+  }
+  for (size_t i = 0; i < kCount; ++i) {
+    reached.push_back(waitFor(*timelines[i], 0, 60s));  // already there
+  }
+  for (auto& f : reached) {
+    ASSERT_EQ(f.wait_for(5s), std::future_status::ready);
+    EXPECT_TRUE(f.get());
+  }
+  signal(*timelines[0], 1);
+  ASSERT_EQ(stuck[0].wait_for(5s), std::future_status::ready);
+  EXPECT_TRUE(stuck[0].get());
+  for (size_t i = 1; i < kCount; ++i) {
+    ASSERT_EQ(stuck[i].wait_for(5s), std::future_status::ready) << i;
+    EXPECT_FALSE(stuck[i].get()) << i;
+  }
+  EXPECT_EQ(waiter_->pending(), 0u);
+}
+
 }  // namespace
 }  // namespace xrc::gpu
