@@ -228,8 +228,9 @@ int run(const Options& options) {
     return 2;
   }
   if (forced == SyncMode::binary) {
-    log::warn("--sync-mode binary: copies wait for the clients' rendering on the GPU, so a client whose GPU work "
-              "never finishes stalls the copy queue for every client (docs/SYNC.md)");
+    log::warn(
+        "--sync-mode binary: copies wait for the clients' rendering on the GPU, so a client whose GPU work "
+        "never finishes stalls the copy queue for every client (docs/SYNC.md)");
   }
   if (forced == SyncMode::timeline && !gpu->facts().timelineSemaphoreFd) {
     log::error("--sync-mode timeline needs timeline semaphores shared as OPAQUE_FD, which '{}' lacks",

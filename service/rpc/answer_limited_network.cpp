@@ -40,19 +40,18 @@ capnp::TwoPartyVatNetworkBase::Connection& AnswerLimitedNetwork::connection() {
 }
 
 kj::Promise<kj::Maybe<kj::Own<capnp::IncomingRpcMessage>>> AnswerLimitedNetwork::receiveIncomingMessage() {
-  return connection().receiveIncomingMessage().then(
-      [this](kj::Maybe<kj::Own<capnp::IncomingRpcMessage>>&& message) {
-        KJ_IF_MAYBE (m, message) {
-          // The RPC system reads the same root next; a message it cannot read, it rejects itself.
-          capnp::rpc::Message::Which which = capnp::rpc::Message::UNIMPLEMENTED;
-          try {
-            which = (*m)->getBody().getAs<capnp::rpc::Message>().which();
-          } catch (const kj::Exception&) {
-          }
-          if (count_.onIncoming(which)) onExceeded_();
-        }
-        return kj::mv(message);
-      });
+  return connection().receiveIncomingMessage().then([this](kj::Maybe<kj::Own<capnp::IncomingRpcMessage>>&& message) {
+    KJ_IF_MAYBE (m, message) {
+      // The RPC system reads the same root next; a message it cannot read, it rejects itself.
+      capnp::rpc::Message::Which which = capnp::rpc::Message::UNIMPLEMENTED;
+      try {
+        which = (*m)->getBody().getAs<capnp::rpc::Message>().which();
+      } catch (const kj::Exception&) {
+      }
+      if (count_.onIncoming(which)) onExceeded_();
+    }
+    return kj::mv(message);
+  });
 }
 
 }  // namespace xrc

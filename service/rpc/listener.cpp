@@ -132,10 +132,11 @@ struct Listener::Connection {
                                         fmt::format("keeps more than {} answers without finishing them",
                                                     listener.ctx_.limits.maxUnfinishedAnswers));
                        }),
-        rpc(capnp::makeRpcServer(limitedNetwork, kj::heap<CompositorServer>(listener.ctx_, listener.io_.provider->getTimer(),
-                                                                     peer, facts, [weak = std::weak_ptr(kick)] {
-                                                                       if (auto k = weak.lock()) k->pull();
-                                                                     }))) {
+        rpc(capnp::makeRpcServer(
+            limitedNetwork, kj::heap<CompositorServer>(listener.ctx_, listener.io_.provider->getTimer(), peer, facts,
+                                                       [weak = std::weak_ptr(kick)] {
+                                                         if (auto k = weak.lock()) k->pull();
+                                                       }))) {
     // Calls whose answers are not yet sent: past this the daemon reads no more of this
     // connection's messages until some are answered (Cap'n Proto's flow limit, in words).
     rpc.setFlowLimit(size_t(listener.ctx_.limits.maxUnansweredCallKib) * 1024 / 8);

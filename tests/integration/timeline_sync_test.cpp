@@ -16,14 +16,14 @@ namespace {
 using namespace std::chrono_literals;
 
 // Skips unless the daemon's device can share timeline semaphores.
-#define SKIP_WITHOUT_TIMELINES(daemon)                                                                   \
-  do {                                                                                                   \
-    auto system = client::describe((daemon).socket());                                                   \
-    ASSERT_TRUE(system) << system.error().describe();                                                    \
-    if (!system.value().daemonHasTimelineSemaphoreFd) {                                                  \
-      GTEST_SKIP() << "the daemon's device '" << system.value().device.name                              \
-                   << "' shares no timeline semaphores (lavapipe): the GPU machine runs these tests";     \
-    }                                                                                                    \
+#define SKIP_WITHOUT_TIMELINES(daemon)                                                                \
+  do {                                                                                                \
+    auto system = client::describe((daemon).socket());                                                \
+    ASSERT_TRUE(system) << system.error().describe();                                                 \
+    if (!system.value().daemonHasTimelineSemaphoreFd) {                                               \
+      GTEST_SKIP() << "the daemon's device '" << system.value().device.name                           \
+                   << "' shares no timeline semaphores (lavapipe): the GPU machine runs these tests"; \
+    }                                                                                                 \
   } while (0)
 
 uint64_t displayed(Daemon& daemon, const std::string& name) {
@@ -103,9 +103,10 @@ TEST_P(GpuHang, AClientWhoseGpuStopsCostsTheOthersNoFrames) {
   const double hangerRate = double(displayed(daemon, "hanging") - hangerBefore) / seconds;
   for (uint32_t i = 0; i < 3; ++i) {
     const double rate = double(displayed(daemon, "other" + std::to_string(i)) - before[i]) / seconds;
-    std::printf("%s: other%u displayed %.1f frames/s while 'hanging' (%.1f frames/s) stopped its GPU 700 ms in every "
-                "30 frames\n",
-                mode.c_str(), i, rate, hangerRate);
+    std::printf(
+        "%s: other%u displayed %.1f frames/s while 'hanging' (%.1f frames/s) stopped its GPU 700 ms in every "
+        "30 frames\n",
+        mode.c_str(), i, rate, hangerRate);
     RecordProperty("other" + std::to_string(i) + "_fps", std::to_string(rate));
     if (mode != "binary") {
       EXPECT_GE(rate, 85.0) << "other" << i;
@@ -117,7 +118,8 @@ TEST_P(GpuHang, AClientWhoseGpuStopsCostsTheOthersNoFrames) {
   for (auto& p : others) p->closeStdin();
 }
 
-INSTANTIATE_TEST_SUITE_P(TimelineAndHostAssertedBinaryMeasured, GpuHang, ::testing::Values("timeline", "host", "binary"));
+INSTANTIATE_TEST_SUITE_P(TimelineAndHostAssertedBinaryMeasured, GpuHang,
+                         ::testing::Values("timeline", "host", "binary"));
 
 TEST(TimelineSync, RenderingUnfinishedAfterTheHungTimeoutIsNotCopiedAndTheClientIsTold) {
   TempDir dir;

@@ -251,7 +251,7 @@ TEST(OpenAnswers, CallsAndBootstrapsOpenFinishesCloseAndThePeakIsReportedOnce) {
   EXPECT_EQ(count.open(), 3);
   EXPECT_FALSE(count.onIncoming(W::FINISH));
   EXPECT_FALSE(count.onIncoming(W::CALL));
-  EXPECT_TRUE(count.onIncoming(W::CALL));  // the fourth open answer
+  EXPECT_TRUE(count.onIncoming(W::CALL));   // the fourth open answer
   EXPECT_FALSE(count.onIncoming(W::CALL));  // reported once
   EXPECT_EQ(count.open(), 5);
   for (int i = 0; i < 10; ++i) (void)count.onIncoming(W::FINISH);

@@ -22,9 +22,6 @@ constexpr float kTanHalfFov = 1.0f;
 using gpu::barrier;
 using gpu::imageBarrier;
 
-// Raw texel copies are exact only between formats with the same bytes in the same order.
-bool rgba8(VkFormat f) { return f == VK_FORMAT_R8G8B8A8_UNORM || f == VK_FORMAT_R8G8B8A8_SRGB; }
-
 // Blending reads texels as stored, like the copies do: sRGB formats through their UNORM twin.
 VkFormat storedFormat(VkFormat f) {
   switch (f) {
@@ -49,11 +46,6 @@ Result<vk::ImageView> createView(VkDevice device, VkImage image, VkFormat format
   if (auto s = vk::check(vkCreateImageView(device, &info, nullptr, &view), "vkCreateImageView"); !s) return s.error();
   return vk::ImageView(device, view);
 }
-
-// Every access the composition makes to the display output and the sources.
-constexpr VkPipelineStageFlags kComposeStages = VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
-constexpr VkAccessFlags kComposeWrites = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-constexpr VkAccessFlags kComposeReadsWrites = kComposeWrites | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_SHADER_READ_BIT;
 }  // namespace
 
 // Runtime images of the headless "runtime". Their bookkeeping is guarded by the backend's
@@ -171,9 +163,21 @@ Status HeadlessBackend::init() {
   auto view = createView(device, image, kOutputFormat, VK_IMAGE_VIEW_TYPE_2D, 1);
   if (!view) return view.error();
   outputView_ = std::move(view).value();
-  auto blend = BlendPipeline::create(device, outputView_.get());
-  if (!blend) return blend.error();
-  blend_.emplace(std::move(blend).value());
+  display::DisplayLayout layout;
+  layout.views = system_.views;
+  layout.viewWidth = options_.viewWidth;
+  layout.viewHeight = options_.viewHeight;
+  layout.quadTanHalfFov = kTanHalfFov;
+  layout.reprojection = options_.reprojection;
+  // Runtime images are read where the backend keeps them; the renderer holds none.
+  auto renderer = display::LayerRenderer::create(
+      device, output_.get(), outputView_.get(), std::move(layout), [](const LayerView& view) {
+        auto& sc = static_cast<HeadlessSwapchain&>(*view.swapchain);
+        const auto& image = sc.images[view.runtimeIndex];
+        return display::SourceImage{image.image.get(), image.view.get(), sc.info.format};
+      });
+  if (!renderer) return renderer.error();
+  renderer_.emplace(std::move(renderer).value());
   return {};
 }
 
@@ -482,343 +486,29 @@ Status HeadlessBackend::submit(uint64_t copyValue, const std::function<void(VkCo
   return {};
 }
 
-namespace {
-// The shaders' blend mode of a layer: 0 opaque, 1 premultiplied source alpha, 2 unpremultiplied.
-int32_t blendMode(const CommittedLayer& layer) {
-  if ((layer.flags & layer_flags::blendTextureSourceAlpha) == 0) return 0;
-  return (layer.flags & layer_flags::unpremultipliedAlpha) != 0 ? 2 : 1;
-}
-
-// A shape draw of `view` over all of eye `eye` (the rest is the caller's): source, eye rect and
-// the eye's fov, with the layer's blending and color.
-ShapeDraw eyeDraw(const CommittedLayer& layer, const LayerView& view, VkImageView source, uint32_t eye,
-                  const HeadlessOptions& options, const ViewInfo& info) {
-  ShapeDraw draw;
-  draw.source = source;
-  draw.arrayIndex = view.arrayIndex;
-  draw.srcX = view.x;
-  draw.srcY = view.y;
-  draw.srcW = view.width;
-  draw.srcH = view.height;
-  draw.eyeX0 = int32_t(eye * options.viewWidth);
-  draw.eyeX1 = draw.eyeX0 + int32_t(options.viewWidth);
-  draw.eyeY1 = int32_t(options.viewHeight);
-  for (int i = 0; i < 4; ++i) draw.tanFov[i] = std::tan(info.fov[i]);
-  draw.blend = blendMode(layer);
-  draw.color = layer.color.value_or(LayerColor{});
-  return draw;
-}
-}  // namespace
-
-void HeadlessBackend::recordShape(VkCommandBuffer cb, const CommittedLayer& layer, const LayerView& view,
-                                  const Pose& head, size_t position, const std::vector<size_t>& coveredBelow,
-                                  Status& recordStatus) {
-  auto& sc = static_cast<HeadlessSwapchain&>(*view.swapchain);
-  Pose layerPose;
-  std::copy_n(layer.quadOrientation.begin(), 4, layerPose.orientation.begin());
-  std::copy_n(layer.quadPosition.begin(), 3, layerPose.position.begin());
-  const Pose stageToLayer = inverse(layerPose);
-  const LayerShape& shape = layer.shape;
-  for (uint32_t eye = 0; eye < options_.viewCount; ++eye) {
-    // XrEyeVisibility: 0 both, 1 left (eye 0), 2 right (eye 1).
-    if ((shape.eyeVisibility == 1 && eye != 0) || (shape.eyeVisibility == 2 && eye != 1)) continue;
-    if (position < coveredBelow[eye]) continue;  // an opaque projection above fills this eye
-    const ViewInfo& info = system_.views[eye];
-    const Pose eyeInLayer = xrc::compose(stageToLayer, xrc::compose(head, info.eyeInHead));
-    ShapeDraw draw = eyeDraw(layer, view, sc.images[view.runtimeIndex].view.get(), eye, options_, info);
-    std::copy_n(eyeInLayer.orientation.begin(), 4, draw.eyeToLayer);
-    std::copy_n(eyeInLayer.position.begin(), 3, draw.eyeInLayer);
-    // Infinitely far also when the radius is too large to square in float: the same picture.
-    draw.radius = std::isfinite(shape.radius * shape.radius) ? shape.radius : 0.f;
-    draw.kind = layer.kind == CommittedLayer::Kind::cylinder   ? ShapeDraw::Kind::cylinder
-                : layer.kind == CommittedLayer::Kind::equirect ? ShapeDraw::Kind::equirect
-                                                               : ShapeDraw::Kind::cube;
-    if (draw.kind == ShapeDraw::Kind::cube) {
-      draw.radius = 0;                        // a cube is infinitely far
-      draw.arrayIndex = view.arrayIndex * 6;  // its +X face; the shader adds the face
-    } else if (draw.kind == ShapeDraw::Kind::equirect) {
-      draw.shape[0] = shape.scale[0];
-      draw.shape[1] = shape.scale[1];
-      draw.shape[2] = shape.bias[0];
-      draw.shape[3] = shape.bias[1];
-    } else {
-      draw.shape[0] = shape.centralAngle;
-      draw.shape[1] = shape.aspectRatio;
-    }
-    if (auto s = blend_->record(cb, draw); !s && recordStatus) recordStatus = s;
-    const VkMemoryBarrier waw{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, kComposeWrites, kComposeReadsWrites};
-    vkCmdPipelineBarrier(cb, kComposeStages, kComposeStages, 0, 1, &waw, 0, nullptr, 0, nullptr);
-  }
-}
-
-bool HeadlessBackend::reprojects(const CommittedLayer& layer, const LayerView& view, const Pose& eyeInStage) const {
-  if (!options_.reprojection || layer.kind != CommittedLayer::Kind::projection) return false;
-  if (vk::isDepthFormat(static_cast<HeadlessSwapchain&>(*view.swapchain).info.format)) return false;
-  // The angle of the rotation between the orientations, in double from normalized quaternions
-  // (clients' may be off unit length by the 1 % the protocol allows, and acos near 1 is all
-  // rounding). Below a milliradian (a sixth of a pixel of a 256-pixel, 90-degree view) a
-  // rotation would change nothing.
-  auto unit = [](const std::array<float, 4>& q) {
-    const double n = std::sqrt(double(q[0]) * q[0] + double(q[1]) * q[1] + double(q[2]) * q[2] + double(q[3]) * q[3]);
-    return std::array<double, 4>{q[0] / n, q[1] / n, q[2] / n, q[3] / n};
-  };
-  const auto a = unit(view.pose.orientation), b = unit(eyeInStage.orientation);
-  // The relative rotation conj(a)·b: w = a·b, xyz = a.w b.xyz − b.w a.xyz − a.xyz × b.xyz.
-  const double w = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
-  const double x = a[3] * b[0] - b[3] * a[0] - (a[1] * b[2] - a[2] * b[1]);
-  const double y = a[3] * b[1] - b[3] * a[1] - (a[2] * b[0] - a[0] * b[2]);
-  const double z = a[3] * b[2] - b[3] * a[2] - (a[0] * b[1] - a[1] * b[0]);
-  return 2 * std::atan2(std::sqrt(x * x + y * y + z * z), std::fabs(w)) > 1e-3;
-}
-
-void HeadlessBackend::recordReprojected(VkCommandBuffer cb, const CommittedLayer& layer, const LayerView& view,
-                                        const Pose& eyeInStage, Status& recordStatus) {
-  auto& sc = static_cast<HeadlessSwapchain&>(*view.swapchain);
-  const ViewInfo& info = system_.views[view.eye];
-  // Rotation only: from the display eye's orientation into the view's as rendered.
-  Pose eye, rendered;
-  eye.orientation = eyeInStage.orientation;
-  rendered.orientation = view.pose.orientation;
-  const Pose eyeInRendered = xrc::compose(inverse(rendered), eye);
-  ShapeDraw draw = eyeDraw(layer, view, sc.images[view.runtimeIndex].view.get(), view.eye, options_, info);
-  draw.kind = ShapeDraw::Kind::projection;
-  for (int i = 0; i < 4; ++i) draw.shape[i] = std::tan(view.fov[i]);
-  std::copy_n(eyeInRendered.orientation.begin(), 4, draw.eyeToLayer);
-  if (auto s = blend_->record(cb, draw); !s && recordStatus) recordStatus = s;
-}
-
 Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames, int64_t vsyncNs) {
-  const uint32_t viewW = options_.viewWidth, viewH = options_.viewHeight;
-  // Every runtime image subresource read this frame, transitioned once each way.
-  struct Source {
-    VkImage image;
-    VkImageLayout resting;
-    VkImageSubresourceRange range;
-  };
-  std::vector<Source> sources;
-  uint64_t copyValue = 0;
-  std::vector<ShownLayer> shown;
-  auto addSource = [&](const CommittedLayer& layer, const LayerView& view) {
-    auto& sc = static_cast<HeadlessSwapchain&>(*view.swapchain);
-    VkImage image = sc.images[view.runtimeIndex].image.get();
-    // A cube layer reads the 6 faces of its cube.
-    const bool cube = layer.kind == CommittedLayer::Kind::cube;
-    VkImageSubresourceRange range{vk::aspectMask(sc.info.format), 0, 1, view.arrayIndex * (cube ? 6 : 1),
-                                  cube ? 6u : 1u};
-    for (const auto& s : sources) {
-      if (s.image == image && s.range.baseArrayLayer == range.baseArrayLayer) return;
-    }
-    sources.push_back({image, vk::attachmentLayout(sc.info.format), range});
-    copyValue = std::max(copyValue, view.copyValue);
-  };
-  // Occlusion culling: an opaque projection view fills its eye, so nothing drawn into that eye
-  // before it can show. `coveredBelow[eye]` is the draw position of the topmost such view; views
-  // before it in that eye are skipped (quads span every eye: skipped when all are covered).
-  const auto isColor = [](const LayerView& view) {
-    return !vk::isDepthFormat(static_cast<HeadlessSwapchain&>(*view.swapchain).info.format);
-  };
-  // Where each eye is at this vsync: layers drawn by ray (cylinder, equirect, cube) and
-  // reprojected projection views are drawn for it.
-  const Pose head = headPoseAt(vsyncNs);
-  std::vector<Pose> eyes;
-  for (const ViewInfo& info : system_.views) eyes.push_back(xrc::compose(head, info.eyeInHead));
-  std::vector<size_t> coveredBelow(options_.viewCount, 0);
-  std::vector<bool> eyeFilled(options_.viewCount, false);
-  std::vector<bool> reprojected;  // per draw position: a projection view drawn rotated to its eye
-  size_t position = 0;
-  for (const auto& frame : frames) {
-    for (const auto& layer : frame.layers) {
-      const bool opaque = (layer.flags & layer_flags::blendTextureSourceAlpha) == 0;
-      for (const auto& view : layer.views) {
-        reprojected.push_back(view.eye < options_.viewCount && reprojects(layer, view, eyes[view.eye]));
-        // A reprojected view leaves a band of its eye uncovered (the rotation moves it).
-        if (layer.kind == CommittedLayer::Kind::projection && opaque && isColor(view) &&
-            view.eye < options_.viewCount && !reprojected.back()) {
-          coveredBelow[view.eye] = position;
-          eyeFilled[view.eye] = true;
-        }
-        ++position;
-      }
-    }
-  }
-  // Every eye filled by an opaque view: clearing the output first would be overwritten anyway.
-  const bool clearOutput = std::find(eyeFilled.begin(), eyeFilled.end(), false) != eyeFilled.end();
-  const auto drawnAt = [&](const CommittedLayer& layer, const LayerView& view, size_t at) {
-    if (!isColor(view)) return false;
-    if (layer.kind == CommittedLayer::Kind::projection) {
-      return view.eye < options_.viewCount && at >= coveredBelow[view.eye];
-    }
-    return std::any_of(coveredBelow.begin(), coveredBelow.end(), [&](size_t covered) { return at >= covered; });
-  };
-  std::vector<bool> drawn;  // per draw position
-  uint64_t culled = 0;
-  for (const auto& frame : frames) {
-    for (const auto& layer : frame.layers) {
-      for (size_t i = 0; i < layer.views.size(); ++i) {
-        const LayerView& view = layer.views[i];
-        const bool draw = drawnAt(layer, view, drawn.size());
-        drawn.push_back(draw);
-        if (draw) addSource(layer, view);
-        const bool covered = layer.kind == CommittedLayer::Kind::projection ? view.eye < options_.viewCount
-                                                                            : true;  // drawnAt checked the eyes
-        if (!draw && isColor(view) && covered) culled++;
-        // Depth is not composited here; what arrived is reported.
-        const uint32_t depth = i < layer.depth.size() ? layer.depth[i].view.swapchainId : 0;
-        shown.push_back(
-            {frame.clientId, frame.frameId, view.swapchainId, view.releaseOrdinal, draw || !isColor(view), depth});
-      }
-    }
-  }
-
-  if (auto s = blend_->beginFrame(); !s) return s;
+  display::Composition composition = renderer_->plan(frames, headPoseAt(vsyncNs));
+  if (auto s = renderer_->beginFrame(); !s) return s;
   Status recordStatus;
-  std::set<uint32_t> reprojectedClients;
-  // Everything stays in GENERAL while composing: copies and the blend shader both use it.
-  auto record = [&](VkCommandBuffer cb) {
-    const VkImageSubresourceRange outRange{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    std::vector<VkImageMemoryBarrier> pre;
-    pre.push_back(imageBarrier(output_.get(), VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_GENERAL, 0,
-                               kComposeReadsWrites, outRange));
-    for (const auto& s : sources) {
-      pre.push_back(imageBarrier(s.image, s.resting, VK_IMAGE_LAYOUT_GENERAL, 0,
-                                 VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_SHADER_READ_BIT, s.range));
-    }
-    barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, kComposeStages, pre);
-    if (clearOutput) {
-      VkClearColorValue black{};
-      black.float32[3] = 1.f;
-      vkCmdClearColorImage(cb, output_.get(), VK_IMAGE_LAYOUT_GENERAL, &black, 1, &outRange);
-    }
-    // Every layer drawn below overwrites (or blends over) the clear and earlier layers.
-    const VkMemoryBarrier waw{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, kComposeWrites, kComposeReadsWrites};
-    vkCmdPipelineBarrier(cb, kComposeStages, kComposeStages, 0, 1, &waw, 0, nullptr, 0, nullptr);
-
-    size_t at = 0;
-    for (const auto& frame : frames) {
-      for (const auto& layer : frame.layers) {
-        for (const LayerView& view : layer.views) {
-          auto& sc = static_cast<HeadlessSwapchain&>(*view.swapchain);
-          if (!drawn[at++]) continue;
-          VkImage src = sc.images[view.runtimeIndex].image.get();
-          // Blended layers, and opaque ones whose colors change, go through the blend shader.
-          const bool blended = (layer.flags & layer_flags::blendTextureSourceAlpha) != 0;
-          const bool shaded = blended || (layer.color && !layer.color->identity());
-          // Target rectangle within an eye: a projection view fills its eye; a quad is placed in
-          // every eye by projecting its centre and size through the simulated HMD's field of view.
-          struct Target {
-            uint32_t eye;
-            int32_t x0, y0, x1, y1;  // eye-local pixels, may extend past the eye
-          };
-          std::vector<Target> targets;
-          if (layer.kind == CommittedLayer::Kind::cylinder || layer.kind == CommittedLayer::Kind::equirect ||
-              layer.kind == CommittedLayer::Kind::cube) {
-            recordShape(cb, layer, view, head, at - 1, coveredBelow, recordStatus);
-            continue;
-          }
-          if (layer.kind == CommittedLayer::Kind::projection) {
-            if (view.eye >= options_.viewCount) continue;
-            if (reprojected[at - 1]) {
-              recordReprojected(cb, layer, view, eyes[view.eye], recordStatus);
-              vkCmdPipelineBarrier(cb, kComposeStages, kComposeStages, 0, 1, &waw, 0, nullptr, 0, nullptr);
-              reprojectedClients.insert(frame.clientId);
-              continue;
-            }
-            targets.push_back({view.eye, 0, 0, int32_t(viewW), int32_t(viewH)});
-          } else {
-            const float z = -layer.quadPosition[2];
-            if (z <= 0.f) continue;
-            const float cx = layer.quadPosition[0] / z / kTanHalfFov, cy = -layer.quadPosition[1] / z / kTanHalfFov;
-            const float hw = layer.quadWidth / z / kTanHalfFov, hh = layer.quadHeight / z / kTanHalfFov;
-            auto px = [&](float ndc) { return int32_t(std::lround((ndc * 0.5f + 0.5f) * float(viewW))); };
-            auto py = [&](float ndc) { return int32_t(std::lround((ndc * 0.5f + 0.5f) * float(viewH))); };
-            for (uint32_t eye = 0; eye < options_.viewCount; ++eye) {
-              targets.push_back({eye, px(cx - hw / 2), py(cy - hh / 2), px(cx + hw / 2), py(cy + hh / 2)});
-            }
-          }
-          for (const Target& t : targets) {
-            if (at - 1 < coveredBelow[t.eye]) continue;  // this eye is covered above this quad
-            const int32_t w = t.x1 - t.x0, h = t.y1 - t.y0;
-            if (w <= 0 || h <= 0) continue;
-            // Clip against the eye, shrinking the source rectangle in proportion.
-            const int32_t cx0 = std::max(t.x0, 0), cx1 = std::min(t.x1, int32_t(viewW));
-            const int32_t cy0 = std::max(t.y0, 0), cy1 = std::min(t.y1, int32_t(viewH));
-            if (cx0 >= cx1 || cy0 >= cy1) continue;
-            auto sx = [&](int32_t x) { return view.x + int32_t(int64_t(x - t.x0) * view.width / w); };
-            auto sy = [&](int32_t y) { return view.y + int32_t(int64_t(y - t.y0) * view.height / h); };
-            const int32_t sx0 = sx(cx0), sx1 = sx(cx1), sy0 = sy(cy0), sy1 = sy(cy1);
-            if (sx1 <= sx0 || sy1 <= sy0) continue;  // shrunk below a texel
-            const int32_t eyeX = int32_t(t.eye * viewW);
-            if (shaded) {
-              BlendDraw draw;
-              draw.source = sc.images[view.runtimeIndex].view.get();
-              draw.arrayIndex = view.arrayIndex;
-              draw.srcX = view.x;
-              draw.srcY = view.y;
-              draw.srcW = view.width;
-              draw.srcH = view.height;
-              draw.targetX = eyeX + t.x0;
-              draw.targetY = t.y0;
-              draw.targetW = w;
-              draw.targetH = h;
-              draw.clipX0 = eyeX + cx0;
-              draw.clipY0 = cy0;
-              draw.clipX1 = eyeX + cx1;
-              draw.clipY1 = cy1;
-              draw.blend = blendMode(layer);
-              draw.color = layer.color.value_or(LayerColor{});
-              if (auto s = blend_->record(cb, draw); !s && recordStatus) recordStatus = s;
-            } else if (sx1 - sx0 == cx1 - cx0 && sy1 - sy0 == cy1 - cy0 && rgba8(sc.info.format)) {
-              VkImageCopy region{};
-              region.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, view.arrayIndex, 1};
-              region.srcOffset = {sx0, sy0, 0};
-              region.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-              region.dstOffset = {eyeX + cx0, cy0, 0};
-              region.extent = {uint32_t(cx1 - cx0), uint32_t(cy1 - cy0), 1};
-              vkCmdCopyImage(cb, src, VK_IMAGE_LAYOUT_GENERAL, output_.get(), VK_IMAGE_LAYOUT_GENERAL, 1, &region);
-            } else {
-              VkImageBlit blit{};
-              blit.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, view.arrayIndex, 1};
-              blit.srcOffsets[0] = {sx0, sy0, 0};
-              blit.srcOffsets[1] = {sx1, sy1, 1};
-              blit.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-              blit.dstOffsets[0] = {eyeX + cx0, cy0, 0};
-              blit.dstOffsets[1] = {eyeX + cx1, cy1, 1};
-              vkCmdBlitImage(cb, src, VK_IMAGE_LAYOUT_GENERAL, output_.get(), VK_IMAGE_LAYOUT_GENERAL, 1, &blit,
-                             VK_FILTER_NEAREST);
-            }
-            vkCmdPipelineBarrier(cb, kComposeStages, kComposeStages, 0, 1, &waw, 0, nullptr, 0, nullptr);
-          }
-        }
-      }
-    }
-
-    std::vector<VkImageMemoryBarrier> post;
-    post.push_back(imageBarrier(output_.get(), VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                                kComposeWrites, VK_ACCESS_TRANSFER_READ_BIT, outRange));
-    for (const auto& s : sources) {
-      post.push_back(imageBarrier(s.image, VK_IMAGE_LAYOUT_GENERAL, s.resting, 0, 0, s.range));
-    }
-    barrier(cb, kComposeStages, VK_PIPELINE_STAGE_TRANSFER_BIT, post);
-  };
-
   uint64_t composeValue = 0;
-  if (auto s = submit(copyValue, record, composeValue); !s) return s;
-  layerViewsCulled_ += culled;
-  if (!reprojectedClients.empty()) {
+  auto record = [&](VkCommandBuffer cb) { renderer_->record(cb, frames, composition, recordStatus); };
+  if (auto s = submit(composition.copyValue, record, composeValue); !s) return s;
+  layerViewsCulled_ += composition.culled;
+  if (!composition.reprojectedClients.empty()) {
     Lock lock(reprojectedMutex_);
-    for (uint32_t id : reprojectedClients) reprojected_[id]++;
+    for (uint32_t id : composition.reprojectedClients) reprojected_[id]++;
   }
   if (!recordStatus) log::error("display composition: {}", recordStatus.error().describe());
   outputLayout_ = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
   composedValue_ = composeValue;
-  shown_ = std::move(shown);
+  shown_ = std::move(composition.shown);
   Lock lock(stateMutex_);
   size_t at = 0;
   for (const auto& frame : frames) {
     for (const auto& layer : frame.layers) {
       for (const auto& view : layer.views) {
         // A culled view was not read: a copy into its image need not wait for this composition.
-        if (drawn[at++])
+        if (composition.drawn[at++])
           static_cast<HeadlessSwapchain&>(*view.swapchain).images[view.runtimeIndex].lastRead = composeValue;
       }
     }

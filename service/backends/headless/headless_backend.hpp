@@ -1,7 +1,7 @@
 // The embedded default backend: a simulated stereo HMD. Runtime swapchains are plain device
 // images; a display thread ticks at the refresh rate from the steady clock, asks the
-// FrameScheduler what each vsync shows, and composites it into an output image that can be read
-// back: opaque layers by copies, blended layers by a compute shader.
+// FrameScheduler what each vsync shows, and has the shared layer renderer (display/) compose it
+// into an output image that can be read back and shown in a window.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -15,12 +15,12 @@
 #include <thread>
 
 #include "../../compositor/frame_scheduler.hpp"
+#include "../../display/layer_renderer.hpp"
 #include "../../gpu/gpu_device.hpp"
 #include "../../gpu/timeline.hpp"
 #include "../../input/simulated_controllers.hpp"
 #include "../../present/display_presenter.hpp"
 #include "../backend.hpp"
-#include "blend_pipeline.hpp"
 
 namespace xrc {
 
@@ -99,9 +99,6 @@ class HeadlessBackend final : public Backend {
 
  private:
   Pose headPoseAt(int64_t timeNs) const;
-  // A cylinder or equirect layer's view, drawn by ray into each eye it is visible in.
-  void recordShape(VkCommandBuffer cb, const CommittedLayer& layer, const LayerView& view, const Pose& head,
-                   size_t position, const std::vector<size_t>& coveredBelow, Status& recordStatus);
   Status init();
   // Display thread: arms the timer for nextTickNs_ (a wait armed before is ignored).
   void scheduleTick();
@@ -112,11 +109,6 @@ class HeadlessBackend final : public Backend {
   void wakeFromIdle();
   void presentOutput();  // display thread: the output image, as last composed, to the window
   Status compose(const std::vector<CommittedFrame>& frames, int64_t vsyncNs);
-  // A projection view to draw rotated to `eyeInStage` (reprojection on and the orientations
-  // apart by more than a fraction of a pixel).
-  bool reprojects(const CommittedLayer& layer, const LayerView& view, const Pose& eyeInStage) const;
-  void recordReprojected(VkCommandBuffer cb, const CommittedLayer& layer, const LayerView& view, const Pose& eyeInStage,
-                         Status& recordStatus);
   // Display thread: one graphics-queue submission that waits for `copyValue`, runs `record` and
   // signals the compose timeline. It first waits for the previous submission (waitSubmitted).
   Status submit(uint64_t copyValue, const std::function<void(VkCommandBuffer)>& record, uint64_t& composeValue);
@@ -152,7 +144,7 @@ class HeadlessBackend final : public Backend {
   vk::Memory outputMemory_;
   vk::Image output_;
   vk::ImageView outputView_;
-  std::optional<BlendPipeline> blend_;                      // display thread only
+  std::optional<display::LayerRenderer> renderer_;          // display thread only
   VkImageLayout outputLayout_ = VK_IMAGE_LAYOUT_UNDEFINED;  // display thread only
   std::vector<ShownLayer> shown_;                           // display thread only: last compose
   uint64_t composedValue_ = 0;                              // display thread only: last compose's

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "../backend.hpp"
+#include "../backends/backend.hpp"
 #include "xrc/result.hpp"
 #include "xrc/vk_util.hpp"
 
