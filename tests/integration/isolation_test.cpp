@@ -50,6 +50,33 @@ UniqueFd rawConnection(const std::string& path) {
   return fd;
 }
 
+// Raw Cap'n Proto RPC messages, for clients that misbehave below client-lib.
+template <typename Fill>
+std::vector<char> encodeRpc(Fill fill) {
+  capnp::MallocMessageBuilder builder;
+  fill(builder.initRoot<capnp::rpc::Message>());
+  auto words = capnp::messageToFlatArray(builder);
+  auto bytes = words.asBytes();
+  return std::vector<char>(bytes.begin(), bytes.end());
+}
+
+// Question 0: the daemon's Compositor.
+std::vector<char> bootstrapMessage() {
+  return encodeRpc([](capnp::rpc::Message::Builder m) { m.initBootstrap().setQuestionId(0); });
+}
+
+// describe() on the bootstrap's answer.
+std::vector<char> describeCall(uint32_t question) {
+  return encodeRpc([question](capnp::rpc::Message::Builder m) {
+    auto c = m.initCall();
+    c.setQuestionId(question);
+    c.initTarget().initPromisedAnswer().setQuestionId(0);
+    c.setInterfaceId(capnp::typeId<wire::Compositor>());
+    c.setMethodId(0);  // describe
+    c.initParams();
+  });
+}
+
 // Whether the daemon closed `fd` within `timeout`: reading gives end-of-stream or a reset
 // (whatever answers came before are skipped).
 bool closedByDaemon(int fd, std::chrono::milliseconds timeout) {
@@ -236,14 +263,7 @@ TEST(Isolation, ACallFloodThatNeverReadsIsCutOff) {
   const uint64_t rssBefore = residentKib(daemon.process().pid());
 
   // Bootstrap, then describe() calls on it, written raw and as fast as the socket takes them.
-  auto encode = [](auto fill) {
-    capnp::MallocMessageBuilder builder;
-    fill(builder.initRoot<capnp::rpc::Message>());
-    auto words = capnp::messageToFlatArray(builder);
-    auto bytes = words.asBytes();
-    return std::vector<char>(bytes.begin(), bytes.end());
-  };
-  std::vector<char> stream = encode([](capnp::rpc::Message::Builder m) { m.initBootstrap().setQuestionId(0); });
+  std::vector<char> stream = bootstrapMessage();
   bystander.startRate();
   UniqueFd fd = rawConnection(daemon.socket());
   ASSERT_TRUE(fd.valid());
@@ -254,14 +274,7 @@ TEST(Isolation, ACallFloodThatNeverReadsIsCutOff) {
   while (!cutOff && std::chrono::steady_clock::now() < deadline) {
     std::vector<char> batch;
     for (int i = 0; i < 256; ++i, ++question) {
-      auto call = encode([question](capnp::rpc::Message::Builder m) {
-        auto c = m.initCall();
-        c.setQuestionId(question);
-        c.initTarget().initPromisedAnswer().setQuestionId(0);
-        c.setInterfaceId(capnp::typeId<wire::Compositor>());
-        c.setMethodId(0);  // describe
-        c.initParams();
-      });
+      auto call = describeCall(question);
       batch.insert(batch.end(), call.begin(), call.end());
     }
     const ssize_t n = ::send(fd.get(), batch.data(), batch.size(), MSG_NOSIGNAL);
@@ -291,14 +304,7 @@ TEST(Isolation, AnswersNeverFinishedAreCutOff) {
   ASSERT_TRUE(bystander.connected()) << bystander.output();
   const uint64_t rssBefore = residentKib(daemon.process().pid());
 
-  auto encode = [](auto fill) {
-    capnp::MallocMessageBuilder builder;
-    fill(builder.initRoot<capnp::rpc::Message>());
-    auto words = capnp::messageToFlatArray(builder);
-    auto bytes = words.asBytes();
-    return std::vector<char>(bytes.begin(), bytes.end());
-  };
-  std::vector<char> bootstrap = encode([](capnp::rpc::Message::Builder m) { m.initBootstrap().setQuestionId(0); });
+  std::vector<char> bootstrap = bootstrapMessage();
   bystander.startRate();
   UniqueFd fd = rawConnection(daemon.socket());
   ASSERT_TRUE(fd.valid());
@@ -310,14 +316,7 @@ TEST(Isolation, AnswersNeverFinishedAreCutOff) {
   while (!cutOff && std::chrono::steady_clock::now() < deadline) {
     std::vector<char> batch;
     for (int i = 0; i < 64; ++i, ++question) {
-      auto call = encode([question](capnp::rpc::Message::Builder m) {
-        auto c = m.initCall();
-        c.setQuestionId(question);
-        c.initTarget().initPromisedAnswer().setQuestionId(0);
-        c.setInterfaceId(capnp::typeId<wire::Compositor>());
-        c.setMethodId(0);  // describe
-        c.initParams();
-      });
+      auto call = describeCall(question);
       batch.insert(batch.end(), call.begin(), call.end());
     }
     if (::send(fd.get(), batch.data(), batch.size(), MSG_NOSIGNAL) < 0 && (errno == EPIPE || errno == ECONNRESET)) {
