@@ -26,7 +26,7 @@ constexpr std::array kKeys{
     LimitKey{"max_unfinished_answers", &Limits::maxUnfinishedAnswers, 16, 1'000'000,
              "Answers one connection keeps open (calls it has not finished); past it, the connection is closed"},
     LimitKey{"max_messages_per_second", &Limits::maxMessagesPerSecond, 10, 10'000'000,
-             "Messages one connection may send per second (in 100 ms windows); more wait for the next window"},
+             "Messages one connection may send per second (in 10 ms windows); more wait for the next window"},
     LimitKey{"max_copy_mib_per_period", &Limits::maxCopyMibPerPeriod, 1, int64_t(1) << 20,
              "MiB of copies one client's releases may cause per display period; releases past it are skipped"},
     LimitKey{"hung_client_timeout_ms", &Limits::hungClientTimeoutMs, 100, kDay,

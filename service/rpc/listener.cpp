@@ -38,8 +38,22 @@ constexpr int64_t kSweepIntervalMs = 250;
 // With no connection to sweep, only the socket file is looked at: an idle daemon wakes rarely.
 constexpr int64_t kIdleSweepIntervalMs = 1000;
 constexpr int64_t kRefusedLingerMs = 2000;
-// max_messages_per_second is enforced per window of this length (a tenth of the limit each).
-constexpr int64_t kRateWindowNs = 100'000'000;
+// max_messages_per_second is enforced in windows of about this length, each taking its share of
+// the limit. Short windows spread a flood's messages, and so the RPC thread's time answering
+// them, over the second: with 100 ms windows the bursts of 1000 calls cost a rendering bystander
+// on lavapipe 7-11 of its 90 frames a second, with 10 ms windows none (docs/BENCHMARKS.md).
+constexpr int64_t kRateWindowNs = 10'000'000;
+
+// At least one message per window: below 100 messages a second the window grows instead, so the
+// limit holds exactly.
+struct RateWindow {
+  uint64_t messages;
+  int64_t ns;
+};
+RateWindow rateWindow(int64_t perSecond) {
+  const uint64_t messages = uint64_t(std::max<int64_t>(perSecond * kRateWindowNs / 1'000'000'000, 1));
+  return {messages, int64_t(messages * 1'000'000'000 / uint64_t(perSecond))};
+}
 }  // namespace
 
 Result<UniqueFd> bindListeningSocket(const std::string& path) {
@@ -149,17 +163,16 @@ struct Listener::Connection {
                                         : fmt::format("announced a message of {} KiB (at most {})", size / 1024,
                                                       listener.ctx_.limits.maxMessageKib));
     });
-    // A connection's messages beyond its share wait for the next 100 ms window: a flood of calls
-    // leaves the RPC thread to the others.
+    // A connection's messages beyond its share wait for the next window: a flood of calls leaves
+    // the RPC thread to the others.
     const Limits& limits = listener.ctx_.limits;
-    batching->limitMessageRate(
-        listener.io_.provider->getTimer(), uint64_t(std::max<int64_t>(limits.maxMessagesPerSecond / 10, 1)),
-        kRateWindowNs, [this, &listener] {
-          listener.ctx_.refusals.record("max_messages_per_second",
-                                        fmt::format("connection from pid {} sends more than {} messages a second; the "
-                                                    "rest wait",
-                                                    peer.pid, listener.ctx_.limits.maxMessagesPerSecond));
-        });
+    const RateWindow window = rateWindow(limits.maxMessagesPerSecond);
+    batching->limitMessageRate(listener.io_.provider->getTimer(), window.messages, window.ns, [this, &listener] {
+      listener.ctx_.refusals.record("max_messages_per_second",
+                                    fmt::format("connection from pid {} sends more than {} messages a second; the "
+                                                "rest wait",
+                                                peer.pid, listener.ctx_.limits.maxMessagesPerSecond));
+    });
     // Answers the client does not read: past this the connection is closed.
     batching->limitUnsentBytes(size_t(listener.ctx_.limits.maxUnsentAnswerKib) * 1024, [this, &listener] {
       listener.close(*this, "max_unsent_answer_kib", "does not read its answers");
