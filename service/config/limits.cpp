@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -39,6 +40,12 @@ constexpr std::array kKeys{
 }  // namespace
 
 std::span<const LimitKey> limitKeys() { return kKeys; }
+
+MessageRateWindow messageRateWindow(int64_t messagesPerSecond) {
+  const int64_t perSecond = std::max<int64_t>(messagesPerSecond, 1);
+  const uint64_t messages = uint64_t(std::max<int64_t>(perSecond * kMessageRateWindowNs / 1'000'000'000, 1));
+  return {messages, int64_t(messages * 1'000'000'000 / uint64_t(perSecond))};
+}
 
 const LimitKey* findLimitKey(std::string_view key) {
   for (const LimitKey& k : kKeys) {

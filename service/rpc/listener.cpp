@@ -38,22 +38,6 @@ constexpr int64_t kSweepIntervalMs = 250;
 // With no connection to sweep, only the socket file is looked at: an idle daemon wakes rarely.
 constexpr int64_t kIdleSweepIntervalMs = 1000;
 constexpr int64_t kRefusedLingerMs = 2000;
-// max_messages_per_second is enforced in windows of about this length, each taking its share of
-// the limit. Short windows spread a flood's messages, and so the RPC thread's time answering
-// them, over the second: with 100 ms windows the bursts of 1000 calls cost a rendering bystander
-// on lavapipe 7-11 of its 90 frames a second, with 10 ms windows none (docs/BENCHMARKS.md).
-constexpr int64_t kRateWindowNs = 10'000'000;
-
-// At least one message per window: below 100 messages a second the window grows instead, so the
-// limit holds exactly.
-struct RateWindow {
-  uint64_t messages;
-  int64_t ns;
-};
-RateWindow rateWindow(int64_t perSecond) {
-  const uint64_t messages = uint64_t(std::max<int64_t>(perSecond * kRateWindowNs / 1'000'000'000, 1));
-  return {messages, int64_t(messages * 1'000'000'000 / uint64_t(perSecond))};
-}
 }  // namespace
 
 Result<UniqueFd> bindListeningSocket(const std::string& path) {
@@ -166,7 +150,7 @@ struct Listener::Connection {
     // A connection's messages beyond its share wait for the next window: a flood of calls leaves
     // the RPC thread to the others.
     const Limits& limits = listener.ctx_.limits;
-    const RateWindow window = rateWindow(limits.maxMessagesPerSecond);
+    const MessageRateWindow window = messageRateWindow(limits.maxMessagesPerSecond);
     batching->limitMessageRate(listener.io_.provider->getTimer(), window.messages, window.ns, [this, &listener] {
       listener.ctx_.refusals.record("max_messages_per_second",
                                     fmt::format("connection from pid {} sends more than {} messages a second; the "

@@ -258,5 +258,20 @@ TEST(OpenAnswers, CallsAndBootstrapsOpenFinishesCloseAndThePeakIsReportedOnce) {
   EXPECT_EQ(count.open(), 0);  // more finishes than questions do not bank credit
 }
 
+// A hundredth of the limit every 10 ms; below 100 a second, one message per longer window: the
+// rate is the limit exactly.
+TEST(Limits, MessageRateWindowsAreShortAndKeepTheRate) {
+  EXPECT_EQ(messageRateWindow(10000), (MessageRateWindow{100, 10'000'000}));
+  EXPECT_EQ(messageRateWindow(10'000'000), (MessageRateWindow{100'000, 10'000'000}));
+  EXPECT_EQ(messageRateWindow(10), (MessageRateWindow{1, 100'000'000}));
+  EXPECT_EQ(messageRateWindow(150), (MessageRateWindow{1, 6'666'666}));
+  for (int64_t perSecond : {10, 99, 100, 101, 5000, 12345}) {
+    const MessageRateWindow w = messageRateWindow(perSecond);
+    const double rate = double(w.messages) * 1e9 / double(w.ns);
+    EXPECT_NEAR(rate, double(perSecond), double(perSecond) * 0.01) << perSecond;
+    EXPECT_LE(w.ns, 100'000'000) << perSecond;
+  }
+}
+
 }  // namespace
 }  // namespace xrc
