@@ -1,4 +1,4 @@
-// The headless display's compute drawing: blending one layer's sub-image over the display output
+// The layer renderer's compute drawing: blending one layer's sub-image over the display output
 // (the layer_flags of protocol_rules.hpp; opaque quads and projections keep using plain copies
 // unless they carry a color scale and bias), and drawing cylinder, equirect and cube layers
 // (shaders/shape.comp). Display thread only.

@@ -64,7 +64,7 @@ ShapeDraw LayerRenderer::eyeDraw(const CommittedLayer& layer, const LayerView& v
 
 void LayerRenderer::recordShape(VkCommandBuffer cb, const CommittedLayer& layer, const LayerView& view,
                                 const Pose& head, size_t position, const std::vector<size_t>& coveredBelow,
-                                Status& recordStatus) const {
+                                Status& recordStatus) {
   const SourceImage source = lookup_(view);
   Pose layerPose;
   std::copy_n(layer.quadOrientation.begin(), 4, layerPose.orientation.begin());
@@ -123,7 +123,7 @@ bool LayerRenderer::reprojects(const CommittedLayer& layer, const LayerView& vie
 }
 
 void LayerRenderer::recordReprojected(VkCommandBuffer cb, const CommittedLayer& layer, const LayerView& view,
-                                      const Pose& eyeInStage, Status& recordStatus) const {
+                                      const Pose& eyeInStage, Status& recordStatus) {
   // Rotation only: from the display eye's orientation into the view's as rendered.
   Pose eye, rendered;
   eye.orientation = eyeInStage.orientation;
@@ -206,7 +206,7 @@ Composition LayerRenderer::plan(const std::vector<CommittedFrame>& frames, const
 }
 
 void LayerRenderer::record(VkCommandBuffer cb, const std::vector<CommittedFrame>& frames, const Composition& c,
-                           Status& recordStatus) const {
+                           Status& recordStatus) {
   const uint32_t viewW = layout_.viewWidth, viewH = layout_.viewHeight;
   const uint32_t viewCount = uint32_t(layout_.views.size());
   const float tanHalfFov = layout_.quadTanHalfFov;

@@ -76,22 +76,22 @@ class LayerRenderer {
   // its resting layout. A draw that cannot be recorded is skipped and its error kept in
   // `recordStatus` (the first one).
   void record(VkCommandBuffer cb, const std::vector<CommittedFrame>& frames, const Composition& composition,
-              Status& recordStatus) const;
+              Status& recordStatus);
 
  private:
   LayerRenderer(VkImage output, DisplayLayout layout, SourceLookup lookup, BlendPipeline blend);
   bool reprojects(const CommittedLayer& layer, const LayerView& view, const Pose& eyeInStage) const;
   // A cylinder, equirect or cube layer's view, drawn by ray into each eye it is visible in.
   void recordShape(VkCommandBuffer cb, const CommittedLayer& layer, const LayerView& view, const Pose& head,
-                   size_t position, const std::vector<size_t>& coveredBelow, Status& recordStatus) const;
+                   size_t position, const std::vector<size_t>& coveredBelow, Status& recordStatus);
   void recordReprojected(VkCommandBuffer cb, const CommittedLayer& layer, const LayerView& view, const Pose& eyeInStage,
-                         Status& recordStatus) const;
+                         Status& recordStatus);
   ShapeDraw eyeDraw(const CommittedLayer& layer, const LayerView& view, VkImageView source, uint32_t eye) const;
 
   VkImage output_;
   DisplayLayout layout_;
   SourceLookup lookup_;
-  mutable BlendPipeline blend_;  // its per-frame descriptor sets change as draws are recorded
+  BlendPipeline blend_;
 };
 
 }  // namespace xrc::display

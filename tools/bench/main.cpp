@@ -130,9 +130,9 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
                                   "--sync-mode", o.syncMode, "--log-level", "warn"};
     // The clients and the bench's own status connections are one user's: room for all of them
     // (the default per-user limit is 64). --daemon-arg may still override.
-    const std::string connections = std::to_string(std::max<uint32_t>(64, clients + 16));
-    args.insert(args.end(), {"--max-connections-per-uid", connections, "--max-connections",
-                             std::to_string(std::max<uint32_t>(256, clients + 16))});
+    const uint32_t connections = clients + 16;
+    args.insert(args.end(), {"--max-connections-per-uid", std::to_string(std::max<uint32_t>(64, connections)),
+                             "--max-connections", std::to_string(std::max<uint32_t>(256, connections))});
     args.insert(args.end(), o.daemonArgs.begin(), o.daemonArgs.end());
     ownDaemon = std::make_unique<Process>(args, std::map<std::string, std::string>{}, dir.path + "/daemon.log");
     // --log-level warn hides the "serving" line: wait for the socket instead.

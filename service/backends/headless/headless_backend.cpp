@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <set>
 
 #include "../../gpu/barriers.hpp"
 #include "../../log.hpp"
