@@ -23,12 +23,14 @@
 #include <set>
 #include <thread>
 
-#include "backends/headless/headless_backend.hpp"
+#include "backends/headless/headless_output.hpp"
+#include "backends/headless/simulated_hmd.hpp"
 #include "backends/openxr/openxr_backend.hpp"
 #include "compositor/daemon_context.hpp"
 #include "compositor/health_monitor.hpp"
 #include "compositor/hung_client_watch.hpp"
 #include "config/daemon_config.hpp"
+#include "display/display_core.hpp"
 #include "log.hpp"
 #include "platform/systemd.hpp"
 #include "present/window_presenter.hpp"
@@ -53,13 +55,22 @@ kj::Promise<void> disconnectAllOnSignal(kj::AsyncInputStream& signal, xrc::Clien
 struct Backends {
   std::unique_ptr<xrc::gpu::GpuDevice> gpu;
   std::unique_ptr<xrc::gpu::Timeline> copyTimeline;
-  std::unique_ptr<xrc::present::WindowPresenter> presenter;  // the window output's
+  std::unique_ptr<xrc::present::WindowPresenter> presenter;  // the window mirror's
+  // The headless display: its headset and output, which the display core drives.
+  std::unique_ptr<xrc::SimulatedHmd> hmd;
+  std::unique_ptr<xrc::HeadlessOutput> output;
   std::unique_ptr<xrc::Backend> backend;
+};
+
+// What the headless display is made of, from the configuration.
+struct HeadlessDisplay {
+  xrc::SimulatedHmdOptions hmd;
+  xrc::display::DisplayCoreOptions core;
 };
 
 // The GPU device and the configured backend. Under the openxr backend the OpenXR runtime creates
 // the daemon's Vulkan instance and device.
-xrc::Status createBackend(const xrc::DaemonConfig& config, const xrc::HeadlessOptions& headless,
+xrc::Status createBackend(const xrc::DaemonConfig& config, const HeadlessDisplay& headless,
                           xrc::FrameScheduler& scheduler, int lossEventFd, Backends& out) {
   using namespace xrc;
   const bool openxr = config.backend == "openxr";
@@ -73,7 +84,7 @@ xrc::Status createBackend(const xrc::DaemonConfig& config, const xrc::HeadlessOp
   deviceOptions.deviceUuid = config.deviceUuid;
   deviceOptions.factory = instance.get();
   (void)gpu::parseQueuePriority(config.queuePriority, deviceOptions.maxQueuePriority);  // validated
-  const bool window = config.backend == "window";
+  const bool window = config.backend == "window" || config.mirror == "window";
   if (window) deviceOptions.instanceExtensions = present::WindowPresenter::instanceExtensions();
   auto gpu = gpu::GpuDevice::create(deviceOptions);
   if (!gpu) return gpu.error();
@@ -95,19 +106,29 @@ xrc::Status createBackend(const xrc::DaemonConfig& config, const xrc::HeadlessOp
     out.backend = std::move(backend).value();
     return {};
   }
-  HeadlessOptions display = headless;
+  const SimulatedHmdOptions& hmd = headless.hmd;
+  HeadlessOutputOptions output;
+  output.width = hmd.viewWidth * hmd.viewCount;
+  output.height = hmd.viewHeight;
+  output.refreshHz = hmd.refreshHz;
   if (window) {
     // The window opens at the composition's size, halved until it fits a common desktop.
-    uint32_t width = headless.viewWidth * headless.viewCount, height = headless.viewHeight;
+    uint32_t width = output.width, height = output.height;
     while (width > 1920 || height > 1080) width /= 2, height /= 2;
     auto opened = present::XcbWindow::open("xr-compositor", width, height);
     if (!opened) return opened.error();
     auto presenter = present::WindowPresenter::create(*out.gpu, std::move(opened).value());
     if (!presenter) return presenter.error();
     out.presenter = std::move(presenter).value();
-    display.presenter = out.presenter.get();
+    output.mirror = out.presenter.get();
   }
-  auto backend = HeadlessBackend::create(*out.gpu, *out.copyTimeline, scheduler, display);
+  auto created = HeadlessOutput::create(*out.gpu, output);
+  if (!created) return created.error();
+  out.output = std::move(created).value();
+  out.hmd = std::make_unique<SimulatedHmd>(hmd);
+  display::DisplayCoreOptions core = headless.core;
+  core.quadTanHalfFov = SimulatedHmd::kTanHalfFov;
+  auto backend = display::DisplayCore::create(*out.gpu, *out.copyTimeline, scheduler, *out.hmd, *out.output, core);
   if (!backend) return backend.error();
   out.backend = std::move(backend).value();
   return {};
@@ -143,6 +164,7 @@ xrc::Result<xrc::DaemonConfig> effectiveConfig(const Options& options) {
   if (given.count("sync_mode")) c.syncMode = cli.syncMode;
   if (given.count("device_uuid")) c.deviceUuid = cli.deviceUuid;
   if (given.count("shutdown_grace_ms")) c.shutdownGraceMs = cli.shutdownGraceMs;
+  if (given.count("mirror")) c.mirror = cli.mirror;
   if (given.count("head_motion")) c.headMotion = cli.headMotion;
   if (given.count("environment_blend_modes")) c.environmentBlendModes = cli.environmentBlendModes;
   if (given.count("queue_priority")) c.queuePriority = cli.queuePriority;
@@ -193,14 +215,14 @@ int run(const Options& options) {
   log::Level level = log::Level::info;
   (void)log::parseLevel(config.logLevel, level);
   log::setLevel(level);
-  HeadlessOptions headless;
-  (void)parseViewSize(config.viewSize, headless.viewWidth, headless.viewHeight);
-  headless.refreshHz = config.refreshHz;
-  headless.headSway = config.headMotion == "sway";
-  headless.reprojection = config.reprojection;
-  headless.idleWake =
+  HeadlessDisplay headless;
+  (void)parseViewSize(config.viewSize, headless.hmd.viewWidth, headless.hmd.viewHeight);
+  headless.hmd.refreshHz = config.refreshHz;
+  headless.hmd.headSway = config.headMotion == "sway";
+  headless.hmd.environmentBlendModes = parseBlendModes(config.environmentBlendModes).value();
+  headless.core.reprojection = config.reprojection;
+  headless.core.idleWake =
       std::min(std::chrono::milliseconds(500), HealthMonitor::checkPeriod(platform::watchdogInterval()) / 2);
-  headless.environmentBlendModes = parseBlendModes(config.environmentBlendModes).value();
   std::optional<SyncMode> forced;
   if (config.syncMode != "auto") forced = parseSyncMode(config.syncMode);
   std::atomic<int64_t> shutdownGraceMs{config.shutdownGraceMs};
@@ -261,7 +283,7 @@ int run(const Options& options) {
              images.totalLimit() >> 20);
   {
     RetiredSwapchains retired;
-    FrameWorker worker;
+    FrameWorker worker{kFrameWorkerThreadName};
     auto renderingWaiter = gpu::RenderingWaiter::create(gpu->device());
     if (!renderingWaiter) {
       log::error("{}", renderingWaiter.error().describe());
@@ -430,7 +452,7 @@ int main(int argc, char** argv) {
   // Option name -> config key, to know which ones the command line set.
   std::vector<std::pair<CLI::Option*, const char*>> keyed = {
       {app.add_option("--backend", cli.backend,
-                      "Display backend: headless, window (headless, shown in an X11 window) or openxr")
+                      "Display backend: headless, window (headless with --mirror window) or openxr")
            ->capture_default_str(),
        "backend"},
       {app.add_option("--socket", cli.socket,
@@ -449,6 +471,9 @@ int main(int argc, char** argv) {
        "sync_mode"},
       {app.add_option("--device-uuid", cli.deviceUuid, "Vulkan deviceUUID to use (default: first suitable)"),
        "device_uuid"},
+      {app.add_option("--mirror", cli.mirror, "Headless: also show the display in an X11 window (window) or not (none)")
+           ->capture_default_str(),
+       "mirror"},
       {app.add_option("--head-motion", cli.headMotion, "Headless simulated head: still or sway")->capture_default_str(),
        "head_motion"},
       {app.add_option("--environment-blend-modes", cli.environmentBlendModes,

@@ -132,6 +132,19 @@ uint32_t findMemoryType(const VkPhysicalDeviceMemoryProperties& props, uint32_t 
   return UINT32_MAX;
 }
 
+Result<ImageView> createImageView(VkDevice device, VkImage image, VkFormat format, VkImageViewType type,
+                                  uint32_t layers) {
+  VkImageViewCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO;
+  info.image = image;
+  info.viewType = type;
+  info.format = format;
+  info.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, layers};
+  VkImageView view;
+  if (auto s = check(vkCreateImageView(device, &info, nullptr, &view), "vkCreateImageView"); !s) return s.error();
+  return ImageView(device, view);
+}
+
 Result<Memory> bindDeviceLocalMemory(VkDevice device, const VkPhysicalDeviceMemoryProperties& props, VkImage image,
                                      const char* what, bool exportOpaqueFd, MemoryPlacement* placement) {
   VkMemoryRequirements req;

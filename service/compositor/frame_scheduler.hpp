@@ -1,8 +1,8 @@
 // The system frame loop's policy, independent of any backend: which normal session is the
 // primary, how layers stack (the primary's first, then overlays by placement), and which
-// committed frame of every client each display frame shows. The backend's display loop calls
-// select() once per display frame; the frame worker commits frames; the control interface
-// switches the primary. Frame accounting and the per-client and system stats live here too.
+// committed frame of every client each display frame shows. The display loop (the display core's,
+// or a backend's own through DisplayFeed) calls select() once per display frame; the frame worker commits frames; the
+// control interface switches the primary. Frame accounting and the per-client and system stats live here too.
 #pragma once
 
 #include <deque>
@@ -11,30 +11,11 @@
 #include <optional>
 #include <vector>
 
-#include "../backends/backend.hpp"
+#include "../backends/display_feed.hpp"
 #include "client_registry.hpp"
 #include "xrc/thread_annotations.hpp"
 
 namespace xrc {
-
-struct Visibility {
-  bool visible = false;
-  bool focused = false;
-};
-
-struct DisplaySelection {
-  std::vector<CommittedFrame> shown;     // bottom to top
-  std::vector<CommittedFrame> released;  // frames the scheduler let go of (their images are free)
-  // A visible client has a frame committed for a later vsync: the display has something to show
-  // soon even where `shown` is empty.
-  bool framesQueued = false;
-  // The bottom frame's (the primary's): how the display blends with the environment; none when
-  // nothing is shown (the display's preferred mode then).
-  std::optional<EnvironmentBlendMode> environmentBlendMode() const {
-    if (shown.empty()) return std::nullopt;
-    return shown.front().environmentBlendMode;
-  }
-};
 
 // System-wide stats of the display loop.
 struct DisplayStats {
@@ -47,12 +28,12 @@ struct DisplayStats {
   std::optional<EnvironmentBlendMode> environmentBlendMode;  // of the latest frame that showed any
 };
 
-class FrameScheduler {
+class FrameScheduler final : public DisplayFeed {
  public:
   // A client joined (normal or overlay). The first normal client becomes the primary.
   void addClient(std::shared_ptr<ClientRecord> client) XRC_EXCLUDES(mutex_);
   // The client left: its frames are returned for release; a new primary is chosen if needed.
-  std::vector<CommittedFrame> removeClient(uint32_t clientId) XRC_EXCLUDES(mutex_);
+  std::vector<CommittedFrame> removeClient(uint32_t clientId) override XRC_EXCLUDES(mutex_);
   Status setPrimary(uint32_t clientId) XRC_EXCLUDES(mutex_);
   // A client that stopped making frames (HungClientWatch): while hung it is not elected primary,
   // and a hung primary hands its role to the longest-connected normal client that is not hung.
@@ -60,19 +41,19 @@ class FrameScheduler {
   Visibility visibility(uint32_t clientId) const XRC_EXCLUDES(mutex_);
   // What the display itself allows (a backend whose own session the runtime hid or unfocused):
   // every client's visibility is capped by it. Visible and focused unless a backend says not.
-  void setSystemVisibility(Visibility system) XRC_EXCLUDES(mutex_);
+  void setSystemVisibility(Visibility system) override XRC_EXCLUDES(mutex_);
 
   // A client's frame is complete (frame worker). Returns the frames this one supersedes or that
   // cannot be shown (hidden client, unknown client).
-  std::vector<CommittedFrame> commit(CommittedFrame frame, int64_t nowNs) XRC_EXCLUDES(mutex_);
+  std::vector<CommittedFrame> commit(CommittedFrame frame, int64_t nowNs) override XRC_EXCLUDES(mutex_);
 
   // The display loop composes the display frame of vsync `vsyncNs`: per visible client, the
   // newest frame whose target time is due (frames are never shown before their time).
-  DisplaySelection select(int64_t vsyncNs, int64_t periodNs) XRC_EXCLUDES(mutex_);
+  DisplaySelection select(int64_t vsyncNs, int64_t periodNs) override XRC_EXCLUDES(mutex_);
   // The display loop finished that frame in `workNs` of wall time (select, waiting for the
   // previous composition, record, submit), having begun it `wakeDelayNs` after its vsync (a loop
   // paced by its own timer, as the headless one; none where a runtime paces it).
-  void displayed(int64_t workNs, std::optional<int64_t> wakeDelayNs = std::nullopt) XRC_EXCLUDES(mutex_);
+  void displayed(int64_t workNs, std::optional<int64_t> wakeDelayNs = std::nullopt) override XRC_EXCLUDES(mutex_);
   // The display loop composed nothing at the last select() and sleeps until a frame comes: the
   // vsyncs it sleeps through are not missed frames, its sleep is no display frame's CPU.
   void displayIdle() XRC_EXCLUDES(mutex_);

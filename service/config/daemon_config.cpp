@@ -78,6 +78,16 @@ Status validateConfig(const DaemonConfig& c, std::string_view p) {
     return makeError(ErrorCode::invalidArgument, "{}: {}", name("environment-blend-modes", "environment_blend_modes"),
                      modes.error().message);
   }
+  if (!oneOf(c.mirror, {"none", "window"})) {
+    return makeError(ErrorCode::invalidArgument, "{} must be none or window (got '{}')", name("mirror", "mirror"),
+                     c.mirror);
+  }
+  if (c.mirror != "none" && c.backend == "openxr") {
+    return makeError(ErrorCode::invalidArgument,
+                     "{} {}: only the headless display can be mirrored; the openxr backend hands its layers to "
+                     "its runtime uncomposed (that runtime's own mirror shows them)",
+                     name("mirror", "mirror"), c.mirror);
+  }
   if (!oneOf(c.headMotion, {"still", "sway"})) {
     return makeError(ErrorCode::invalidArgument, "{} must be still or sway (got '{}')",
                      name("head-motion", "head_motion"), c.headMotion);
@@ -126,6 +136,8 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
       s = text(next.deviceUuid);
     } else if (k == "environment_blend_modes") {
       s = text(next.environmentBlendModes);
+    } else if (k == "mirror") {
+      s = text(next.mirror);
     } else if (k == "head_motion") {
       s = text(next.headMotion);
     } else if (k == "queue_priority") {
@@ -158,7 +170,7 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
     } else {
       return makeError(ErrorCode::invalidArgument,
                        "{}: unknown key '{}' (known: backend, socket, refresh_hz, log_level, view_size, sync_mode, "
-                       "device_uuid, shutdown_grace_ms, head_motion, environment_blend_modes, queue_priority, "
+                       "device_uuid, shutdown_grace_ms, mirror, head_motion, environment_blend_modes, queue_priority, "
                        "openxr_overlay, or a limit: {})",
                        where(source, node), k, limitNames());
     }
@@ -214,6 +226,7 @@ std::vector<std::string> changedKeys(const DaemonConfig& a, const DaemonConfig& 
   if (a.syncMode != b.syncMode) out.push_back("sync_mode");
   if (a.deviceUuid != b.deviceUuid) out.push_back("device_uuid");
   if (a.shutdownGraceMs != b.shutdownGraceMs) out.push_back("shutdown_grace_ms");
+  if (a.mirror != b.mirror) out.push_back("mirror");
   if (a.headMotion != b.headMotion) out.push_back("head_motion");
   if (a.environmentBlendModes != b.environmentBlendModes) out.push_back("environment_blend_modes");
   if (a.queuePriority != b.queuePriority) out.push_back("queue_priority");

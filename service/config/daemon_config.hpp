@@ -25,6 +25,7 @@ struct DaemonConfig {
   std::string deviceUuid;
   int64_t shutdownGraceMs = 1000;
   std::string environmentBlendModes = "opaque";  // headless: the display's, preferred first
+  std::string mirror = "none";                   // headless: none | window (the display also shown in a window)
   std::string headMotion = "still";              // headless: still | sway (the simulated head turns to and fro)
   std::string queuePriority = "high";            // highest GPU queue priority to ask for: low|medium|high|realtime
   bool openxrOverlay = false;                    // openxr: the daemon's session is an overlay (XR_EXTX_overlay)

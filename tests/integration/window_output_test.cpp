@@ -142,12 +142,12 @@ struct Windowed {
   std::unique_ptr<Daemon> daemon;
   xcb_window_t window = 0;
 
-  // Empty when all is up; else what went wrong.
-  std::string start() {
+  // Empty when all is up; else what went wrong. `args`: how the daemon is told to open it.
+  std::string start(const std::vector<std::string>& args = {"--backend", "window"}) {
     if (!x.ready()) return "Xvfb did not start:\n" + x.output();
     auto env = validationEnv();
     env["DISPLAY"] = x.display();
-    daemon = std::make_unique<Daemon>(dir, std::vector<std::string>{"--backend", "window"}, env);
+    daemon = std::make_unique<Daemon>(dir, args, env);
     if (!daemon->ready()) return "the daemon did not start:\n" + daemon->process().output();
     window = x.waitForWindow("xr-compositor");
     if (window == 0) return "no window titled xr-compositor";
@@ -172,10 +172,13 @@ std::optional<control::WindowOutputStatus> windowStatus(Daemon& daemon) {
 #define REQUIRE_XVFB() \
   if (!std::filesystem::exists(kXvfb)) GTEST_SKIP() << kXvfb << " is not installed (apt-get install xvfb)"
 
-TEST(WindowOutput, TheWindowShowsWhatTheDisplayComposes) {
+// The window backend, and the headless backend with a window mirror (the same thing by two names).
+class WindowShows : public ::testing::TestWithParam<std::vector<std::string>> {};
+
+TEST_P(WindowShows, WhatTheDisplayComposes) {
   REQUIRE_XVFB();
   Windowed w;
-  ASSERT_EQ(w.start(), "");
+  ASSERT_EQ(w.start(GetParam()), "");
   auto& daemon = w.daemon;
 
   // A projection and a quad over it; once the last frame is up, the display repeats it.
@@ -228,6 +231,11 @@ TEST(WindowOutput, TheWindowShowsWhatTheDisplayComposes) {
   EXPECT_EQ(demo->wait(30s), 0) << demo->output();
   EXPECT_EQ(problemsIn(daemon->process().output()), std::vector<std::string>{});
 }
+
+INSTANTIATE_TEST_SUITE_P(WindowOutput, WindowShows,
+                         ::testing::Values(std::vector<std::string>{"--backend", "window"},
+                                           std::vector<std::string>{"--mirror", "window"}),
+                         [](const auto& info) { return info.param[0] == "--backend" ? "Backend" : "Mirror"; });
 
 // Hundreds of size changes while a client renders: every one may recreate the swapchain; old
 // swapchains and present semaphores are destroyed as seed 003 proves them unused (or the

@@ -146,6 +146,26 @@ TEST(DaemonConfig, HeadMotionIsStillOrSway) {
   EXPECT_EQ(c.headMotion, "sway");  // unchanged by the bad file
 }
 
+TEST(DaemonConfig, MirrorIsNoneOrWindowAndOnlyForTheHeadlessDisplay) {
+  DaemonConfig c;
+  EXPECT_EQ(c.mirror, "none");
+  ASSERT_TRUE(applyToml("mirror = \"window\"\n", "test.toml", c));
+  EXPECT_EQ(c.mirror, "window");
+  auto s = applyToml("mirror = \"screen\"\n", "test.toml", c);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("mirror must be none or window (got 'screen')"), std::string::npos)
+      << s.error().message;
+  EXPECT_EQ(c.mirror, "window");  // unchanged by the bad file
+  // The openxr backend hands layers on uncomposed: nothing to mirror.
+  s = applyToml("backend = \"openxr\"\n", "test.toml", c);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("only the headless display can be mirrored"), std::string::npos)
+      << s.error().message;
+  DaemonConfig other = c;
+  other.mirror = "none";
+  EXPECT_EQ(changedKeys(c, other), std::vector<std::string>{"mirror"});
+}
+
 TEST(DaemonConfig, FilesLayerInOrderAndMissingOnesAreSkipped) {
   char dirTemplate[] = "/tmp/xrc-config-XXXXXX";
   ASSERT_NE(mkdtemp(dirTemplate), nullptr);

@@ -8,6 +8,9 @@ cd "$(dirname "$0")/../.."
 source tools/scripts/deps.sh
 xrc_install_deps
 
+# Backends and outputs never include the compositor core (docs/OPERATIONS.md, "Outputs").
+tools/scripts/check-layering.sh
+
 xrc_build build
 xrc_test build
 

@@ -133,6 +133,10 @@ Result<Memory> bindDeviceLocalMemory(VkDevice device, const VkPhysicalDeviceMemo
                                      const char* what, bool exportOpaqueFd = false,
                                      MemoryPlacement* placement = nullptr);
 
+// A color view of `image`'s first mip level and its first `layers` layers.
+Result<ImageView> createImageView(VkDevice device, VkImage image, VkFormat format, VkImageViewType type,
+                                  uint32_t layers);
+
 // A buffer bound to its own allocation of a memory type with `memoryFlags`.
 struct DeviceBuffer {
   Memory memory;  // declared first: freed after the buffer is destroyed

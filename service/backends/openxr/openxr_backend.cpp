@@ -306,8 +306,8 @@ std::vector<VisibilityMask> runtimeVisibilityMasks(const OpenXrInstance& xr, XrS
 
 Result<std::unique_ptr<OpenXrBackend>> OpenXrBackend::create(std::unique_ptr<OpenXrInstance> instance,
                                                              gpu::GpuDevice& gpu, gpu::Timeline& copyTimeline,
-                                                             FrameScheduler& scheduler, OpenXrOptions options) {
-  auto backend = std::make_unique<OpenXrBackend>(gpu, copyTimeline, scheduler, std::move(options));
+                                                             DisplayFeed& feed, OpenXrOptions options) {
+  auto backend = std::make_unique<OpenXrBackend>(gpu, copyTimeline, feed, std::move(options));
   auto handoffs = gpu::Timeline::create(gpu.device());
   if (!handoffs) return handoffs.error();
   backend->handoffTimeline_ = std::move(handoffs).value();
@@ -315,13 +315,12 @@ Result<std::unique_ptr<OpenXrBackend>> OpenXrBackend::create(std::unique_ptr<Ope
   return backend;
 }
 
-OpenXrBackend::OpenXrBackend(gpu::GpuDevice& gpu, gpu::Timeline& copyTimeline, FrameScheduler& scheduler,
-                             OpenXrOptions options)
-    : gpu_(gpu), copyTimeline_(copyTimeline), scheduler_(scheduler), options_(std::move(options)) {
+OpenXrBackend::OpenXrBackend(gpu::GpuDevice& gpu, gpu::Timeline& copyTimeline, DisplayFeed& feed, OpenXrOptions options)
+    : gpu_(gpu), copyTimeline_(copyTimeline), feed_(feed), options_(std::move(options)) {
   clock_.periodNs = int64_t(std::llround(1e9 / options_.refreshHz));
   clock_.originNs = monotonicNowNs();
   // Until the runtime says the session is visible, nothing a client renders can be seen.
-  scheduler_.setSystemVisibility({false, false});
+  feed_.setSystemVisibility({false, false});
 }
 
 OpenXrBackend::~OpenXrBackend() { stop(); }
@@ -859,10 +858,10 @@ std::array<HapticStatus, kHandCount> OpenXrBackend::haptics() const {
 
 void OpenXrBackend::commitFrame(CommittedFrame frame) {
   // Frames the scheduler lets go of need nothing: the runtime owns its images' lifetimes.
-  (void)scheduler_.commit(std::move(frame), monotonicNowNs());
+  (void)feed_.commit(std::move(frame), monotonicNowNs());
 }
 
-void OpenXrBackend::removeClient(uint32_t clientId) { (void)scheduler_.removeClient(clientId); }
+void OpenXrBackend::removeClient(uint32_t clientId) { (void)feed_.removeClient(clientId); }
 
 bool OpenXrBackend::readRuntimeImage(std::shared_ptr<RuntimeSwapchain>, uint32_t, uint64_t,
                                      std::function<void(Result<Pixels>)> done) {
@@ -965,16 +964,16 @@ void OpenXrBackend::onSessionState(XrSessionState state) {
       return;
     }
     case XR_SESSION_STATE_SYNCHRONIZED:
-      scheduler_.setSystemVisibility({false, false});
+      feed_.setSystemVisibility({false, false});
       return;
     case XR_SESSION_STATE_VISIBLE:
-      scheduler_.setSystemVisibility({true, false});
+      feed_.setSystemVisibility({true, false});
       return;
     case XR_SESSION_STATE_FOCUSED:
-      scheduler_.setSystemVisibility({true, true});
+      feed_.setSystemVisibility({true, true});
       return;
     case XR_SESSION_STATE_STOPPING: {
-      scheduler_.setSystemVisibility({false, false});
+      feed_.setSystemVisibility({false, false});
       Lock lock(link->queue.submitMutex);
       if (auto s = xr.check(xrEndSession(link->session.get()), "xrEndSession"); !s)
         log::warn("{}", s.error().describe());
@@ -1059,7 +1058,7 @@ void OpenXrBackend::frame() {
   }
 
   // Declared before the queue lock: dropping the last reference to a swapchain takes that lock.
-  DisplaySelection selection = scheduler_.select(vsync.value(), period);
+  DisplaySelection selection = feed_.select(vsync.value(), period);
   FrameLayers layers;
   if (state.shouldRender) {
     for (const CommittedFrame& f : selection.shown) {
@@ -1098,7 +1097,7 @@ void OpenXrBackend::frame() {
     return;
   }
   displayFrames_++;
-  scheduler_.displayed(monotonicNowNs() - start);
+  feed_.displayed(monotonicNowNs() - start);
 }
 
 void OpenXrBackend::loseRuntime(const std::string& why) {
@@ -1106,7 +1105,7 @@ void OpenXrBackend::loseRuntime(const std::string& why) {
   log::error("OpenXR runtime lost ({}): disconnecting every client, then reconnecting", why);
   lost_ = true;
   running_ = false;
-  scheduler_.setSystemVisibility({false, false});
+  feed_.setSystemVisibility({false, false});
   if (options_.disconnectAllClients) options_.disconnectAllClients();
   backoffNs_ = kMinBackoffNs;
   nextAttemptNs_ = monotonicNowNs() + backoffNs_;

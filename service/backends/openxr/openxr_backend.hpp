@@ -12,11 +12,11 @@
 #include <memory>
 #include <thread>
 
-#include "../../compositor/frame_scheduler.hpp"
-#include "../../compositor/frame_worker.hpp"
+#include "../../common/job_thread.hpp"
 #include "../../gpu/gpu_device.hpp"
 #include "../../gpu/timeline.hpp"
 #include "../backend.hpp"
+#include "../display_feed.hpp"
 #include "openxr_input.hpp"
 #include "openxr_instance.hpp"
 #include "refresh_tracker.hpp"
@@ -39,9 +39,9 @@ class OpenXrBackend final : public Backend {
   // `copyTimeline` is what the daemon's copies signal (the runtime's queue waits for it when the
   // copies run on another queue).
   static Result<std::unique_ptr<OpenXrBackend>> create(std::unique_ptr<OpenXrInstance> instance, gpu::GpuDevice& gpu,
-                                                       gpu::Timeline& copyTimeline, FrameScheduler& scheduler,
+                                                       gpu::Timeline& copyTimeline, DisplayFeed& feed,
                                                        OpenXrOptions options);
-  OpenXrBackend(gpu::GpuDevice& gpu, gpu::Timeline& copyTimeline, FrameScheduler& scheduler, OpenXrOptions options);
+  OpenXrBackend(gpu::GpuDevice& gpu, gpu::Timeline& copyTimeline, DisplayFeed& feed, OpenXrOptions options);
   ~OpenXrBackend() override;
 
   const SystemInfo& systemInfo() const override { return system_; }
@@ -108,7 +108,7 @@ class OpenXrBackend final : public Backend {
   // Signalled by the hand-offs of copied images to the runtime's queue (see releaseImage), so a
   // swapchain can wait for its last one before its command buffers go.
   std::unique_ptr<gpu::Timeline> handoffTimeline_;
-  FrameScheduler& scheduler_;
+  DisplayFeed& feed_;
   OpenXrOptions options_;
   SystemInfo system_;  // fixed after create()
   std::atomic<uint64_t> displayFrames_{0};
@@ -146,7 +146,7 @@ class OpenXrBackend final : public Backend {
   std::atomic<bool> stopRequested_{false};
   std::thread thread_;
   // Last: destroyed (and drained) first, while what its jobs use is still there.
-  FrameWorker locator_{"xrc-locate"};
+  JobThread locator_{"xrc-locate"};
 };
 
 }  // namespace xrc

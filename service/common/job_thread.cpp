@@ -1,16 +1,16 @@
-#include "frame_worker.hpp"
+#include "job_thread.hpp"
 
 #include <pthread.h>
 
-#include "../backends/backend.hpp"
+#include "xrc/monotonic_clock.hpp"
 
 namespace xrc {
 
-FrameWorker::FrameWorker(const char* threadName) : thread_([this, threadName] { run(threadName); }) {}
+JobThread::JobThread(const char* threadName) : thread_([this, threadName] { run(threadName); }) {}
 
-FrameWorker::~FrameWorker() { drain(); }
+JobThread::~JobThread() { drain(); }
 
-void FrameWorker::drain() {
+void JobThread::drain() {
   {
     Lock lock(mutex_);
     stopping_ = true;
@@ -19,7 +19,7 @@ void FrameWorker::drain() {
   if (thread_.joinable()) thread_.join();
 }
 
-void FrameWorker::post(kj::Function<void()> job) {
+void JobThread::post(kj::Function<void()> job) {
   {
     Lock lock(mutex_);
     if (stopping_) return;
@@ -28,7 +28,7 @@ void FrameWorker::post(kj::Function<void()> job) {
   wake_.notify_one();
 }
 
-void FrameWorker::run(const char* threadName) {
+void JobThread::run(const char* threadName) {
   pthread_setname_np(pthread_self(), threadName);
   for (;;) {
     kj::Function<void()> job;

@@ -1,4 +1,4 @@
-#include "headless_backend.hpp"
+#include "display_core.hpp"
 
 #include <time.h>
 
@@ -6,17 +6,16 @@
 #include <cmath>
 #include <cstring>
 
-#include "../../gpu/barriers.hpp"
-#include "../../log.hpp"
+#include "../gpu/barriers.hpp"
+#include "../input/simulated_controllers.hpp"
+#include "../log.hpp"
 #include "xrc/protocol_rules.hpp"
 
-namespace xrc {
+namespace xrc::display {
 
 namespace {
 constexpr uint64_t kGpuTimeoutNs = 2000000000ull;  // 2 s: a GPU that takes longer is broken
 constexpr VkFormat kOutputFormat = VK_FORMAT_R8G8B8A8_UNORM;
-// The simulated HMD's symmetric field of view (tan of the half angle) for quad placement.
-constexpr float kTanHalfFov = 1.0f;
 
 using gpu::barrier;
 using gpu::imageBarrier;
@@ -33,23 +32,11 @@ VkFormat storedFormat(VkFormat f) {
   }
 }
 
-Result<vk::ImageView> createView(VkDevice device, VkImage image, VkFormat format, VkImageViewType type,
-                                 uint32_t layers) {
-  VkImageViewCreateInfo info{};
-  info.sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO;
-  info.image = image;
-  info.viewType = type;
-  info.format = format;
-  info.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, layers};
-  VkImageView view;
-  if (auto s = vk::check(vkCreateImageView(device, &info, nullptr, &view), "vkCreateImageView"); !s) return s.error();
-  return vk::ImageView(device, view);
-}
 }  // namespace
 
 // Runtime images of the headless "runtime". Their bookkeeping is guarded by the backend's
 // stateMutex_.
-class HeadlessSwapchain final : public RuntimeSwapchain {
+class LocalSwapchain final : public RuntimeSwapchain {
  public:
   struct PerImage {
     vk::Memory memory;
@@ -70,52 +57,52 @@ class HeadlessSwapchain final : public RuntimeSwapchain {
   uint32_t next = 0;
 };
 
-Result<std::unique_ptr<HeadlessBackend>> HeadlessBackend::create(gpu::GpuDevice& gpu, gpu::Timeline& copyTimeline,
-                                                                 FrameScheduler& scheduler,
-                                                                 const HeadlessOptions& options) {
-  auto backend = std::make_unique<HeadlessBackend>(gpu, copyTimeline, scheduler, options);
-  if (auto s = backend->init(); !s) return s.error();
-  return backend;
+Result<std::unique_ptr<DisplayCore>> DisplayCore::create(gpu::GpuDevice& gpu, gpu::Timeline& copyTimeline,
+                                                         FrameScheduler& scheduler, Headset& headset, Output& output,
+                                                         const DisplayCoreOptions& options) {
+  auto core = std::make_unique<DisplayCore>(gpu, copyTimeline, scheduler, headset, output, options);
+  if (auto s = core->init(); !s) return s.error();
+  return core;
 }
 
-HeadlessBackend::HeadlessBackend(gpu::GpuDevice& gpu, gpu::Timeline& copyTimeline, FrameScheduler& scheduler,
-                                 const HeadlessOptions& options)
-    : gpu_(gpu), copyTimeline_(copyTimeline), scheduler_(scheduler), options_(options) {}
+DisplayCore::DisplayCore(gpu::GpuDevice& gpu, gpu::Timeline& copyTimeline, FrameScheduler& scheduler, Headset& headset,
+                         Output& output, const DisplayCoreOptions& options)
+    : gpu_(gpu),
+      copyTimeline_(copyTimeline),
+      scheduler_(scheduler),
+      headset_(headset),
+      output_(output),
+      options_(options) {}
 
-HeadlessBackend::~HeadlessBackend() {
+InputSnapshot DisplayCore::input(int64_t) const {
+  const SimulatedControllers* controllers = headset_.simulatedControllers();
+  return controllers != nullptr ? controllers->snapshot() : InputSnapshot{};
+}
+
+Status DisplayCore::applyHaptic(uint32_t hand, const std::string& output, const HapticPulse& pulse) {
+  if (SimulatedControllers* controllers = headset_.simulatedControllers())
+    return controllers->haptic(hand, output, pulse);
+  return Backend::applyHaptic(hand, output, pulse);
+}
+
+Status DisplayCore::stopHaptic(uint32_t hand, const std::string& output) {
+  if (SimulatedControllers* controllers = headset_.simulatedControllers()) return controllers->stopHaptic(hand, output);
+  return Backend::stopHaptic(hand, output);
+}
+
+std::array<HapticStatus, kHandCount> DisplayCore::haptics() const {
+  const SimulatedControllers* controllers = headset_.simulatedControllers();
+  return controllers != nullptr ? controllers->haptics() : std::array<HapticStatus, kHandCount>{};
+}
+
+DisplayCore::~DisplayCore() {
   stop();
   if (auto s = waitSubmitted(); !s) log::error("display shutdown: {}", s.error().describe());
-  // The window output's last blits read the output image destroyed with this.
-  if (options_.presenter != nullptr) options_.presenter->finish();
+  // The output's last presents read its image, which may go right after this.
+  output_.finish();
 }
 
-Status HeadlessBackend::init() {
-  system_.backendName = "headless";
-  system_.environmentBlendModes = options_.environmentBlendModes;
-  system_.refreshHz = options_.refreshHz;
-  // Symmetric 90-degree fields of view; stereo eyes half an IPD left and right of the head.
-  constexpr float kHalfFov = 0.7853982f;
-  for (uint32_t i = 0; i < options_.viewCount; ++i) {
-    // The largest view rect: twice the recommended size (as headset runtimes offer for
-    // supersampling), not the 8192 a swapchain may have, so an app that renders at the maximum
-    // does not make the daemon allocate and copy gigabytes per swapchain.
-    ViewInfo view{options_.viewWidth,
-                  options_.viewHeight,
-                  std::min(2 * options_.viewWidth, kMaxExtent),
-                  std::min(2 * options_.viewHeight, kMaxExtent),
-                  {},
-                  {},
-                  {}};
-    view.fov = {-kHalfFov, kHalfFov, kHalfFov, -kHalfFov};
-    if (options_.viewCount == 2) view.eyeInHead.position[0] = (i == 0 ? -0.5f : 0.5f) * options_.ipd;
-    system_.views.push_back(view);
-  }
-  system_.localInStage.position = {0, options_.eyeHeight, 0};
-  system_.stageBoundsWidth = 4;
-  system_.stageBoundsDepth = 4;
-  clock_.periodNs = int64_t(std::llround(1e9 / options_.refreshHz));
-  clock_.originNs = monotonicNowNs();
-
+Status DisplayCore::init() {
   VkDevice device = gpu_.device();
   auto timeline = gpu::Timeline::create(device);
   if (!timeline) return timeline.error();
@@ -142,84 +129,31 @@ Status HeadlessBackend::init() {
   if (auto s = vk::check(vkCreateFence(device, &fenceInfo, nullptr, &fence), "vkCreateFence"); !s) return s;
   fence_ = vk::Fence(device, fence);
 
-  VkImageCreateInfo out{};
-  out.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO;
-  out.imageType = VK_IMAGE_TYPE_2D;
-  out.format = kOutputFormat;
-  out.extent = {options_.viewWidth * options_.viewCount, options_.viewHeight, 1};
-  out.mipLevels = 1;
-  out.arrayLayers = 1;
-  out.samples = VK_SAMPLE_COUNT_1_BIT;
-  out.tiling = VK_IMAGE_TILING_OPTIMAL;
-  out.usage = VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_STORAGE_BIT;
-  out.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-  VkImage image;
-  if (auto s = vk::check(vkCreateImage(device, &out, nullptr, &image), "vkCreateImage(display)"); !s) return s;
-  output_ = vk::Image(device, image);
-  auto memory = vk::bindDeviceLocalMemory(device, gpu_.memory(), image, "display");
-  if (!memory) return memory.error();
-  outputMemory_ = std::move(memory).value();
-  auto view = createView(device, image, kOutputFormat, VK_IMAGE_VIEW_TYPE_2D, 1);
-  if (!view) return view.error();
-  outputView_ = std::move(view).value();
-  display::DisplayLayout layout;
-  layout.views = system_.views;
-  layout.viewWidth = options_.viewWidth;
-  layout.viewHeight = options_.viewHeight;
-  layout.quadTanHalfFov = kTanHalfFov;
+  const OutputImage target = output_.image();
+  DisplayLayout layout;
+  layout.views = headset_.systemInfo().views;
+  if (layout.views.empty() || target.width % layout.views.size() != 0) {
+    return makeError(ErrorCode::invalidArgument, "the output ({}x{}) does not hold {} views side by side", target.width,
+                     target.height, layout.views.size());
+  }
+  layout.viewWidth = target.width / uint32_t(layout.views.size());
+  layout.viewHeight = target.height;
+  layout.quadTanHalfFov = options_.quadTanHalfFov;
   layout.reprojection = options_.reprojection;
-  // Runtime images are read where the backend keeps them; the renderer holds none.
-  auto renderer = display::LayerRenderer::create(
-      device, output_.get(), outputView_.get(), std::move(layout), [](const LayerView& view) {
-        auto& sc = static_cast<HeadlessSwapchain&>(*view.swapchain);
+  // Runtime images are read where the core keeps them; the renderer holds none.
+  auto renderer =
+      LayerRenderer::create(device, target.image, target.view, std::move(layout), [](const LayerView& view) {
+        auto& sc = static_cast<LocalSwapchain&>(*view.swapchain);
         const auto& image = sc.images[view.runtimeIndex];
-        return display::SourceImage{image.image.get(), image.view.get(), sc.info.format};
+        return SourceImage{image.image.get(), image.view.get(), sc.info.format};
       });
   if (!renderer) return renderer.error();
   renderer_.emplace(std::move(renderer).value());
   return {};
 }
 
-namespace {
-// A turn by `yaw` radians about +y (the stage's up), as a quaternion.
-std::array<float, 4> yawRotation(double yaw) { return {0.f, float(std::sin(yaw / 2)), 0.f, float(std::cos(yaw / 2))}; }
-}  // namespace
-
-LocalSpace HeadlessBackend::localSpace() const {
-  Lock lock(localMutex_);
-  return local_.value_or(LocalSpace{system_.localInStage, 0});
-}
-
-Status HeadlessBackend::recenter() {
-  const Pose head = headPoseAt(monotonicNowNs());
-  // Heading: the yaw of the head's forward (-z) direction, projected on the floor.
-  const auto forward = quatRotate(head.orientation, {0.f, 0.f, -1.f});
-  const float yaw = std::atan2(-forward[0], -forward[2]);
-  LocalSpace next;
-  next.localInStage.orientation = yawRotation(yaw);
-  next.localInStage.position = head.position;
-  Lock lock(localMutex_);
-  next.changes = local_ ? local_->changes + 1 : 1;
-  local_ = next;
-  log::info("recentered: LOCAL is now at ({:.3f}, {:.3f}, {:.3f}) in STAGE, heading {:.3f} rad", head.position[0],
-            head.position[1], head.position[2], yaw);
-  return {};
-}
-
-Pose HeadlessBackend::headPoseAt(int64_t timeNs) const {
-  Pose head = system_.localInStage;
-  if (!options_.headSway) return head;
-  // yaw(t) = A sin(2 pi t / T), in double: t is nanoseconds since boot.
-  constexpr double kSwayAmplitude = 0.3;  // radians, about 17 degrees
-  constexpr double kSwayPeriodNs = 4e9;
-  const double phase = std::fmod(double(timeNs), kSwayPeriodNs) / kSwayPeriodNs;
-  const double yaw = kSwayAmplitude * std::sin(2.0 * M_PI * phase);
-  head.orientation = yawRotation(yaw);
-  return head;
-}
-
-Result<std::shared_ptr<RuntimeSwapchain>> HeadlessBackend::createSwapchain(const VkImageCreateInfo& requested) {
-  auto swapchain = std::make_shared<HeadlessSwapchain>();
+Result<std::shared_ptr<RuntimeSwapchain>> DisplayCore::createSwapchain(const VkImageCreateInfo& requested) {
+  auto swapchain = std::make_shared<LocalSwapchain>();
   swapchain->info = requested;
   swapchain->info.pNext = nullptr;
   // The runtime's own usage: written by the copy, read by composition (copies, or the blend
@@ -256,7 +190,8 @@ Result<std::shared_ptr<RuntimeSwapchain>> HeadlessBackend::createSwapchain(const
     if (!memory) return memory.error();
     per.memory = std::move(memory).value();
     if (color) {
-      auto view = createView(device, image, viewFormat, VK_IMAGE_VIEW_TYPE_2D_ARRAY, swapchain->info.arrayLayers);
+      auto view =
+          vk::createImageView(device, image, viewFormat, VK_IMAGE_VIEW_TYPE_2D_ARRAY, swapchain->info.arrayLayers);
       if (!view) return view.error();
       per.view = std::move(view).value();
     }
@@ -267,7 +202,7 @@ Result<std::shared_ptr<RuntimeSwapchain>> HeadlessBackend::createSwapchain(const
   return std::shared_ptr<RuntimeSwapchain>(std::move(swapchain));
 }
 
-std::optional<RuntimeImageLease> HeadlessBackend::freeImageLocked(HeadlessSwapchain& swapchain) {
+std::optional<RuntimeImageLease> DisplayCore::freeImageLocked(LocalSwapchain& swapchain) {
   for (uint32_t n = 0; n < swapchain.imageCount(); ++n) {
     const uint32_t i = (swapchain.next + n) % swapchain.imageCount();
     auto& per = swapchain.images[i];
@@ -278,13 +213,13 @@ std::optional<RuntimeImageLease> HeadlessBackend::freeImageLocked(HeadlessSwapch
   return std::nullopt;
 }
 
-std::optional<RuntimeImageLease> HeadlessBackend::tryAcquireImage(RuntimeSwapchain& base) {
+std::optional<RuntimeImageLease> DisplayCore::tryAcquireImage(RuntimeSwapchain& base) {
   Lock lock(stateMutex_);
-  return freeImageLocked(static_cast<HeadlessSwapchain&>(base));
+  return freeImageLocked(static_cast<LocalSwapchain&>(base));
 }
 
-Result<RuntimeImageLease> HeadlessBackend::acquireImage(RuntimeSwapchain& base, std::chrono::milliseconds timeout) {
-  auto& swapchain = static_cast<HeadlessSwapchain&>(base);
+Result<RuntimeImageLease> DisplayCore::acquireImage(RuntimeSwapchain& base, std::chrono::milliseconds timeout) {
+  auto& swapchain = static_cast<LocalSwapchain&>(base);
   Lock lock(stateMutex_);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
@@ -295,8 +230,8 @@ Result<RuntimeImageLease> HeadlessBackend::acquireImage(RuntimeSwapchain& base, 
   }
 }
 
-void HeadlessBackend::releaseImage(RuntimeSwapchain& base, uint32_t index, uint64_t copyValue) {
-  auto& swapchain = static_cast<HeadlessSwapchain&>(base);
+void DisplayCore::releaseImage(RuntimeSwapchain& base, uint32_t index, uint64_t copyValue) {
+  auto& swapchain = static_cast<LocalSwapchain&>(base);
   Lock lock(stateMutex_);
   for (auto& per : swapchain.images) per.latest = false;
   swapchain.images[index].latest = true;
@@ -304,20 +239,20 @@ void HeadlessBackend::releaseImage(RuntimeSwapchain& base, uint32_t index, uint6
   stateChanged_.notify_all();
 }
 
-void HeadlessBackend::adjustHolds(const CommittedFrame& frame, int delta) {
+void DisplayCore::adjustHolds(const CommittedFrame& frame, int delta) {
   for (const auto& layer : frame.layers) {
     for (const auto& view : layer.views) {
-      static_cast<HeadlessSwapchain&>(*view.swapchain).images[view.runtimeIndex].displayHolds += delta;
+      static_cast<LocalSwapchain&>(*view.swapchain).images[view.runtimeIndex].displayHolds += delta;
     }
   }
 }
 
-void HeadlessBackend::release(const std::vector<CommittedFrame>& frames) {
+void DisplayCore::release(const std::vector<CommittedFrame>& frames) {
   for (const auto& frame : frames) adjustHolds(frame, -1);
   if (!frames.empty()) stateChanged_.notify_all();
 }
 
-void HeadlessBackend::commitFrame(CommittedFrame frame) {
+void DisplayCore::commitFrame(CommittedFrame frame) {
   // The scheduler holds the frame until a newer one replaces it; its images stay unleasable.
   Lock lock(stateMutex_);
   adjustHolds(frame, +1);
@@ -328,7 +263,7 @@ void HeadlessBackend::commitFrame(CommittedFrame frame) {
   }
 }
 
-void HeadlessBackend::removeClient(uint32_t clientId) {
+void DisplayCore::removeClient(uint32_t clientId) {
   {
     Lock lock(reprojectedMutex_);
     reprojected_.erase(clientId);
@@ -337,14 +272,14 @@ void HeadlessBackend::removeClient(uint32_t clientId) {
   release(scheduler_.removeClient(clientId));
 }
 
-uint64_t HeadlessBackend::framesReprojected(uint32_t clientId) const {
+uint64_t DisplayCore::framesReprojected(uint32_t clientId) const {
   Lock lock(reprojectedMutex_);
   auto it = reprojected_.find(clientId);
   return it == reprojected_.end() ? 0 : it->second;
 }
 
-void HeadlessBackend::start() {
-  nextTickNs_ = clock_.nextVsyncAfter(monotonicNowNs());
+void DisplayCore::start() {
+  nextTickNs_ = output_.clock().nextVsyncAfter(monotonicNowNs());
   scheduleTick();
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "xrc-display");
@@ -352,13 +287,13 @@ void HeadlessBackend::start() {
   });
 }
 
-void HeadlessBackend::stop() {
+void DisplayCore::stop() {
   if (!thread_.joinable()) return;
   io_.stop();
   thread_.join();
 }
 
-void HeadlessBackend::scheduleTick() {
+void DisplayCore::scheduleTick() {
   const uint64_t generation = ++tickGeneration_;
   timer_.expires_at(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(nextTickNs_)));
   timer_.async_wait([this, generation](const boost::system::error_code& ec) {
@@ -366,23 +301,24 @@ void HeadlessBackend::scheduleTick() {
     if (ec || generation != tickGeneration_) return;
     const bool idle = !stalledForTest_.load() && tick(nextTickNs_);
     if (idle) {
-      nextTickNs_ = clock_.nextVsyncAfter(
+      nextTickNs_ = output_.clock().nextVsyncAfter(
           monotonicNowNs() + std::chrono::duration_cast<std::chrono::nanoseconds>(options_.idleWake).count());
     } else {
       // Skip vsyncs we are already past (a stalled tick counts as missed, not as a burst).
-      nextTickNs_ = std::max(nextTickNs_ + clock_.periodNs, clock_.nextVsyncAfter(monotonicNowNs()) - clock_.periodNs);
-      nextTickNs_ = clock_.nextVsyncAfter(nextTickNs_ - 1);
+      nextTickNs_ = std::max(nextTickNs_ + output_.clock().periodNs,
+                             output_.clock().nextVsyncAfter(monotonicNowNs()) - output_.clock().periodNs);
+      nextTickNs_ = output_.clock().nextVsyncAfter(nextTickNs_ - 1);
     }
     scheduleTick();
   });
 }
 
-void HeadlessBackend::wakeFromIdle() {
-  nextTickNs_ = clock_.nextVsyncAfter(monotonicNowNs());
+void DisplayCore::wakeFromIdle() {
+  nextTickNs_ = output_.clock().nextVsyncAfter(monotonicNowNs());
   scheduleTick();
 }
 
-bool HeadlessBackend::tick(int64_t vsyncNs) {
+bool DisplayCore::tick(int64_t vsyncNs) {
   const int64_t start = monotonicNowNs();
   loopIterations_++;
   // The previous display frame's submission still running on the GPU a vsync later: it waited
@@ -393,7 +329,7 @@ bool HeadlessBackend::tick(int64_t vsyncNs) {
   bool idle = false;
   {
     Lock lock(stateMutex_);
-    DisplaySelection selection = scheduler_.select(vsyncNs, clock_.periodNs);
+    DisplaySelection selection = scheduler_.select(vsyncNs, output_.clock().periodNs);
     release(selection.released);
     frames = std::move(selection.shown);
     // Nothing to show, nothing coming, and the output shows nothing already: composing would
@@ -404,7 +340,7 @@ bool HeadlessBackend::tick(int64_t vsyncNs) {
   }
   if (idle) {
     // The window keeps being presented, slowly: it follows resizes and close requests.
-    if (options_.presenter != nullptr) presentOutput();
+    presentOutput();
     return true;
   }
   const Status composed = compose(frames, vsyncNs);
@@ -418,20 +354,20 @@ bool HeadlessBackend::tick(int64_t vsyncNs) {
     stateChanged_.notify_all();
   }
   // After the holds are let go: the window's pacing may wait, the clients' images need not.
-  if (composed && options_.presenter != nullptr) presentOutput();
+  if (composed) presentOutput();
   inFlight_ = std::move(frames);  // keeps their swapchains alive until the GPU is done with them
   displayFrames_++;
   scheduler_.displayed(monotonicNowNs() - start, start - vsyncNs);
   return false;
 }
 
-void HeadlessBackend::presentOutput() {
-  options_.presenter->present({output_.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                               options_.viewWidth * options_.viewCount, options_.viewHeight, composeTimeline_->get(),
-                               composedValue_});
+void DisplayCore::presentOutput() {
+  const OutputImage target = output_.image();
+  output_.present({target.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, target.width, target.height,
+                   composeTimeline_->get(), composedValue_});
 }
 
-Status HeadlessBackend::waitSubmitted() {
+Status DisplayCore::waitSubmitted() {
   if (!submitted_) return {};
   VkFence fence = fence_.get();
   VkResult r = vkWaitForFences(gpu_.device(), 1, &fence, VK_TRUE, kGpuTimeoutNs);
@@ -442,8 +378,8 @@ Status HeadlessBackend::waitSubmitted() {
   return {};
 }
 
-Status HeadlessBackend::submit(uint64_t copyValue, const std::function<void(VkCommandBuffer)>& record,
-                               uint64_t& composeValue) {
+Status DisplayCore::submit(uint64_t copyValue, const std::function<void(VkCommandBuffer)>& record,
+                           uint64_t& composeValue) {
   // One command buffer: the previous submission (normally a composition one vsync ago, long
   // finished) must be done before it is re-recorded. Waiting here rather than right after
   // submitting keeps the display thread from spinning in the driver for every composition.
@@ -485,8 +421,8 @@ Status HeadlessBackend::submit(uint64_t copyValue, const std::function<void(VkCo
   return {};
 }
 
-Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames, int64_t vsyncNs) {
-  display::Composition composition = renderer_->plan(frames, headPoseAt(vsyncNs));
+Status DisplayCore::compose(const std::vector<CommittedFrame>& frames, int64_t vsyncNs) {
+  Composition composition = renderer_->plan(frames, headset_.headPoseAt(vsyncNs));
   if (auto s = renderer_->beginFrame(); !s) return s;
   Status recordStatus;
   uint64_t composeValue = 0;
@@ -508,16 +444,16 @@ Status HeadlessBackend::compose(const std::vector<CommittedFrame>& frames, int64
       for (const auto& view : layer.views) {
         // A culled view was not read: a copy into its image need not wait for this composition.
         if (composition.drawn[at++])
-          static_cast<HeadlessSwapchain&>(*view.swapchain).images[view.runtimeIndex].lastRead = composeValue;
+          static_cast<LocalSwapchain&>(*view.swapchain).images[view.runtimeIndex].lastRead = composeValue;
       }
     }
   }
   return {};
 }
 
-Result<Pixels> HeadlessBackend::readImage(VkImage image, VkFormat format, uint32_t width, uint32_t height,
-                                          uint32_t layers, uint32_t mips, VkImageLayout restingLayout,
-                                          uint64_t copyValue, uint64_t& composeValue) {
+Result<Pixels> DisplayCore::readImage(VkImage image, VkFormat format, uint32_t width, uint32_t height, uint32_t layers,
+                                      uint32_t mips, VkImageLayout restingLayout, uint64_t copyValue,
+                                      uint64_t& composeValue) {
   VkDevice device = gpu_.device();
   const uint32_t texel = vk::texelSize(format);
   if (texel == 0) return makeError(ErrorCode::unsupported, "readback of format {} is not supported", int(format));
@@ -574,9 +510,9 @@ Result<Pixels> HeadlessBackend::readImage(VkImage image, VkFormat format, uint32
   return pixels;
 }
 
-bool HeadlessBackend::readRuntimeImage(std::shared_ptr<RuntimeSwapchain> base, uint32_t index, uint64_t copyValue,
-                                       std::function<void(Result<Pixels>)> done) {
-  auto swapchain = std::static_pointer_cast<HeadlessSwapchain>(base);
+bool DisplayCore::readRuntimeImage(std::shared_ptr<RuntimeSwapchain> base, uint32_t index, uint64_t copyValue,
+                                   std::function<void(Result<Pixels>)> done) {
+  auto swapchain = std::static_pointer_cast<LocalSwapchain>(base);
   {
     // Checked with the pin, under one lock: an image that is the newest cannot be leased for
     // another copy, and once pinned it stays unleasable until read.
@@ -602,15 +538,16 @@ bool HeadlessBackend::readRuntimeImage(std::shared_ptr<RuntimeSwapchain> base, u
   return true;
 }
 
-void HeadlessBackend::readDisplay(std::function<void(Result<DisplaySnapshot>)> done) {
+void DisplayCore::readDisplay(std::function<void(Result<DisplaySnapshot>)> done) {
   boost::asio::post(io_, [this, done = std::move(done)] {
     if (outputLayout_ != VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL) {
       done(makeError(ErrorCode::callOrder, "nothing has been displayed yet"));
       return;
     }
     uint64_t composeValue = 0;
-    auto pixels = readImage(output_.get(), kOutputFormat, options_.viewWidth * options_.viewCount, options_.viewHeight,
-                            1, 1, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, 0, composeValue);
+    const OutputImage target = output_.image();
+    auto pixels = readImage(target.image, kOutputFormat, target.width, target.height, 1, 1,
+                            VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, 0, composeValue);
     if (!pixels) {
       done(pixels.error());
       return;
@@ -623,4 +560,4 @@ void HeadlessBackend::readDisplay(std::function<void(Result<DisplaySnapshot>)> d
   });
 }
 
-}  // namespace xrc
+}  // namespace xrc::display

@@ -1,0 +1,42 @@
+// Where the display core's compositions go (think wlroots' wlr_output, Monado's comp_target): an
+// output only says when its vsyncs are, gives the image to compose into, and shows each
+// composition. The core owns the loop, the frame selection and the layer renderer; an output
+// owns no client state.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <optional>
+
+#include "../backends/backend.hpp"
+#include "../present/display_presenter.hpp"
+
+namespace xrc::display {
+
+// The image every composition is recorded into: RGBA8 UNORM with a storage view, the views side
+// by side, TRANSFER_SRC_OPTIMAL once composed.
+struct OutputImage {
+  VkImage image = VK_NULL_HANDLE;
+  VkImageView view = VK_NULL_HANDLE;
+  uint32_t width = 0, height = 0;
+};
+
+class Output {
+ public:
+  virtual ~Output() = default;
+  // Any thread: the output's vsyncs.
+  virtual DisplayClock clock() const = 0;
+  virtual OutputImage image() const = 0;
+  // Display thread, once per display frame after the composition is submitted, and now and then
+  // while the display sleeps with nothing to show (a window follows resizes and close requests):
+  // `composed` is the image as last composed. Never waits long.
+  virtual void present(const present::PresentSource& composed) = 0;
+  // Once the display thread has stopped, before the image goes: waits (bounded) until nothing
+  // the output submitted reads it any more.
+  virtual void finish() = 0;
+  // Any thread: the window's state where the output (or its mirror) is a window.
+  virtual std::optional<present::PresenterStats> windowStats() const = 0;
+};
+
+}  // namespace xrc::display
