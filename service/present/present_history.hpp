@@ -8,10 +8,16 @@
 // present of its successor is proven processed, and a bounded backlog of such swapchains makes
 // the caller idle the queue and free them all.
 //
+// Where VK_EXT_swapchain_maintenance1 gives each present a fence, a signalled fence is a second,
+// direct proof (presentProcessed): that present's semaphore is free at once, and an old swapchain
+// whose presents all have it is freed without waiting for its successor. Both proofs may be
+// given; either frees.
+//
 // Pure bookkeeping over any handle types (Vulkan's, or a test's fakes): the caller creates and
 // destroys; this says when.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -81,6 +87,36 @@ class PresentHistory {
     return s;
   }
 
+  // The present of frame `serial` has been processed: its present fence (VK_EXT_swapchain_
+  // maintenance1) signalled, so the presentation engine is done with its semaphore. Frees that
+  // semaphore, or, for an old swapchain, the swapchain once none of its presents is unproven.
+  void presentProcessed(uint64_t serial) {
+    if (current_) {
+      for (auto& history : current_->images) {
+        for (auto it = history.begin(); it != history.end(); ++it) {
+          if (it->serial != serial) continue;
+          if (current_->firstPresent && current_->firstPresent->serial == serial) firstPresentProven();
+          free_.push_back(it->semaphore);
+          history.erase(it);
+          inUse_--;
+          return;
+        }
+      }
+    }
+    for (auto old = old_.begin(); old != old_.end(); ++old) {
+      auto& pending = old->pending;
+      auto it = std::find_if(pending.begin(), pending.end(), [&](const Use& u) { return u.serial == serial; });
+      if (it == pending.end()) continue;
+      old->proven.push_back(it->semaphore);
+      pending.erase(it);
+      if (pending.empty()) {
+        provenOld_.push_back(toRetired(std::move(*old)));
+        old_.erase(old);
+      }
+      return;
+    }
+  }
+
   // A semaphore taken for a present that did not happen (the acquire failed): never waited on.
   void giveBack(Semaphore semaphore) { free_.push_front(semaphore); }
 
@@ -93,7 +129,7 @@ class PresentHistory {
   // After the queue went idle: every old swapchain, to destroy.
   std::vector<Retired> drainOld() {
     std::vector<Retired> out = takeRetired();
-    for (auto& r : old_) out.push_back(std::move(r));
+    for (auto& r : old_) out.push_back(toRetired(std::move(r)));
     old_.clear();
     return out;
   }
@@ -125,12 +161,24 @@ class PresentHistory {
     std::optional<Use> firstPresent;  // until proven processed
   };
 
-  Retired retire(Current&& c) {
-    Retired r{c.swapchain, {}};
+  // A replaced swapchain: the presents it holds wait for proof.
+  struct Old {
+    Swapchain swapchain{};
+    std::vector<Use> pending;       // presents not yet proven processed
+    std::vector<Semaphore> proven;  // semaphores of presents proven processed
+  };
+
+  Old retire(Current&& c) {
+    Old r{c.swapchain, {}, {}};
     for (auto& history : c.images) {
-      for (const Use& u : history) r.semaphores.push_back(u.semaphore);
+      for (const Use& u : history) r.pending.push_back(u);
       inUse_ -= history.size();
     }
+    return r;
+  }
+  static Retired toRetired(Old&& old) {
+    Retired r{old.swapchain, std::move(old.proven)};
+    for (const Use& u : old.pending) r.semaphores.push_back(u.semaphore);
     return r;
   }
 
@@ -138,13 +186,13 @@ class PresentHistory {
   // made to them before it was processed too.
   void firstPresentProven() {
     current_->firstPresent.reset();
-    for (auto& r : old_) provenOld_.push_back(std::move(r));
+    for (auto& r : old_) provenOld_.push_back(toRetired(std::move(r)));
     old_.clear();
   }
 
   size_t maxOld_;
   std::optional<Current> current_;
-  std::vector<Retired> old_;        // replaced, waiting for their successor's first present
+  std::vector<Old> old_;            // replaced, waiting for their successor's first present
   std::vector<Retired> provenOld_;  // proven unused, not yet taken
   std::deque<Semaphore> free_;
   size_t inUse_ = 0;

@@ -1,7 +1,9 @@
 // PresentHistory (seed 003) against a fake presentation engine that hands images back in
 // adversarial orders (the same image again and again, random images, presents processed only
 // after long delays) and swapchains recreated at random: no semaphore is reused and no swapchain
-// destroyed while the engine still has a present waiting on it, and what is kept stays bounded.
+// destroyed while the engine still has a present waiting on it, and what is kept stays bounded;
+// with the proof that completed submissions give, and with present fences
+// (VK_EXT_swapchain_maintenance1) instead.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -59,14 +61,18 @@ class FakePresentationEngine {
     }
   }
 
-  void queuePresent(Swapchain id, uint32_t image, Semaphore semaphore) {
+  // `serial`: the frame's, which the present's fence reports once the present is processed.
+  void queuePresent(Swapchain id, uint32_t image, Semaphore semaphore, uint64_t serial) {
     auto& img = images_[id][image];
     img.acquired = false;
     img.queued++;
     img.lastSeq = ++seq_;
     pendingWaits_[semaphore]++;
-    queue_.push_back({id, image, semaphore, seq_});
+    queue_.push_back({id, image, semaphore, seq_, serial});
   }
+
+  // The frames whose present fences signalled since the last call.
+  std::vector<uint64_t> takeSignalledFences() { return std::exchange(signalled_, {}); }
 
   // The acquire that returned `after` has signalled: every present up to it was processed.
   void acquireSignalled(uint64_t after) {
@@ -107,6 +113,7 @@ class FakePresentationEngine {
     uint32_t image;
     Semaphore semaphore;
     uint64_t seq;
+    uint64_t serial;
   };
 
   bool onScreen(Swapchain id, uint32_t image) const {
@@ -121,6 +128,7 @@ class FakePresentationEngine {
     if (it != images_.end()) it->second[p.image].queued--;
     if (mode_ == Mode::fifo) screen_ = {p.swapchain, p.image};
     lastFreed_ = {p.swapchain, p.image};
+    signalled_.push_back(p.serial);
   }
 
   Mode mode_;
@@ -132,7 +140,12 @@ class FakePresentationEngine {
   std::optional<std::pair<Swapchain, uint32_t>> screen_;
   std::optional<std::pair<Swapchain, uint32_t>> lastFreed_;
   uint64_t seq_ = 0, processedSeq_ = 0;
+  std::vector<uint64_t> signalled_;
 };
+
+// What tells the history a present was processed: completed submissions that acquired the same
+// image later (seed 003), or each present's own fence.
+enum class Proof { acquires, presentFences };
 
 struct Outcome {
   size_t semaphoresCreated = 0;
@@ -145,7 +158,7 @@ struct Outcome {
 // Runs `frames` frames the way the window output does (CPU pacing two frames deep) and checks
 // every semaphore handed back for reuse and every swapchain handed back for destruction.
 Outcome run(FakePresentationEngine::Mode mode, FakePresentationEngine::Order order, uint32_t seed, uint32_t imageCount,
-            double recreateChance, size_t maxOld, uint64_t frames) {
+            double recreateChance, size_t maxOld, uint64_t frames, Proof proof = Proof::acquires) {
   FakePresentationEngine pe(mode, order, seed);
   PresentHistory<Semaphore, Swapchain> history(maxOld);
   std::mt19937 rng(seed * 7 + 1);
@@ -158,7 +171,9 @@ Outcome run(FakePresentationEngine::Mode mode, FakePresentationEngine::Order ord
   auto destroy = [&](std::vector<PresentHistory<Semaphore, Swapchain>::Retired> retired, bool shutdown = false) {
     for (const auto& r : retired) {
       if (r.swapchain != 0) {
-        EXPECT_FALSE(pe.inUse(r.swapchain, !shutdown))
+        // A present fence proves only the present processed, not its image off screen, which
+        // VK_EXT_swapchain_maintenance1 allows; the acquire proof keeps the screen's too.
+        EXPECT_FALSE(pe.inUse(r.swapchain, !shutdown && proof == Proof::acquires))
             << "swapchain " << r.swapchain << " destroyed while the engine uses it";
         pe.destroy(r.swapchain);
         out.swapchainsDestroyed++;
@@ -174,7 +189,10 @@ Outcome run(FakePresentationEngine::Mode mode, FakePresentationEngine::Order ord
     if (serial >= 2) {
       // CPU pacing: frame N waits for N-2's fence; that submission waited for its acquire.
       pe.acquireSignalled(acquireSignalsAfter[serial - 2]);
-      history.completed(serial - 2);
+      if (proof == Proof::acquires) history.completed(serial - 2);
+    }
+    if (proof == Proof::presentFences) {
+      for (uint64_t processed : pe.takeSignalledFences()) history.presentProcessed(processed);
     }
     destroy(history.takeRetired());
     if (history.backlogFull()) {
@@ -197,7 +215,7 @@ Outcome run(FakePresentationEngine::Mode mode, FakePresentationEngine::Order ord
     }
     const auto [image, signalsAfter] = pe.acquire(current);
     acquireSignalsAfter.push_back(signalsAfter);
-    pe.queuePresent(current, image, semaphore);
+    pe.queuePresent(current, image, semaphore, serial);
     history.presented(image, serial, semaphore);
     pe.progress();
     out.maxLiveSemaphores = std::max(out.maxLiveSemaphores, live.size());
@@ -253,6 +271,44 @@ TEST(PresentHistory, ARecreationStormIsBoundedByTheBacklog) {
     EXPECT_LE(o.maxOldSwapchains, 5u);
     EXPECT_LE(o.maxLiveSemaphores, 3u * 8);
   }
+}
+
+TEST(PresentHistory, PresentFencesFreeWhatTheyProveAndBoundTheSame) {
+  for (Mode mode : {Mode::fifo, Mode::immediate}) {
+    for (Order order : {Order::random, Order::sameImageFirst, Order::early}) {
+      if (order == Order::early && mode == Mode::fifo) continue;
+      for (uint32_t seed = 1; seed <= 20; ++seed) {
+        const Outcome o = run(mode, order, seed, 3, 0.05, 4, 3000, Proof::presentFences);
+        EXPECT_LE(o.maxLiveSemaphores, 3 * 3 + 2) << "seed " << seed;
+        EXPECT_GT(o.swapchainsDestroyed, 50u);
+        EXPECT_LE(o.maxOldSwapchains, 5u);
+      }
+    }
+  }
+  // A storm: fences free old swapchains without waiting for a successor's first present.
+  for (uint32_t seed = 1; seed <= 10; ++seed) {
+    const Outcome o = run(Mode::fifo, Order::random, seed, 3, 1.0, 4, 500, Proof::presentFences);
+    EXPECT_LE(o.maxOldSwapchains, 5u);
+    EXPECT_LE(o.maxLiveSemaphores, 3u * 8);
+  }
+}
+
+TEST(PresentHistory, APresentFenceFreesItsSemaphoreAtOnceAndAnOldSwapchainWithItsLast) {
+  PresentHistory<Semaphore, Swapchain> history(4);
+  history.beginSwapchain(1, 2);
+  history.presented(0, 0, 10);
+  history.presented(1, 1, 11);
+  history.presentProcessed(1);  // frame 1's fence: no later acquire needed
+  EXPECT_EQ(history.takeFree(), std::optional<Semaphore>(11));
+  history.beginSwapchain(2, 2);  // swapchain 1 still has frame 0's present unproven
+  EXPECT_TRUE(history.takeRetired().empty());
+  history.presented(0, 2, 12);
+  history.presentProcessed(0);  // its last present processed: swapchain 1 may go
+  auto retired = history.takeRetired();
+  ASSERT_EQ(retired.size(), 1u);
+  EXPECT_EQ(retired[0].swapchain, 1u);
+  EXPECT_EQ(retired[0].semaphores, std::vector<Semaphore>{10});
+  EXPECT_EQ(history.semaphoresInUse(), 1u);
 }
 
 TEST(PresentHistory, NothingIsFreedBeforeAnySubmissionCompleted) {
