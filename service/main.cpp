@@ -85,7 +85,13 @@ xrc::Status createBackend(const xrc::DaemonConfig& config, const HeadlessDisplay
   deviceOptions.factory = instance.get();
   (void)gpu::parseQueuePriority(config.queuePriority, deviceOptions.maxQueuePriority);  // validated
   const bool window = config.backend == "window" || config.mirror == "window";
-  if (window) deviceOptions.instanceExtensions = present::WindowPresenter::instanceExtensions();
+  std::optional<present::WindowSystem> windowSystem;
+  if (window) {
+    auto system = present::windowSystemFromEnvironment();
+    if (!system) return system.error();
+    windowSystem = system.value();
+    deviceOptions.instanceExtensions = present::surfaceInstanceExtensions(*windowSystem);
+  }
   auto gpu = gpu::GpuDevice::create(deviceOptions);
   if (!gpu) return gpu.error();
   out.gpu = std::move(gpu).value();
@@ -115,7 +121,7 @@ xrc::Status createBackend(const xrc::DaemonConfig& config, const HeadlessDisplay
     // The window opens at the composition's size, halved until it fits a common desktop.
     uint32_t width = output.width, height = output.height;
     while (width > 1920 || height > 1080) width /= 2, height /= 2;
-    auto opened = present::XcbWindow::open("xr-compositor", width, height);
+    auto opened = present::openWindow(*windowSystem, "xr-compositor", width, height);
     if (!opened) return opened.error();
     auto presenter = present::WindowPresenter::create(*out.gpu, std::move(opened).value());
     if (!presenter) return presenter.error();
@@ -471,7 +477,8 @@ int main(int argc, char** argv) {
        "sync_mode"},
       {app.add_option("--device-uuid", cli.deviceUuid, "Vulkan deviceUUID to use (default: first suitable)"),
        "device_uuid"},
-      {app.add_option("--mirror", cli.mirror, "Headless: also show the display in an X11 window (window) or not (none)")
+      {app.add_option("--mirror", cli.mirror,
+                      "Headless: also show the display in a desktop window, Wayland or X11 (window), or not (none)")
            ->capture_default_str(),
        "mirror"},
       {app.add_option("--head-motion", cli.headMotion, "Headless simulated head: still or sway")->capture_default_str(),

@@ -1,9 +1,5 @@
 #include "window_presenter.hpp"
 
-// xcb first: vulkan_xcb.h uses its types.
-#include <vulkan/vulkan_xcb.h>
-#include <xcb/xcb.h>
-
 #include <algorithm>
 #include <cmath>
 
@@ -39,18 +35,14 @@ VkPresentModeKHR choosePresentMode(const std::vector<VkPresentModeKHR>& modes) {
 }
 }  // namespace
 
-std::vector<const char*> WindowPresenter::instanceExtensions() {
-  return {VK_KHR_SURFACE_EXTENSION_NAME, VK_KHR_XCB_SURFACE_EXTENSION_NAME};
-}
-
 Result<std::unique_ptr<WindowPresenter>> WindowPresenter::create(gpu::GpuDevice& gpu,
-                                                                 std::unique_ptr<XcbWindow> window) {
+                                                                 std::unique_ptr<NativeWindow> window) {
   auto presenter = std::make_unique<WindowPresenter>(gpu, std::move(window));
   if (auto s = presenter->init(); !s) return s.error();
   return presenter;
 }
 
-WindowPresenter::WindowPresenter(gpu::GpuDevice& gpu, std::unique_ptr<XcbWindow> window)
+WindowPresenter::WindowPresenter(gpu::GpuDevice& gpu, std::unique_ptr<NativeWindow> window)
     : gpu_(gpu), window_(std::move(window)) {}
 
 WindowPresenter::~WindowPresenter() {
@@ -59,25 +51,20 @@ WindowPresenter::~WindowPresenter() {
 
 Status WindowPresenter::init() {
   VkDevice device = gpu_.device();
-  VkXcbSurfaceCreateInfoKHR surfaceInfo{};
-  surfaceInfo.sType = VK_STRUCTURE_TYPE_XCB_SURFACE_CREATE_INFO_KHR;
-  surfaceInfo.connection = window_->connection();
-  surfaceInfo.window = window_->window();
-  if (auto s =
-          vk::check(vkCreateXcbSurfaceKHR(gpu_.instance(), &surfaceInfo, nullptr, &surface_), "vkCreateXcbSurfaceKHR");
-      !s) {
-    return s;
-  }
+  const char* system = windowSystemName(window_->system());
+  auto surface = window_->createSurface(gpu_.instance());
+  if (!surface) return surface.error();
+  surface_ = surface.value();
   VkBool32 supported = VK_FALSE;
   vkGetPhysicalDeviceSurfaceSupportKHR(gpu_.physical(), gpu_.graphicsQueue().family, surface_, &supported);
   if (!supported) {
-    return makeError(ErrorCode::unsupported, "the GPU's graphics queue cannot present to this X11 window");
+    return makeError(ErrorCode::unsupported, "the GPU's graphics queue cannot present to this {} window", system);
   }
   uint32_t count = 0;
   vkGetPhysicalDeviceSurfaceFormatsKHR(gpu_.physical(), surface_, &count, nullptr);
   std::vector<VkSurfaceFormatKHR> formats(count);
   vkGetPhysicalDeviceSurfaceFormatsKHR(gpu_.physical(), surface_, &count, formats.data());
-  if (formats.empty()) return makeError(ErrorCode::unsupported, "the X11 window's surface offers no formats");
+  if (formats.empty()) return makeError(ErrorCode::unsupported, "the {} window's surface offers no formats", system);
   surfaceFormat_ = chooseFormat(formats);
   vkGetPhysicalDeviceSurfacePresentModesKHR(gpu_.physical(), surface_, &count, nullptr);
   std::vector<VkPresentModeKHR> modes(count);
@@ -114,7 +101,7 @@ Status WindowPresenter::init() {
   if (auto s = vk::check(vkCreateFence(device, &idleInfo, nullptr, &idle), "vkCreateFence"); !s) return s;
   idleFence_ = vk::Fence(device, idle);
   if (auto s = recreateSwapchain(); !s) return s;
-  log::info("window output: {}x{} on X11, present mode {}, format {}", extent_.width, extent_.height,
+  log::info("window output: {}x{} on {}, present mode {}, format {}", extent_.width, extent_.height, system,
             presentMode_ == VK_PRESENT_MODE_MAILBOX_KHR     ? "mailbox"
             : presentMode_ == VK_PRESENT_MODE_IMMEDIATE_KHR ? "immediate"
                                                             : "fifo",
@@ -140,7 +127,8 @@ Status WindowPresenter::recreateSwapchain() {
     return {};
   }
   if ((caps.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_DST_BIT) == 0) {
-    return makeError(ErrorCode::unsupported, "the X11 window's swapchain images cannot be copied into");
+    return makeError(ErrorCode::unsupported, "the {} window's swapchain images cannot be copied into",
+                     windowSystemName(window_->system()));
   }
   uint32_t imageCount = std::max(caps.minImageCount + 1, 3u);
   if (caps.maxImageCount != 0) imageCount = std::min(imageCount, caps.maxImageCount);

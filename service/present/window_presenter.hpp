@@ -1,5 +1,5 @@
 // The window output's presentation: each composition of the display is blitted (scaled to fit,
-// letterboxed) into an image of a VkSwapchainKHR on an X11 window and presented, following seed
+// letterboxed) into an image of a VkSwapchainKHR on a Wayland or X11 window and presented, following seed
 // 003 exactly:
 // - CPU pacing: frame N waits for frame N-2's fence, so at most one presentation submission is
 //   queued beyond the one the GPU is executing;
@@ -20,8 +20,8 @@
 
 #include "../gpu/gpu_device.hpp"
 #include "display_presenter.hpp"
+#include "native_window.hpp"
 #include "present_history.hpp"
-#include "xcb_window.hpp"
 
 namespace xrc::present {
 
@@ -29,11 +29,9 @@ class WindowPresenter final : public DisplayPresenter {
  public:
   // Old swapchains awaiting proof before the queue is idled to free them (seed 003's backlog).
   static constexpr size_t kMaxOldSwapchains = 8;
-  // The Vulkan instance extensions the window output needs.
-  static std::vector<const char*> instanceExtensions();
-
-  static Result<std::unique_ptr<WindowPresenter>> create(gpu::GpuDevice& gpu, std::unique_ptr<XcbWindow> window);
-  WindowPresenter(gpu::GpuDevice& gpu, std::unique_ptr<XcbWindow> window);
+  // `gpu`'s instance must have the window system's surfaceInstanceExtensions().
+  static Result<std::unique_ptr<WindowPresenter>> create(gpu::GpuDevice& gpu, std::unique_ptr<NativeWindow> window);
+  WindowPresenter(gpu::GpuDevice& gpu, std::unique_ptr<NativeWindow> window);
   ~WindowPresenter() override;
 
   void present(const PresentSource& source) override;
@@ -66,7 +64,7 @@ class WindowPresenter final : public DisplayPresenter {
   void updateStats(const std::function<void(PresenterStats&)>& change) XRC_EXCLUDES(statsMutex_);
 
   gpu::GpuDevice& gpu_;
-  std::unique_ptr<XcbWindow> window_;  // display thread only, as is everything below but stats
+  std::unique_ptr<NativeWindow> window_;  // display thread only, as is everything below but stats
   VkSurfaceKHR surface_ = VK_NULL_HANDLE;
   VkSurfaceFormatKHR surfaceFormat_{};
   VkPresentModeKHR presentMode_ = VK_PRESENT_MODE_FIFO_KHR;

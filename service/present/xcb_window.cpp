@@ -1,7 +1,12 @@
 #include "xcb_window.hpp"
 
+// xcb first: vulkan_xcb.h uses its types.
+#include <vulkan/vulkan_xcb.h>
+
 #include <cstdlib>
 #include <cstring>
+
+#include "xrc/vk_util.hpp"
 
 namespace xrc::present {
 
@@ -58,6 +63,18 @@ XcbWindow::~XcbWindow() {
     xcb_destroy_window(connection_.get(), window_);
     xcb_flush(connection_.get());
   }
+}
+
+Result<VkSurfaceKHR> XcbWindow::createSurface(VkInstance instance) {
+  VkXcbSurfaceCreateInfoKHR info{};
+  info.sType = VK_STRUCTURE_TYPE_XCB_SURFACE_CREATE_INFO_KHR;
+  info.connection = connection_.get();
+  info.window = window_;
+  VkSurfaceKHR surface = VK_NULL_HANDLE;
+  if (auto s = vk::check(vkCreateXcbSurfaceKHR(instance, &info, nullptr, &surface), "vkCreateXcbSurfaceKHR"); !s) {
+    return s.error();
+  }
+  return surface;
 }
 
 WindowEvents XcbWindow::poll() {

@@ -1,6 +1,5 @@
 // A desktop window on X11 through xcb, for the window output: titled, sized, closable by the
-// window manager (WM_DELETE_WINDOW). Its events are polled, never waited for, on the display
-// thread, which also presents to it.
+// window manager (WM_DELETE_WINDOW).
 #pragma once
 
 #include <xcb/xcb.h>
@@ -9,31 +8,25 @@
 #include <memory>
 #include <string>
 
+#include "native_window.hpp"
 #include "xrc/result.hpp"
 
 namespace xrc::present {
 
-// What happened to the window since the last poll.
-struct WindowEvents {
-  uint32_t width = 0, height = 0;  // its size now
-  bool resized = false;
-  bool closeRequested = false;  // once asked, every later poll says so too
-};
-
-class XcbWindow {
+class XcbWindow final : public NativeWindow {
   struct Key {};  // only open() constructs
 
  public:
   explicit XcbWindow(Key) {}
   // Connects to $DISPLAY and maps a window of `width` x `height`.
   static Result<std::unique_ptr<XcbWindow>> open(const std::string& title, uint32_t width, uint32_t height);
-  ~XcbWindow();
+  ~XcbWindow() override;
   XcbWindow(const XcbWindow&) = delete;
   XcbWindow& operator=(const XcbWindow&) = delete;
 
-  xcb_connection_t* connection() const { return connection_.get(); }
-  xcb_window_t window() const { return window_; }
-  WindowEvents poll();
+  WindowSystem system() const override { return WindowSystem::x11; }
+  Result<VkSurfaceKHR> createSurface(VkInstance instance) override;
+  WindowEvents poll() override;
 
  private:
   struct Disconnect {

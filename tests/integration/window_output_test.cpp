@@ -1,4 +1,4 @@
-// The window output (--backend window) under Xvfb: the window shows exactly what the headless
+// The window output (--backend window, --mirror window) on X11 under Xvfb: the window shows exactly what the headless
 // display composes (a screenshot of the X server against the display's read-back), a resize
 // storm while a client renders leaves one swapchain and a bounded number of present semaphores
 // behind with the validation layer (synchronization validation included) clean, and closing the
@@ -147,6 +147,7 @@ struct Windowed {
     if (!x.ready()) return "Xvfb did not start:\n" + x.output();
     auto env = validationEnv();
     env["DISPLAY"] = x.display();
+    env["WAYLAND_DISPLAY"] = "";  // X11, even inside a Wayland session
     daemon = std::make_unique<Daemon>(dir, args, env);
     if (!daemon->ready()) return "the daemon did not start:\n" + daemon->process().output();
     window = x.waitForWindow("xr-compositor");
@@ -303,12 +304,13 @@ TEST(WindowOutput, ClosingTheWindowEndsTheOutputNotTheDaemon) {
   EXPECT_EQ(problemsIn(daemon->process().output()), std::vector<std::string>{});
 }
 
-TEST(WindowOutput, WithoutAnXServerTheDaemonSaysSoAndExits) {
+TEST(WindowOutput, WithoutAWindowSystemTheDaemonSaysSoAndExits) {
   TempDir dir;
-  Daemon daemon(dir, {"--backend", "window"}, {{"DISPLAY", ""}});
+  Daemon daemon(dir, {"--backend", "window"}, {{"DISPLAY", ""}, {"WAYLAND_DISPLAY", ""}});
   EXPECT_FALSE(daemon.ready());
   EXPECT_NE(daemon.process().wait(20s), 0);
-  EXPECT_NE(daemon.process().output().find("DISPLAY is not set"), std::string::npos) << daemon.process().output();
+  EXPECT_NE(daemon.process().output().find("neither WAYLAND_DISPLAY nor DISPLAY is set"), std::string::npos)
+      << daemon.process().output();
 }
 
 }  // namespace

@@ -11,6 +11,7 @@ XRC_PACKAGES=(
   libopenxr-loader1 libopenxr-utils openxr-layer-corevalidation
   libjsoncpp25 python3
   libxcb1-dev xvfb
+  libwayland-dev wayland-protocols weston
 )
 
 xrc_install_deps() {
