@@ -90,6 +90,15 @@ bool closedByDaemon(int fd, std::chrono::milliseconds timeout) {
   return false;
 }
 
+// How much a daemon under test may grow while it serves a bystander, on top of what an attack
+// would add without its limit. ThreadSanitizer's shadow and per-thread history grow with every
+// page and event the daemon touches, and have grown a daemon by 71 MiB in 2 s of rendering alone.
+#if defined(__SANITIZE_THREAD__)
+constexpr uint64_t kServingGrowthKib = 256 * 1024;
+#else
+constexpr uint64_t kServingGrowthKib = 64 * 1024;
+#endif
+
 // The daemon's resident memory in KiB.
 uint64_t residentKib(int pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
@@ -345,7 +354,7 @@ TEST(Isolation, AnswersNeverFinishedAreCutOff) {
   ASSERT_TRUE(status) << status.error().describe();
   EXPECT_EQ(limitHits(status.value(), "max_unfinished_answers"), 1u);
   EXPECT_TRUE(bystander.keepsBeingDisplayed());
-  EXPECT_LT(residentKib(daemon.process().pid()), rssBefore + 64 * 1024);
+  EXPECT_LT(residentKib(daemon.process().pid()), rssBefore + kServingGrowthKib);
   EXPECT_NE(daemon.process().output().find("keeps more than 512 answers without finishing them"), std::string::npos)
       << daemon.process().output();
 }
