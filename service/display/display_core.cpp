@@ -1,9 +1,6 @@
 #include "display_core.hpp"
 
-#include <time.h>
-
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 
 #include "../gpu/barriers.hpp"
