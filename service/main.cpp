@@ -132,9 +132,8 @@ xrc::Status createBackend(const xrc::DaemonConfig& config, const HeadlessDisplay
   if (!created) return created.error();
   out.output = std::move(created).value();
   out.hmd = std::make_unique<SimulatedHmd>(hmd);
-  display::DisplayCoreOptions core = headless.core;
-  core.quadTanHalfFov = SimulatedHmd::kTanHalfFov;
-  auto backend = display::DisplayCore::create(*out.gpu, *out.copyTimeline, scheduler, *out.hmd, *out.output, core);
+  auto backend =
+      display::DisplayCore::create(*out.gpu, *out.copyTimeline, scheduler, *out.hmd, *out.output, headless.core);
   if (!backend) return backend.error();
   out.backend = std::move(backend).value();
   return {};

@@ -1,6 +1,7 @@
 #include "display_core.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "../gpu/barriers.hpp"
@@ -12,7 +13,6 @@ namespace xrc::display {
 
 namespace {
 constexpr uint64_t kGpuTimeoutNs = 2000000000ull;  // 2 s: a GPU that takes longer is broken
-constexpr VkFormat kOutputFormat = VK_FORMAT_R8G8B8A8_UNORM;
 
 using gpu::barrier;
 using gpu::imageBarrier;
@@ -135,7 +135,8 @@ Status DisplayCore::init() {
   }
   layout.viewWidth = target.width / uint32_t(layout.views.size());
   layout.viewHeight = target.height;
-  layout.quadTanHalfFov = options_.quadTanHalfFov;
+  // Quads are placed through the first view's field of view, taken as symmetric.
+  layout.quadTanHalfFov = float(std::tan(double(layout.views.front().fov[1])));
   layout.reprojection = options_.reprojection;
   // Runtime images are read where the core keeps them; the renderer holds none.
   auto renderer =

@@ -36,8 +36,6 @@ struct DisplayCoreOptions {
   // With nothing to show the display loop sleeps, waking this often: at least twice per health
   // check, which wants to see it go round (the watchdog), and for a window output.
   std::chrono::milliseconds idleWake{500};
-  // Quads are placed through a symmetric field of view of this tan(half angle).
-  float quadTanHalfFov = 1.0f;
 };
 
 class LocalSwapchain;

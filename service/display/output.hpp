@@ -14,8 +14,9 @@
 
 namespace xrc::display {
 
-// The image every composition is recorded into: RGBA8 UNORM with a storage view, the views side
+// The image every composition is recorded into: kOutputFormat with a storage view, the views side
 // by side, TRANSFER_SRC_OPTIMAL once composed.
+inline constexpr VkFormat kOutputFormat = VK_FORMAT_R8G8B8A8_UNORM;
 struct OutputImage {
   VkImage image = VK_NULL_HANDLE;
   VkImageView view = VK_NULL_HANDLE;

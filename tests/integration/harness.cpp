@@ -324,6 +324,11 @@ bool keepsBeingDisplayed(Daemon& daemon, const std::string& name) {
       std::chrono::seconds(20));
 }
 
+bool windowOutputEnded(const control::DaemonStatus& s) {
+  const auto& out = s.windowOutput;
+  return out && !out->open && out->swapchainsLive == 0 && out->presentSemaphoresLive == 0;
+}
+
 namespace {
 
 // The display's most common RGBA value over one eye's half, and its share of that half.

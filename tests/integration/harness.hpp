@@ -121,6 +121,8 @@ const control::ClientStatus* findClient(const control::DaemonStatus& status, con
 // Whether client `name` gets more than 5 more frames displayed within 20 s: progress, not a
 // rate (sanitizer builds render slowly).
 bool keepsBeingDisplayed(Daemon& daemon, const std::string& name);
+// The window output has ended: closed, with no swapchain and no present semaphore left.
+bool windowOutputEnded(const control::DaemonStatus& s);
 // A demo client named "bystander" rendering beside an attack (an overlay at `overlay` when
 // given, so it is shown whoever is primary), stopped at destruction.
 class Bystander {

@@ -288,13 +288,7 @@ TEST(WindowOutput, ClosingTheWindowEndsTheOutputNotTheDaemon) {
   ASSERT_TRUE(demo);
 
   w.x.requestClose(w.window);
-  ASSERT_TRUE(daemon->waitForStatus(
-      [](const control::DaemonStatus& s) {
-        return s.windowOutput && !s.windowOutput->open && s.windowOutput->swapchainsLive == 0 &&
-               s.windowOutput->presentSemaphoresLive == 0;
-      },
-      20s))
-      << daemon->process().output();
+  ASSERT_TRUE(daemon->waitForStatus(windowOutputEnded, 20s)) << daemon->process().output();
   EXPECT_TRUE(daemon->process().waitForOutput("window output closed", 5s));
   for (int i = 0; i < 40 && w.x.findWindow("xr-compositor") != 0; ++i) std::this_thread::sleep_for(50ms);
   EXPECT_EQ(w.x.findWindow("xr-compositor"), 0u) << "the window is still there";

@@ -18,7 +18,7 @@ Result<std::unique_ptr<HeadlessOutput>> HeadlessOutput::create(gpu::GpuDevice& g
   VkImageCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO;
   info.imageType = VK_IMAGE_TYPE_2D;
-  info.format = VK_FORMAT_R8G8B8A8_UNORM;
+  info.format = display::kOutputFormat;
   info.extent = {options.width, options.height, 1};
   info.mipLevels = 1;
   info.arrayLayers = 1;

@@ -30,7 +30,7 @@ struct SimulatedHmdOptions {
 
 class SimulatedHmd final : public display::Headset {
  public:
-  // Symmetric 90-degree fields of view (quads are placed through the same).
+  // Symmetric 90-degree fields of view.
   static constexpr float kTanHalfFov = 1.0f;
 
   explicit SimulatedHmd(const SimulatedHmdOptions& options);
