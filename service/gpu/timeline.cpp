@@ -1,13 +1,19 @@
 #include "timeline.hpp"
 
+#include "../log.hpp"
+
 namespace xrc::gpu {
+
+namespace {
+// Past this, the submission that was to signal the last value never ran (a failed submit, a lost
+// device): destroying the semaphore then is no worse than not.
+constexpr uint64_t kDestroyWaitNs = 2'000'000'000ull;
+}  // namespace
 
 Result<std::unique_ptr<Timeline>> Timeline::create(VkDevice device) {
   auto semaphore = vk::createSemaphore(device, VK_SEMAPHORE_TYPE_TIMELINE);
   if (!semaphore) return semaphore.error();
-  auto timeline = std::make_unique<Timeline>();
-  timeline->semaphore_ = std::move(semaphore).value();
-  return timeline;
+  return std::make_unique<Timeline>(device, std::move(semaphore).value());
 }
 
 Status Timeline::wait(VkDevice device, uint64_t value, uint64_t timeoutNs) const {
@@ -20,6 +26,18 @@ Status Timeline::wait(VkDevice device, uint64_t value, uint64_t timeoutNs) const
   VkResult r = vkWaitSemaphores(device, &info, timeoutNs);
   if (r == VK_TIMEOUT) return makeError(ErrorCode::timeout, "timeline value {} not reached in time", value);
   return vk::check(r, "vkWaitSemaphores");
+}
+
+Timeline::~Timeline() {
+  // A fence proves its batch done, but drivers that emulate timeline semaphores (Mesa's common
+  // runtime, lavapipe) record the batch's timeline signal on their submit thread after handing
+  // the batch to the device, so the fence can signal while that thread is still to touch the
+  // semaphore. Reaching the last value proves it is done with it.
+  if (last_.load() == 0) return;
+  if (auto s = wait(device_, last_.load(), kDestroyWaitNs); !s) {
+    log::warn("destroying a timeline semaphore whose value {} was never reached: {}", last_.load(),
+              s.error().describe());
+  }
 }
 
 }  // namespace xrc::gpu

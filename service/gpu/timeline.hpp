@@ -13,6 +13,11 @@ namespace xrc::gpu {
 class Timeline {
  public:
   static Result<std::unique_ptr<Timeline>> create(VkDevice device);
+  Timeline(VkDevice device, vk::Semaphore semaphore) : device_(device), semaphore_(std::move(semaphore)) {}
+  Timeline(const Timeline&) = delete;
+  Timeline& operator=(const Timeline&) = delete;
+  // Waits (bounded) until the last value handed out is reached: see timeline.cpp.
+  ~Timeline();
   VkSemaphore get() const { return semaphore_.get(); }
   // Reserves the next value; the caller signals it in its submission.
   uint64_t next() { return ++last_; }
@@ -21,6 +26,7 @@ class Timeline {
   Status wait(VkDevice device, uint64_t value, uint64_t timeoutNs) const;
 
  private:
+  VkDevice device_;
   vk::Semaphore semaphore_;
   std::atomic<uint64_t> last_{0};
 };
