@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "../gpu/barriers.hpp"
+#include "../gpu/composable_image.hpp"
 #include "../input/simulated_controllers.hpp"
 #include "../log.hpp"
 #include "xrc/protocol_rules.hpp"
@@ -12,22 +13,9 @@
 namespace xrc::display {
 
 namespace {
-constexpr uint64_t kGpuTimeoutNs = 2000000000ull;  // 2 s: a GPU that takes longer is broken
 
 using gpu::barrier;
 using gpu::imageBarrier;
-
-// Blending reads texels as stored, like the copies do: sRGB formats through their UNORM twin.
-VkFormat storedFormat(VkFormat f) {
-  switch (f) {
-    case VK_FORMAT_R8G8B8A8_SRGB:
-      return VK_FORMAT_R8G8B8A8_UNORM;
-    case VK_FORMAT_B8G8R8A8_SRGB:
-      return VK_FORMAT_B8G8R8A8_UNORM;
-    default:
-      return f;
-  }
-}
 
 }  // namespace
 
@@ -35,10 +23,7 @@ VkFormat storedFormat(VkFormat f) {
 // stateMutex_.
 class LocalSwapchain final : public RuntimeSwapchain {
  public:
-  struct PerImage {
-    vk::Memory memory;
-    vk::Image image;
-    vk::ImageView view;      // color formats: mip 0, every layer, read as stored (for blending)
+  struct PerImage : gpu::ComposableImage {
     bool latest = false;     // holds the swapchain's newest content (readable, not reusable)
     int displayHolds = 0;    // committed frames that show it
     int pins = 0;            // pending readbacks
@@ -101,30 +86,9 @@ DisplayCore::~DisplayCore() {
 
 Status DisplayCore::init() {
   VkDevice device = gpu_.device();
-  auto timeline = gpu::Timeline::create(device);
-  if (!timeline) return timeline.error();
-  composeTimeline_ = std::move(timeline).value();
-
-  VkCommandPoolCreateInfo poolInfo{};
-  poolInfo.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
-  poolInfo.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-  poolInfo.queueFamilyIndex = gpu_.graphicsQueue().family;
-  VkCommandPool pool;
-  if (auto s = vk::check(vkCreateCommandPool(device, &poolInfo, nullptr, &pool), "vkCreateCommandPool"); !s) return s;
-  pool_ = vk::CommandPool(device, pool);
-  VkCommandBufferAllocateInfo cbInfo{};
-  cbInfo.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-  cbInfo.commandPool = pool;
-  cbInfo.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  cbInfo.commandBufferCount = 1;
-  if (auto s = vk::check(vkAllocateCommandBuffers(device, &cbInfo, &commands_), "vkAllocateCommandBuffers"); !s) {
-    return s;
-  }
-  VkFenceCreateInfo fenceInfo{};
-  fenceInfo.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
-  VkFence fence;
-  if (auto s = vk::check(vkCreateFence(device, &fenceInfo, nullptr, &fence), "vkCreateFence"); !s) return s;
-  fence_ = vk::Fence(device, fence);
+  auto submitter = gpu::SerialSubmitter::create(gpu_, gpu_.graphicsQueue(), "display submission");
+  if (!submitter) return submitter.error();
+  submitter_ = std::move(submitter).value();
 
   const OutputImage target = output_.image();
   DisplayLayout layout;
@@ -152,51 +116,13 @@ Status DisplayCore::init() {
 
 Result<std::shared_ptr<RuntimeSwapchain>> DisplayCore::createSwapchain(const VkImageCreateInfo& requested) {
   auto swapchain = std::make_shared<LocalSwapchain>();
-  swapchain->info = requested;
-  swapchain->info.pNext = nullptr;
-  // The runtime's own usage: written by the copy, read by composition (copies, or the blend
-  // shader) and readbacks.
-  const bool color = !vk::isDepthFormat(requested.format);
-  swapchain->info.usage |= VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
-  if (color) swapchain->info.usage |= VK_IMAGE_USAGE_SAMPLED_BIT;
-  // sRGB images are also viewed as their UNORM twin; the format list keeps them compressible.
-  const VkFormat viewFormat = storedFormat(requested.format);
-  const VkFormat formats[2] = {requested.format, viewFormat};
-  VkImageFormatListCreateInfo formatList{};
-  formatList.sType = VK_STRUCTURE_TYPE_IMAGE_FORMAT_LIST_CREATE_INFO;
-  formatList.viewFormatCount = 2;
-  formatList.pViewFormats = formats;
-  if (color && viewFormat != requested.format) {
-    swapchain->info.flags |= VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT;
-    swapchain->info.pNext = &formatList;
-  }
-  const std::vector<uint32_t> families = gpu_.queueFamilies();
-  if (families.size() > 1) {
-    swapchain->info.sharingMode = VK_SHARING_MODE_CONCURRENT;
-    swapchain->info.queueFamilyIndexCount = uint32_t(families.size());
-    swapchain->info.pQueueFamilyIndices = families.data();
-  }
-  VkDevice device = gpu_.device();
   swapchain->images.resize(3);
   for (auto& per : swapchain->images) {
-    VkImage image;
-    if (auto s = vk::check(vkCreateImage(device, &swapchain->info, nullptr, &image), "vkCreateImage(runtime)"); !s) {
-      return s.error();
-    }
-    per.image = vk::Image(device, image);
-    auto memory = vk::bindDeviceLocalMemory(device, gpu_.memory(), image, "runtime");
-    if (!memory) return memory.error();
-    per.memory = std::move(memory).value();
-    if (color) {
-      auto view =
-          vk::createImageView(device, image, viewFormat, VK_IMAGE_VIEW_TYPE_2D_ARRAY, swapchain->info.arrayLayers);
-      if (!view) return view.error();
-      per.view = std::move(view).value();
-    }
+    auto image = gpu::createComposableImage(gpu_, requested, "runtime");
+    if (!image) return image.error();
+    static_cast<gpu::ComposableImage&>(per) = std::move(image).value();
   }
-  swapchain->info.pNext = nullptr;
-  swapchain->info.queueFamilyIndexCount = 0;
-  swapchain->info.pQueueFamilyIndices = nullptr;
+  swapchain->info = swapchain->images.front().info;
   return std::shared_ptr<RuntimeSwapchain>(std::move(swapchain));
 }
 
@@ -206,7 +132,7 @@ std::optional<RuntimeImageLease> DisplayCore::freeImageLocked(LocalSwapchain& sw
     auto& per = swapchain.images[i];
     if (per.latest || per.displayHolds > 0 || per.pins > 0) continue;
     swapchain.next = (i + 1) % swapchain.imageCount();
-    return RuntimeImageLease{i, per.image.get(), composeTimeline_->get(), per.lastRead};
+    return RuntimeImageLease{i, per.image.get(), submitter_->timeline().get(), per.lastRead};
   }
   return std::nullopt;
 }
@@ -322,7 +248,7 @@ bool DisplayCore::tick(int64_t vsyncNs) {
   // The previous display frame's submission still running on the GPU a vsync later: it waited
   // for copies that wait for clients' rendering, or the GPU was busy. The display loop was in
   // time, but that frame could not have been shown at its vsync.
-  if (submitted_ && vkGetFenceStatus(gpu_.device(), fence_.get()) == VK_NOT_READY) displayFramesGpuLate_++;
+  if (submitter_->running()) displayFramesGpuLate_++;
   std::vector<CommittedFrame> frames;
   bool idle = false;
   {
@@ -362,60 +288,23 @@ bool DisplayCore::tick(int64_t vsyncNs) {
 void DisplayCore::presentOutput() {
   const OutputImage target = output_.image();
   output_.present({target.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, target.width, target.height,
-                   composeTimeline_->get(), composedValue_});
+                   submitter_->timeline().get(), composedValue_});
 }
 
 Status DisplayCore::waitSubmitted() {
-  if (!submitted_) return {};
-  VkFence fence = fence_.get();
-  VkResult r = vkWaitForFences(gpu_.device(), 1, &fence, VK_TRUE, kGpuTimeoutNs);
-  if (r != VK_SUCCESS) return makeError(ErrorCode::timeout, "display submission did not finish: {}", vk::resultName(r));
-  vkResetFences(gpu_.device(), 1, &fence);
-  submitted_ = false;
+  if (auto s = submitter_->waitSubmitted(); !s) return s;
   inFlight_.clear();
   return {};
 }
 
 Status DisplayCore::submit(uint64_t copyValue, const std::function<void(VkCommandBuffer)>& record,
                            uint64_t& composeValue) {
-  // One command buffer: the previous submission (normally a composition one vsync ago, long
-  // finished) must be done before it is re-recorded. Waiting here rather than right after
-  // submitting keeps the display thread from spinning in the driver for every composition.
+  // The previous submission (normally a composition one vsync ago, long finished) is waited for
+  // first: what it kept alive goes.
   if (auto s = waitSubmitted(); !s) return s;
-  VkCommandBufferBeginInfo begin{};
-  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  vkBeginCommandBuffer(commands_, &begin);
-  record(commands_);
-  vkEndCommandBuffer(commands_);
-
-  composeValue = composeTimeline_->next();
-  VkSemaphore waitSemaphore = copyTimeline_.get();
-  VkSemaphore signalSemaphore = composeTimeline_->get();
-  VkPipelineStageFlags waitStage = VK_PIPELINE_STAGE_TRANSFER_BIT;
-  VkTimelineSemaphoreSubmitInfo timeline{};
-  timeline.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
-  timeline.waitSemaphoreValueCount = 1;
-  timeline.pWaitSemaphoreValues = &copyValue;
-  timeline.signalSemaphoreValueCount = 1;
-  timeline.pSignalSemaphoreValues = &composeValue;
-  VkSubmitInfo submit{};
-  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-  submit.pNext = &timeline;
-  submit.waitSemaphoreCount = 1;
-  submit.pWaitSemaphores = &waitSemaphore;
-  submit.pWaitDstStageMask = &waitStage;
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &commands_;
-  submit.signalSemaphoreCount = 1;
-  submit.pSignalSemaphores = &signalSemaphore;
-  VkFence fence = fence_.get();
-  {
-    gpu::Queue& queue = gpu_.graphicsQueue();
-    Lock lock(queue.submitMutex);
-    if (auto s = vk::check(vkQueueSubmit(queue.queue, 1, &submit, fence), "vkQueueSubmit(display)"); !s) return s;
-  }
-  submitted_ = true;
+  auto value = submitter_->submit({copyTimeline_.get(), copyValue, VK_PIPELINE_STAGE_TRANSFER_BIT}, record);
+  if (!value) return value.error();
+  composeValue = value.value();
   return {};
 }
 

@@ -21,6 +21,7 @@
 #include "../backends/backend.hpp"
 #include "../compositor/frame_scheduler.hpp"
 #include "../gpu/gpu_device.hpp"
+#include "../gpu/serial_submitter.hpp"
 #include "../gpu/timeline.hpp"
 #include "headset.hpp"
 #include "layer_renderer.hpp"
@@ -117,12 +118,8 @@ class DisplayCore final : public Backend {
   std::atomic<uint64_t> layerViewsCulled_{0};
   std::atomic<uint64_t> displayFramesGpuLate_{0};
 
-  // Graphics-queue work of the display thread: composition and readbacks.
-  std::unique_ptr<gpu::Timeline> composeTimeline_;
-  vk::CommandPool pool_;
-  VkCommandBuffer commands_ = VK_NULL_HANDLE;  // display thread only
-  vk::Fence fence_;
-  bool submitted_ = false;                                  // display thread only: fence_ is pending
+  // Graphics-queue work of the display thread: composition and readbacks. Display thread only.
+  std::unique_ptr<gpu::SerialSubmitter> submitter_;
   std::vector<CommittedFrame> inFlight_;                    // display thread only: read by the pending submission
   std::optional<LayerRenderer> renderer_;                   // display thread only
   VkImageLayout outputLayout_ = VK_IMAGE_LAYOUT_UNDEFINED;  // display thread only
