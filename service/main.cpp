@@ -31,6 +31,7 @@
 #include "compositor/hung_client_watch.hpp"
 #include "config/daemon_config.hpp"
 #include "display/display_core.hpp"
+#include "display/mirror_compositor.hpp"
 #include "log.hpp"
 #include "platform/systemd.hpp"
 #include "present/window_presenter.hpp"
@@ -51,8 +52,20 @@ kj::Promise<void> disconnectAllOnSignal(kj::AsyncInputStream& signal, xrc::Clien
   });
 }
 
-// Declared in the order they are built; destroyed in reverse.
+// Declared in the order they are built; destroyed in reverse, but for the openxr backend's
+// mirror, which goes once that backend's display thread no longer sends it frames, and before
+// the backend itself (the frames it holds keep the backend's swapchains).
 struct Backends {
+  Backends() = default;
+  Backends(const Backends&) = delete;
+  Backends& operator=(const Backends&) = delete;
+  ~Backends() {
+    if (mirror) {
+      backend->stop();
+      mirror.reset();
+    }
+  }
+
   std::unique_ptr<xrc::gpu::GpuDevice> gpu;
   std::unique_ptr<xrc::gpu::Timeline> copyTimeline;
   std::unique_ptr<xrc::present::WindowPresenter> presenter;  // the window mirror's
@@ -60,7 +73,19 @@ struct Backends {
   std::unique_ptr<xrc::SimulatedHmd> hmd;
   std::unique_ptr<xrc::HeadlessOutput> output;
   std::unique_ptr<xrc::Backend> backend;
+  std::unique_ptr<xrc::display::MirrorCompositor> mirror;  // --backend openxr --mirror window
 };
+
+// The window a mirror shows `width` x `height` in: at that size, halved until it fits a common
+// desktop.
+xrc::Result<std::unique_ptr<xrc::present::WindowPresenter>> openMirrorWindow(xrc::gpu::GpuDevice& gpu,
+                                                                             xrc::present::WindowSystem system,
+                                                                             uint32_t width, uint32_t height) {
+  while (width > 1920 || height > 1080) width /= 2, height /= 2;
+  auto opened = xrc::present::openWindow(system, "xr-compositor", width, height);
+  if (!opened) return opened.error();
+  return xrc::present::WindowPresenter::create(gpu, std::move(opened).value());
+}
 
 // What the headless display is made of, from the configuration.
 struct HeadlessDisplay {
@@ -106,10 +131,25 @@ xrc::Status createBackend(const xrc::DaemonConfig& config, const HeadlessDisplay
       const uint64_t one = 1;
       if (::write(lossEventFd, &one, sizeof(one)) < 0) log::error("could not signal the runtime loss");
     };
-    auto backend =
+    auto created =
         OpenXrBackend::create(std::move(instance), *out.gpu, *out.copyTimeline, scheduler, std::move(options));
-    if (!backend) return backend.error();
-    out.backend = std::move(backend).value();
+    if (!created) return created.error();
+    auto backend = std::move(created).value();
+    if (window) {
+      // What is sent to the runtime, composed as the headless display would: its views side by side.
+      const auto& views = backend->systemInfo().views;
+      if (views.empty()) return makeError(ErrorCode::unsupported, "the OpenXR runtime describes no views to mirror");
+      auto presenter = openMirrorWindow(*out.gpu, *windowSystem, views[0].recommendedWidth * uint32_t(views.size()),
+                                        views[0].recommendedHeight);
+      if (!presenter) return presenter.error();
+      out.presenter = std::move(presenter).value();
+      auto mirror = display::MirrorCompositor::create(*out.gpu, views, *out.presenter);
+      if (!mirror) return mirror.error();
+      out.mirror = std::move(mirror).value();
+      out.mirror->start();
+      backend->setMirror(out.mirror.get());
+    }
+    out.backend = std::move(backend);
     return {};
   }
   const SimulatedHmdOptions& hmd = headless.hmd;
@@ -118,12 +158,7 @@ xrc::Status createBackend(const xrc::DaemonConfig& config, const HeadlessDisplay
   output.height = hmd.viewHeight;
   output.refreshHz = hmd.refreshHz;
   if (window) {
-    // The window opens at the composition's size, halved until it fits a common desktop.
-    uint32_t width = output.width, height = output.height;
-    while (width > 1920 || height > 1080) width /= 2, height /= 2;
-    auto opened = present::openWindow(*windowSystem, "xr-compositor", width, height);
-    if (!opened) return opened.error();
-    auto presenter = present::WindowPresenter::create(*out.gpu, std::move(opened).value());
+    auto presenter = openMirrorWindow(*out.gpu, *windowSystem, output.width, output.height);
     if (!presenter) return presenter.error();
     out.presenter = std::move(presenter).value();
     output.mirror = out.presenter.get();
@@ -477,7 +512,8 @@ int main(int argc, char** argv) {
       {app.add_option("--device-uuid", cli.deviceUuid, "Vulkan deviceUUID to use (default: first suitable)"),
        "device_uuid"},
       {app.add_option("--mirror", cli.mirror,
-                      "Headless: also show the display in a desktop window, Wayland or X11 (window), or not (none)")
+                      "Also show the composition (headless: the display; openxr: what is sent to the runtime) in a "
+                      "desktop window, Wayland or X11 (window), or not (none)")
            ->capture_default_str(),
        "mirror"},
       {app.add_option("--head-motion", cli.headMotion, "Headless simulated head: still or sway")->capture_default_str(),

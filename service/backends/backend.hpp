@@ -22,6 +22,10 @@
 
 namespace xrc {
 
+namespace gpu {
+struct ComposableImage;
+}
+
 struct ViewInfo {
   uint32_t recommendedWidth = 0, recommendedHeight = 0;
   uint32_t maxWidth = 0, maxHeight = 0;
@@ -76,6 +80,10 @@ class RuntimeSwapchain {
   virtual ~RuntimeSwapchain() = default;
   virtual const VkImageCreateInfo& createInfo() const = 0;
   virtual uint32_t imageCount() const = 0;
+  // A pass-through backend with a mirror (layer_mirror.hpp): the copy of the newest content it
+  // keeps for the mirror, mip 0 of every layer, resting in the format's attachment layout; else
+  // null.
+  virtual const gpu::ComposableImage* mirrorCopy() const { return nullptr; }
 };
 
 // What a copy into a runtime image must wait for and where it goes (xrAcquire + xrWait).

@@ -82,12 +82,6 @@ Status validateConfig(const DaemonConfig& c, std::string_view p) {
     return makeError(ErrorCode::invalidArgument, "{} must be none or window (got '{}')", name("mirror", "mirror"),
                      c.mirror);
   }
-  if (c.mirror != "none" && c.backend == "openxr") {
-    return makeError(ErrorCode::invalidArgument,
-                     "{} {}: only the headless display can be mirrored; the openxr backend hands its layers to "
-                     "its runtime uncomposed (that runtime's own mirror shows them)",
-                     name("mirror", "mirror"), c.mirror);
-  }
   if (!oneOf(c.headMotion, {"still", "sway"})) {
     return makeError(ErrorCode::invalidArgument, "{} must be still or sway (got '{}')",
                      name("head-motion", "head_motion"), c.headMotion);

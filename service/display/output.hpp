@@ -10,7 +10,9 @@
 #include <optional>
 
 #include "../backends/backend.hpp"
+#include "../gpu/gpu_device.hpp"
 #include "../present/display_presenter.hpp"
+#include "xrc/vk_util.hpp"
 
 namespace xrc::display {
 
@@ -22,6 +24,16 @@ struct OutputImage {
   VkImageView view = VK_NULL_HANDLE;
   uint32_t width = 0, height = 0;
 };
+
+// An output image of `width` x `height` on the GPU, composable into and presentable.
+struct OwnedOutputImage {
+  vk::Memory memory;  // declared first: freed after the image and its view are destroyed
+  vk::Image image;
+  vk::ImageView view;
+  uint32_t width = 0, height = 0;
+  OutputImage get() const { return {image.get(), view.get(), width, height}; }
+};
+Result<OwnedOutputImage> createOutputImage(gpu::GpuDevice& gpu, uint32_t width, uint32_t height);
 
 class Output {
  public:

@@ -230,11 +230,16 @@ std::map<std::string, std::string> openxrEnv(const std::string& socket) {
 }
 
 // hello_xr quits on the first byte or EOF on stdin, so its stdin is a pipe held open.
-std::unique_ptr<Daemon> startDaemonOver(const Daemon& runtime, const TempDir& dir, bool coreValidation) {
+std::unique_ptr<Daemon> startDaemonOver(const Daemon& runtime, const TempDir& dir, bool coreValidation,
+                                        const std::vector<std::string>& extraArgs,
+                                        const std::map<std::string, std::string>& extraEnv) {
   auto env = openxrEnv(runtime.socket());
   env["XR_LOADER_DEBUG"] = "error";
   if (!coreValidation) env.erase("XR_ENABLE_API_LAYERS");
-  return std::make_unique<Daemon>(dir, std::vector<std::string>{"--backend", "openxr"}, env);
+  for (const auto& [key, value] : extraEnv) env[key] = value;
+  std::vector<std::string> args{"--backend", "openxr"};
+  args.insert(args.end(), extraArgs.begin(), extraArgs.end());
+  return std::make_unique<Daemon>(dir, args, env);
 }
 
 std::unique_ptr<Process> startHelloXr(const Daemon& daemon, const TempDir& dir, const std::string& graphics,

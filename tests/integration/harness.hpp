@@ -110,7 +110,10 @@ std::map<std::string, std::string> openxrEnv(const std::string& socket);
 // Daemon B over daemon A (`runtime`): `--backend openxr`, an OpenXR application of A's runtime
 // face, with validation on both APIs (`coreValidation` false: without the OpenXR core validation
 // layer between B and A).
-std::unique_ptr<Daemon> startDaemonOver(const Daemon& runtime, const TempDir& dir, bool coreValidation = true);
+// `extraArgs` and `extraEnv` are added to the daemon's own.
+std::unique_ptr<Daemon> startDaemonOver(const Daemon& runtime, const TempDir& dir, bool coreValidation = true,
+                                        const std::vector<std::string>& extraArgs = {},
+                                        const std::map<std::string, std::string>& extraEnv = {});
 // Debian's hello_xr with graphics plugin `graphics` (Vulkan2, Vulkan); its output in `logName`.
 std::unique_ptr<Process> startHelloXr(const Daemon& daemon, const TempDir& dir, const std::string& graphics,
                                       const std::string& logName);

@@ -4,6 +4,7 @@
 // behind with the validation layer (synchronization validation included) clean, and closing the
 // window ends the output, never the daemon or its clients. Skipped where Xvfb is not installed.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 #include <xcb/xcb.h>
 
@@ -170,6 +171,32 @@ std::optional<control::WindowOutputStatus> windowStatus(Daemon& daemon) {
   return status.value().windowOutput;
 }
 
+// A screenshot of the window against a display read-back of the same size, R G B (the window
+// has no alpha): how many pixels differ (the first described) and how many colours the
+// read-back has (the demo's pattern has hundreds).
+struct ShotComparison {
+  size_t mismatches = 0;
+  std::string first;
+  size_t colors = 0;
+};
+ShotComparison compareShot(const control::Pixels& display, const std::vector<uint8_t>& shot) {
+  ShotComparison out;
+  std::set<uint32_t> colors;
+  for (uint32_t y = 0; y < display.height; ++y) {
+    for (uint32_t x = 0; x < display.width; ++x) {
+      const size_t at = (size_t(y) * display.width + x) * 4;
+      uint32_t want = 0, got = 0;
+      std::memcpy(&want, &display.data[at], 3);
+      std::memcpy(&got, &shot[at], 3);
+      colors.insert(want);
+      if (want != got && out.mismatches++ == 0)
+        out.first = fmt::format("({},{}): got {:06x} want {:06x}", x, y, got, want);
+    }
+  }
+  out.colors = colors.size();
+  return out;
+}
+
 #define REQUIRE_XVFB() \
   if (!std::filesystem::exists(kXvfb)) GTEST_SKIP() << kXvfb << " is not installed (apt-get install xvfb)"
 
@@ -205,21 +232,9 @@ TEST_P(WindowShows, WhatTheDisplayComposes) {
   const std::vector<uint8_t> shot = w.x.screenshot(w.window, kWidth, kHeight);
   ASSERT_EQ(shot.size(), size_t(kWidth) * kHeight * 4) << "no screenshot of the window";
 
-  size_t mismatches = 0;
-  std::string first;
-  std::set<uint32_t> colors;
-  for (uint32_t y = 0; y < kHeight; ++y) {
-    for (uint32_t xPos = 0; xPos < kWidth; ++xPos) {
-      const size_t at = (size_t(y) * kWidth + xPos) * 4;
-      uint32_t want = 0, got = 0;
-      std::memcpy(&want, &px.data[at], 3);  // R G B; the window has no alpha
-      std::memcpy(&got, &shot[at], 3);
-      colors.insert(want);
-      if (want != got && mismatches++ == 0) first = fmt::format("({},{}): got {:06x} want {:06x}", xPos, y, got, want);
-    }
-  }
-  EXPECT_GT(colors.size(), 100u) << "the composition is not the demo's pattern";
-  EXPECT_EQ(mismatches, 0u) << "first at " << first;
+  const ShotComparison compared = compareShot(px, shot);
+  EXPECT_GT(compared.colors, 100u) << "the composition is not the demo's pattern";
+  EXPECT_EQ(compared.mismatches, 0u) << "first at " << compared.first;
 
   auto window = windowStatus(*daemon);
   ASSERT_TRUE(window);
@@ -296,6 +311,57 @@ TEST(WindowOutput, ClosingTheWindowEndsTheOutputNotTheDaemon) {
   EXPECT_TRUE(keepsBeingDisplayed(*daemon, "stays")) << demo->output();
   EXPECT_TRUE(daemon->process().running());
   EXPECT_EQ(problemsIn(daemon->process().output()), std::vector<std::string>{});
+}
+
+// The openxr backend's mirror: daemon B runs over daemon A's runtime with `--mirror window`; its
+// window shows what B sends A, which A composes into its display. The two agree pixel for pixel.
+TEST(WindowOutput, TheOpenXrBackendsMirrorShowsWhatItSendsItsRuntime) {
+  REQUIRE_XVFB();
+  TempDir dirA, dirB;
+  XServer x(dirB);
+  ASSERT_TRUE(x.ready()) << x.output();
+  Daemon a(dirA);
+  ASSERT_TRUE(a.ready()) << a.process().output();
+  auto b = startDaemonOver(a, dirB, true, {"--mirror", "window"}, {{"DISPLAY", x.display()}, {"WAYLAND_DISPLAY", ""}});
+  ASSERT_TRUE(b->ready()) << b->process().output();
+  const xcb_window_t window = x.waitForWindow("xr-compositor");
+  ASSERT_NE(window, 0u) << b->process().output();
+
+  DemoSpec spec{"mirrored", 7, 60};
+  spec.quadPx = 48;
+  spec.quadX = 150;
+  spec.quadY = 30;
+  auto demo = startDemo(*b, dirB, spec);
+  ASSERT_TRUE(demo->waitForOutput("frames 60 ok", 60s)) << demo->output() << b->process().output();
+  const uint64_t presentsNow = windowStatus(*b).value_or(control::WindowOutputStatus{}).presents;
+  ASSERT_TRUE(b->waitForStatus(
+      [&](const control::DaemonStatus& s) { return s.windowOutput && s.windowOutput->presents > presentsNow + 10; },
+      20s))
+      << b->process().output();
+
+  auto display = a.control()->readDisplay();
+  ASSERT_TRUE(display) << display.error().describe();
+  const auto& px = display.value().pixels;
+  ASSERT_EQ(px.width, kWidth);
+  ASSERT_EQ(px.height, kHeight);
+  const std::vector<uint8_t> shot = x.screenshot(window, kWidth, kHeight);
+  ASSERT_EQ(shot.size(), size_t(kWidth) * kHeight * 4) << "no screenshot of the window";
+  const ShotComparison compared = compareShot(px, shot);
+  EXPECT_GT(compared.colors, 100u) << "A does not show the demo's pattern";
+  EXPECT_EQ(compared.mismatches, 0u) << "first at " << compared.first;
+
+  auto status = windowStatus(*b);
+  ASSERT_TRUE(status);
+  EXPECT_TRUE(status->open);
+  EXPECT_EQ(status->swapchainsLive, 1u);
+  EXPECT_LE(status->maxSubmissionsInFlight, 2u);
+  demo->closeStdin();
+  EXPECT_EQ(demo->wait(30s), 0) << demo->output();
+  EXPECT_EQ(problemsIn(b->process().output()), std::vector<std::string>{});
+  // Shut down in order: the mirror lets go of B's runtime swapchains, B leaves A cleanly.
+  b->process().signal(SIGTERM);
+  EXPECT_EQ(b->process().wait(20s), 0) << b->process().output();
+  EXPECT_EQ(problemsIn(a.process().output()), std::vector<std::string>{});
 }
 
 TEST(WindowOutput, WithoutAWindowSystemTheDaemonSaysSoAndExits) {

@@ -23,7 +23,7 @@ class HeadlessOutput final : public display::Output {
   explicit HeadlessOutput(const HeadlessOutputOptions& options);  // create() makes its image
 
   DisplayClock clock() const override { return clock_; }
-  display::OutputImage image() const override { return {image_.get(), view_.get(), options_.width, options_.height}; }
+  display::OutputImage image() const override { return image_.get(); }
   void present(const present::PresentSource& composed) override {
     if (options_.mirror != nullptr) options_.mirror->present(composed);
   }
@@ -38,9 +38,7 @@ class HeadlessOutput final : public display::Output {
  private:
   HeadlessOutputOptions options_;
   DisplayClock clock_;
-  vk::Memory memory_;  // declared first: freed after the image and its view are destroyed
-  vk::Image image_;
-  vk::ImageView view_;
+  display::OwnedOutputImage image_;
 };
 
 }  // namespace xrc

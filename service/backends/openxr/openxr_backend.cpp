@@ -3,11 +3,15 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <deque>
+#include <optional>
 
 #include <openxr/openxr_reflection.h>
 
+#include "../../gpu/barriers.hpp"
+#include "../../gpu/composable_image.hpp"
 #include "../../log.hpp"
 
 namespace xrc {
@@ -62,17 +66,21 @@ class OpenXrSwapchain final : public RuntimeSwapchain {
   }
   const VkImageCreateInfo& createInfo() const override { return info; }
   uint32_t imageCount() const override { return uint32_t(images.size()); }
+  const gpu::ComposableImage* mirrorCopy() const override { return mirror ? &*mirror : nullptr; }
 
   std::shared_ptr<OpenXrLink> link;  // first: destroyed after the swapchain handle
   VkImageCreateInfo info{};
   oxr::SwapchainOwner handle;
   std::vector<VkImage> images;
-  // Copies on another queue than the runtime's: per image, the runtime queue's half of the
-  // hand-off (the ownership acquire when the families differ; else empty: the wait does it).
+  // Per image, the runtime queue's half of the hand-off after a copy: the ownership acquire when
+  // the copies run in another family, and the copy into `mirror` when there is a mirror. None
+  // when neither is needed (copies on the runtime's queue, no mirror).
   VkDevice device = VK_NULL_HANDLE;
   gpu::Timeline* handoffTimeline = nullptr;
   vk::CommandPool handoffPool;
   std::vector<VkCommandBuffer> handoffs;
+  // With a mirror: the newest content, copied out by each hand-off (colour formats only).
+  std::optional<gpu::ComposableImage> mirror;
   uint64_t lastHandoff = 0;  // frame worker thread (and the destructor)
   // Frame worker thread only: the image acquired and not yet waited on, either ahead of the next
   // lease (acquired at the previous release) or because its wait timed out; the next lease waits
@@ -605,6 +613,7 @@ Result<std::shared_ptr<RuntimeSwapchain>> OpenXrBackend::createSwapchain(const V
   auto swapchain = std::make_shared<OpenXrSwapchain>(link, info);
   auto create = oxr::make<XrSwapchainCreateInfo>(XR_TYPE_SWAPCHAIN_CREATE_INFO);
   create.usageFlags = usageFor(info);
+  if (mirror_ != nullptr) create.usageFlags |= XR_SWAPCHAIN_USAGE_TRANSFER_SRC_BIT;  // copied out for the mirror
   create.format = int64_t(info.format);
   create.sampleCount = 1;
   create.width = info.extent.width;
@@ -639,6 +648,39 @@ Result<std::shared_ptr<RuntimeSwapchain>> OpenXrBackend::createSwapchain(const V
 }
 
 namespace {
+
+// Mip 0 of every layer of a runtime image, just copied into, to its mirror copy. The mirror's
+// compositions read that copy on this queue: the first barrier also orders this write after
+// them, and the composition's own first barrier orders its reads after this.
+void recordMirrorCopy(VkCommandBuffer cb, VkImage runtimeImage, VkImage mirror, const VkImageCreateInfo& info) {
+  const VkImageLayout attachment = vk::attachmentLayout(info.format);
+  const VkImageSubresourceRange range{vk::aspectMask(info.format), 0, 1, 0, info.arrayLayers};
+  VkMemoryBarrier earlier{};
+  earlier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+  earlier.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+  earlier.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  const std::array<VkImageMemoryBarrier, 2> before{
+      gpu::imageBarrier(runtimeImage, attachment, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_ACCESS_MEMORY_WRITE_BIT,
+                        VK_ACCESS_TRANSFER_READ_BIT, range),
+      // Wholly overwritten: what it held need not be kept.
+      gpu::imageBarrier(mirror, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0,
+                        VK_ACCESS_TRANSFER_WRITE_BIT, range)};
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &earlier, 0,
+                       nullptr, uint32_t(before.size()), before.data());
+  VkImageCopy region{};
+  region.srcSubresource = {range.aspectMask, 0, 0, info.arrayLayers};
+  region.dstSubresource = region.srcSubresource;
+  region.extent = {info.extent.width, info.extent.height, 1};
+  vkCmdCopyImage(cb, runtimeImage, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, mirror, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                 1, &region);
+  const std::array<VkImageMemoryBarrier, 2> after{
+      gpu::imageBarrier(runtimeImage, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, attachment, VK_ACCESS_TRANSFER_READ_BIT,
+                        VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT, range),
+      gpu::imageBarrier(mirror, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, attachment, VK_ACCESS_TRANSFER_WRITE_BIT,
+                        VK_ACCESS_MEMORY_READ_BIT, range)};
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 0,
+                       nullptr, uint32_t(after.size()), after.data());
+}
 
 // xrAcquireSwapchainImage; the index becomes the swapchain's `unwaited` image. Frame worker.
 Status acquireNext(OpenXrSwapchain& swapchain) {
@@ -701,8 +743,19 @@ void OpenXrBackend::abandonImage(RuntimeSwapchain& swapchain, uint32_t index) {
 Status OpenXrBackend::prepareHandoffs(OpenXrSwapchain& swapchain) {
   gpu::Queue& runtimeQueue = gpu_.graphicsQueue();
   const gpu::Queue& copyQueue = gpu_.copyQueue();
-  if (&copyQueue == &runtimeQueue) return {};  // copies run on the runtime's queue: in order
+  const VkImageCreateInfo& info = swapchain.info;
+  const bool acquire = copyQueue.family != runtimeQueue.family;
+  const bool mirrored = mirror_ != nullptr && !vk::isDepthFormat(info.format);
+  // Copies on the runtime's queue run in order before the release; the wait is all it takes.
+  if (!acquire && !mirrored && &copyQueue == &runtimeQueue) return {};
   VkDevice device = gpu_.device();
+  if (mirrored) {
+    VkImageCreateInfo mirrorInfo = info;
+    mirrorInfo.mipLevels = 1;  // what composition reads
+    auto image = gpu::createComposableImage(gpu_, mirrorInfo, "mirror");
+    if (!image) return image.error();
+    swapchain.mirror = std::move(image).value();
+  }
   VkCommandPoolCreateInfo poolInfo{};
   poolInfo.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
   poolInfo.queueFamilyIndex = runtimeQueue.family;
@@ -724,29 +777,31 @@ Status OpenXrBackend::prepareHandoffs(OpenXrSwapchain& swapchain) {
       !s) {
     return s;
   }
-  const VkImageCreateInfo& info = swapchain.info;
+  const VkImageLayout attachment = vk::attachmentLayout(info.format);
   for (size_t i = 0; i < swapchain.images.size(); ++i) {
+    VkCommandBuffer cb = swapchain.handoffs[i];
     VkCommandBufferBeginInfo begin{};
     begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
     begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;  // resubmitted while pending
-    vkBeginCommandBuffer(swapchain.handoffs[i], &begin);
-    if (copyQueue.family != runtimeQueue.family) {
+    vkBeginCommandBuffer(cb, &begin);
+    if (acquire) {
       // The acquire half of the copy's release (SharedSwapchain::recordCopy, step 4): the same
       // layouts and families. Its first scope chains with the wait on the copy timeline.
-      VkImageMemoryBarrier acquire{};
-      acquire.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
-      acquire.srcAccessMask = 0;
-      acquire.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
-      acquire.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
-      acquire.newLayout = vk::attachmentLayout(info.format);
-      acquire.srcQueueFamilyIndex = copyQueue.family;
-      acquire.dstQueueFamilyIndex = runtimeQueue.family;
-      acquire.image = swapchain.images[i];
-      acquire.subresourceRange = {vk::aspectMask(info.format), 0, info.mipLevels, 0, info.arrayLayers};
-      vkCmdPipelineBarrier(swapchain.handoffs[i], VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-                           VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 0, nullptr, 1, &acquire);
+      VkImageMemoryBarrier acquireBarrier{};
+      acquireBarrier.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
+      acquireBarrier.srcAccessMask = 0;
+      acquireBarrier.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+      acquireBarrier.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+      acquireBarrier.newLayout = attachment;
+      acquireBarrier.srcQueueFamilyIndex = copyQueue.family;
+      acquireBarrier.dstQueueFamilyIndex = runtimeQueue.family;
+      acquireBarrier.image = swapchain.images[i];
+      acquireBarrier.subresourceRange = {vk::aspectMask(info.format), 0, info.mipLevels, 0, info.arrayLayers};
+      vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 0,
+                           nullptr, 1, &acquireBarrier);
     }
-    if (auto s = vk::check(vkEndCommandBuffer(swapchain.handoffs[i]), "vkEndCommandBuffer(handoff)"); !s) return s;
+    if (mirrored) recordMirrorCopy(cb, swapchain.images[i], swapchain.mirror->image.get(), info);
+    if (auto s = vk::check(vkEndCommandBuffer(cb), "vkEndCommandBuffer(handoff)"); !s) return s;
   }
   return {};
 }
@@ -756,8 +811,9 @@ void OpenXrBackend::giveBack(OpenXrSwapchain& swapchain, uint32_t index, std::op
   {
     Lock lock(swapchain.link->queue.submitMutex);
     if (copyValue && index < swapchain.handoffs.size()) {
-      // The copy ran on another queue: the runtime's queue waits for it (and takes the image
-      // back into its family) before anything the runtime submits after xrReleaseSwapchainImage.
+      // The runtime's queue waits for the copy (and takes the image back into its family, and
+      // copies it for the mirror) before anything the runtime submits after
+      // xrReleaseSwapchainImage.
       const uint64_t handoff = handoffTimeline_->next();
       std::array<VkSemaphore, 1> waits{copyTimeline_.get()};
       std::array<VkSemaphore, 1> signals{handoffTimeline_->get()};
@@ -1098,6 +1154,9 @@ void OpenXrBackend::frame() {
   }
   displayFrames_++;
   feed_.displayed(monotonicNowNs() - start);
+  if (mirror_ != nullptr && state.shouldRender) {
+    mirror_->sent(std::move(selection.shown), knownHeadPose(vsync.value()).value_or(Pose{}));
+  }
 }
 
 void OpenXrBackend::loseRuntime(const std::string& why) {

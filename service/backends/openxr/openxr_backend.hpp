@@ -17,6 +17,7 @@
 #include "../../gpu/timeline.hpp"
 #include "../backend.hpp"
 #include "../display_feed.hpp"
+#include "../layer_mirror.hpp"
 #include "openxr_input.hpp"
 #include "openxr_instance.hpp"
 #include "refresh_tracker.hpp"
@@ -77,6 +78,12 @@ class OpenXrBackend final : public Backend {
   void readDisplay(std::function<void(Result<DisplaySnapshot>)> done) override;
   void start() override;
   void stop() override;
+  // Before start(): what is sent to the runtime is also copied for `mirror` and told it (it
+  // outlives the backend's display thread).
+  void setMirror(LayerMirror* mirror) { mirror_ = mirror; }
+  std::optional<present::PresenterStats> windowOutput() const override {
+    return mirror_ != nullptr ? mirror_->windowStats() : std::nullopt;
+  }
 
  private:
   // Session, spaces and system description on `link_`'s instance; display thread or create().
@@ -88,7 +95,7 @@ class OpenXrBackend final : public Backend {
   void loseRuntime(const std::string& why);   // display thread
   void reconnect();                           // display thread: one attempt when the backoff allows
   std::shared_ptr<OpenXrLink> link() const XRC_EXCLUDES(linkMutex_);
-  // Copies on another queue than the runtime's: the runtime queue's half of each hand-off.
+  // The runtime queue's half of each hand-off after a copy: an ownership acquire, a mirror copy.
   Status prepareHandoffs(OpenXrSwapchain& swapchain);
   // Frame worker: after a copy (`copyValue`) or without one, back to the runtime
   // (xrReleaseSwapchainImage), then the next image is acquired ahead.
@@ -110,7 +117,8 @@ class OpenXrBackend final : public Backend {
   std::unique_ptr<gpu::Timeline> handoffTimeline_;
   DisplayFeed& feed_;
   OpenXrOptions options_;
-  SystemInfo system_;  // fixed after create()
+  LayerMirror* mirror_ = nullptr;  // fixed before start()
+  SystemInfo system_;              // fixed after create()
   std::atomic<uint64_t> displayFrames_{0};
   std::atomic<uint64_t> loopIterations_{0};
   std::atomic<int64_t> refreshPeriodNs_{0};  // refresh_'s, for any thread; 0 before the first frame
