@@ -100,6 +100,8 @@ void MirrorCompositor::run() {
       if (stopping_) return;
       next.swap(newest_);
     }
+    // Once the window is closed there is nothing to compose for.
+    if (!presenter_.stats().open) continue;
     if (next) {
       if (auto s = compose(std::move(next->first), next->second); !s) {
         log::error("mirror composition failed: {}", s.error().describe());

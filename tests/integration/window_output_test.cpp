@@ -364,6 +364,33 @@ TEST(WindowOutput, TheOpenXrBackendsMirrorShowsWhatItSendsItsRuntime) {
   EXPECT_EQ(problemsIn(a.process().output()), std::vector<std::string>{});
 }
 
+// Closing the openxr backend's mirror window ends the mirror only: the backend goes on sending
+// its client's frames to the runtime.
+TEST(WindowOutput, ClosingTheOpenXrBackendsMirrorEndsTheMirrorOnly) {
+  REQUIRE_XVFB();
+  TempDir dirA, dirB;
+  XServer x(dirB);
+  ASSERT_TRUE(x.ready()) << x.output();
+  Daemon a(dirA);
+  ASSERT_TRUE(a.ready()) << a.process().output();
+  auto b = startDaemonOver(a, dirB, true, {"--mirror", "window"}, {{"DISPLAY", x.display()}, {"WAYLAND_DISPLAY", ""}});
+  ASSERT_TRUE(b->ready()) << b->process().output();
+  const xcb_window_t window = x.waitForWindow("xr-compositor");
+  ASSERT_NE(window, 0u) << b->process().output();
+  auto demo = startDemo(*b, dirB, DemoSpec{"goes-on", 4, 1'000'000});
+  ASSERT_TRUE(demo->waitForOutput("connected", 30s)) << demo->output();
+  ASSERT_TRUE(keepsBeingDisplayed(*b, "goes-on")) << demo->output();
+
+  x.requestClose(window);
+  ASSERT_TRUE(b->waitForStatus(windowOutputEnded, 20s)) << b->process().output();
+  EXPECT_TRUE(b->process().waitForOutput("window output closed", 5s));
+  // B's client is still displayed, and A still shows B.
+  EXPECT_TRUE(keepsBeingDisplayed(*b, "goes-on")) << demo->output();
+  EXPECT_TRUE(keepsBeingDisplayed(a, "xr-compositord")) << a.process().output();
+  EXPECT_TRUE(b->process().running());
+  EXPECT_EQ(problemsIn(b->process().output()), std::vector<std::string>{});
+}
+
 TEST(WindowOutput, WithoutAWindowSystemTheDaemonSaysSoAndExits) {
   TempDir dir;
   Daemon daemon(dir, {"--backend", "window"}, {{"DISPLAY", ""}, {"WAYLAND_DISPLAY", ""}});
