@@ -1,7 +1,6 @@
 #include "display_core.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 
 #include "../gpu/barriers.hpp"
@@ -99,8 +98,6 @@ Status DisplayCore::init() {
   }
   layout.viewWidth = target.width / uint32_t(layout.views.size());
   layout.viewHeight = target.height;
-  // Quads are placed through the first view's field of view, taken as symmetric.
-  layout.quadTanHalfFov = float(std::tan(double(layout.views.front().fov[1])));
   layout.reprojection = options_.reprojection;
   // Runtime images are read where the core keeps them; the renderer holds none.
   auto renderer =

@@ -34,13 +34,18 @@ void writeAfterWrite(VkCommandBuffer cb) {
 
 Result<LayerRenderer> LayerRenderer::create(VkDevice device, VkImage output, VkImageView outputView,
                                             DisplayLayout layout, SourceLookup lookup) {
+  if (layout.views.empty()) return makeError(ErrorCode::invalidArgument, "a display of no views");
   auto blend = BlendPipeline::create(device, outputView);
   if (!blend) return blend.error();
   return LayerRenderer(output, std::move(layout), std::move(lookup), std::move(blend).value());
 }
 
 LayerRenderer::LayerRenderer(VkImage output, DisplayLayout layout, SourceLookup lookup, BlendPipeline blend)
-    : output_(output), layout_(std::move(layout)), lookup_(std::move(lookup)), blend_(std::move(blend)) {}
+    : output_(output),
+      layout_(std::move(layout)),
+      quadTanHalfFov_(float(std::tan(double(layout_.views.front().fov[1])))),
+      lookup_(std::move(lookup)),
+      blend_(std::move(blend)) {}
 
 // A shape draw of `view` over all of eye `eye` (the rest is the caller's): source, eye rect and
 // the eye's fov, with the layer's blending and color.
@@ -209,7 +214,7 @@ void LayerRenderer::record(VkCommandBuffer cb, const std::vector<CommittedFrame>
                            Status& recordStatus) {
   const uint32_t viewW = layout_.viewWidth, viewH = layout_.viewHeight;
   const uint32_t viewCount = uint32_t(layout_.views.size());
-  const float tanHalfFov = layout_.quadTanHalfFov;
+  const float tanHalfFov = quadTanHalfFov_;
   // Everything stays in GENERAL while composing: copies and the blend shader both use it.
   const VkImageSubresourceRange outRange{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
   std::vector<VkImageMemoryBarrier> pre;

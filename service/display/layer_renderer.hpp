@@ -30,12 +30,11 @@ struct SourceImage {
 using SourceLookup = std::function<SourceImage(const LayerView&)>;
 
 // The display composed for: `views` side by side in an RGBA8 output of
-// (viewWidth * views.size()) x viewHeight.
+// (viewWidth * views.size()) x viewHeight. Quads are placed through the first view's field of
+// view, taken as symmetric.
 struct DisplayLayout {
-  std::vector<ViewInfo> views;
+  std::vector<ViewInfo> views;  // at least one
   uint32_t viewWidth = 0, viewHeight = 0;
-  // Quads are placed through a symmetric field of view of this tan(half angle).
-  float quadTanHalfFov = 1.0f;
   // A projection view shown at another head orientation than it was rendered for is rotated to
   // the display's (rotational reprojection); off: drawn as rendered.
   bool reprojection = true;
@@ -90,6 +89,7 @@ class LayerRenderer {
 
   VkImage output_;
   DisplayLayout layout_;
+  float quadTanHalfFov_;  // tan of the first view's right half-angle (the field of view taken as symmetric)
   SourceLookup lookup_;
   BlendPipeline blend_;
 };

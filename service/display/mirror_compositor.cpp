@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 
 #include "../gpu/composable_image.hpp"
 #include "../log.hpp"
@@ -38,7 +37,6 @@ Status MirrorCompositor::init(const std::vector<ViewInfo>& views) {
   layout.views = views;
   layout.viewWidth = views[0].recommendedWidth;
   layout.viewHeight = views[0].recommendedHeight;
-  layout.quadTanHalfFov = float(std::tan(double(views.front().fov[1])));
   // The runtime shows each layer at the pose the client rendered it for, or reprojects it
   // itself: the mirror draws what was sent.
   layout.reprojection = false;

@@ -16,14 +16,14 @@ Result<std::unique_ptr<Timeline>> Timeline::create(VkDevice device) {
   return std::make_unique<Timeline>(device, std::move(semaphore).value());
 }
 
-Status Timeline::wait(VkDevice device, uint64_t value, uint64_t timeoutNs) const {
+Status Timeline::wait(uint64_t value, uint64_t timeoutNs) const {
   VkSemaphore semaphore = semaphore_.get();
   VkSemaphoreWaitInfo info{};
   info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
   info.semaphoreCount = 1;
   info.pSemaphores = &semaphore;
   info.pValues = &value;
-  VkResult r = vkWaitSemaphores(device, &info, timeoutNs);
+  VkResult r = vkWaitSemaphores(device_, &info, timeoutNs);
   if (r == VK_TIMEOUT) return makeError(ErrorCode::timeout, "timeline value {} not reached in time", value);
   return vk::check(r, "vkWaitSemaphores");
 }
@@ -34,7 +34,7 @@ Timeline::~Timeline() {
   // the batch to the device, so the fence can signal while that thread is still to touch the
   // semaphore. Reaching the last value proves it is done with it.
   if (last_.load() == 0) return;
-  if (auto s = wait(device_, last_.load(), kDestroyWaitNs); !s) {
+  if (auto s = wait(last_.load(), kDestroyWaitNs); !s) {
     log::warn("destroying a timeline semaphore whose value {} was never reached: {}", last_.load(),
               s.error().describe());
   }

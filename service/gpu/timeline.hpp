@@ -23,7 +23,7 @@ class Timeline {
   uint64_t next() { return ++last_; }
   uint64_t last() const { return last_.load(); }
   // Host wait with a bound, e.g. before a readback.
-  Status wait(VkDevice device, uint64_t value, uint64_t timeoutNs) const;
+  Status wait(uint64_t value, uint64_t timeoutNs) const;
 
  private:
   VkDevice device_;

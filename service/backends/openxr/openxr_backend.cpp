@@ -57,7 +57,7 @@ class OpenXrSwapchain final : public RuntimeSwapchain {
   ~OpenXrSwapchain() override {
     // The hand-off command buffers must be done before their pool goes.
     if (handoffTimeline != nullptr && lastHandoff > 0) {
-      if (auto s = handoffTimeline->wait(device, lastHandoff, kHandoffWaitNs); !s) {
+      if (auto s = handoffTimeline->wait(lastHandoff, kHandoffWaitNs); !s) {
         log::warn("runtime swapchain teardown: {}", s.error().describe());
       }
     }
@@ -75,7 +75,6 @@ class OpenXrSwapchain final : public RuntimeSwapchain {
   // Per image, the runtime queue's half of the hand-off after a copy: the ownership acquire when
   // the copies run in another family, and the copy into `mirror` when there is a mirror. None
   // when neither is needed (copies on the runtime's queue, no mirror).
-  VkDevice device = VK_NULL_HANDLE;
   gpu::Timeline* handoffTimeline = nullptr;
   vk::CommandPool handoffPool;
   std::vector<VkCommandBuffer> handoffs;
@@ -764,7 +763,6 @@ Status OpenXrBackend::prepareHandoffs(OpenXrSwapchain& swapchain) {
     return s;
   }
   swapchain.handoffPool = vk::CommandPool(device, pool);
-  swapchain.device = device;
   swapchain.handoffTimeline = handoffTimeline_.get();
   swapchain.handoffs.resize(swapchain.images.size());
   VkCommandBufferAllocateInfo alloc{};
