@@ -197,6 +197,65 @@ ShotComparison compareShot(const control::Pixels& display, const std::vector<uin
   return out;
 }
 
+// The window of `daemon`'s status, presented a few more times from now (the window output's
+// mailbox may hold one older frame).
+bool presentedAgain(Daemon& daemon) {
+  const uint64_t presentsNow = windowStatus(daemon).value_or(control::WindowOutputStatus{}).presents;
+  return daemon.waitForStatus(
+      [&](const control::DaemonStatus& s) { return s.windowOutput && s.windowOutput->presents > presentsNow + 10; },
+      20s);
+}
+
+// `window`'s screenshot against `display`'s read-back, both kWidth x kHeight; `error` says what
+// could not be read.
+struct WindowAgainstDisplay : ShotComparison {
+  std::string error;
+};
+WindowAgainstDisplay compareWindowWithDisplay(Daemon& display, XServer& x, xcb_window_t window) {
+  WindowAgainstDisplay out;
+  auto control = display.control();
+  if (!control) {
+    out.error = "no control connection to the display's daemon";
+    return out;
+  }
+  auto read = control->readDisplay();
+  if (!read) {
+    out.error = read.error().describe();
+    return out;
+  }
+  const auto& px = read.value().pixels;
+  const std::vector<uint8_t> shot = x.screenshot(window, kWidth, kHeight);
+  if (px.width != kWidth || px.height != kHeight) {
+    out.error = fmt::format("the display is {}x{}, not {}x{}", px.width, px.height, kWidth, kHeight);
+  } else if (shot.size() != size_t(kWidth) * kHeight * 4) {
+    out.error = "no screenshot of the window";
+  } else {
+    static_cast<ShotComparison&>(out) = compareShot(px, shot);
+  }
+  return out;
+}
+
+// Daemon A (headless) and daemon B over A's runtime with the window mirror, under a private X
+// server, and B's window, found by title.
+struct MirroredOverRuntime {
+  TempDir dirA, dirB;
+  XServer x{dirB};
+  std::unique_ptr<Daemon> a, b;
+  xcb_window_t window = 0;
+
+  // Empty when all is up; else what went wrong.
+  std::string start() {
+    if (!x.ready()) return "Xvfb did not start:\n" + x.output();
+    a = std::make_unique<Daemon>(dirA);
+    if (!a->ready()) return "daemon A did not start:\n" + a->process().output();
+    b = startDaemonOver(*a, dirB, true, {"--mirror", "window"}, {{"DISPLAY", x.display()}, {"WAYLAND_DISPLAY", ""}});
+    if (!b->ready()) return "daemon B did not start:\n" + b->process().output();
+    window = x.waitForWindow("xr-compositor");
+    if (window == 0) return "no window titled xr-compositor:\n" + b->process().output();
+    return {};
+  }
+};
+
 #define REQUIRE_XVFB() \
   if (!std::filesystem::exists(kXvfb)) GTEST_SKIP() << kXvfb << " is not installed (apt-get install xvfb)"
 
@@ -216,23 +275,10 @@ TEST_P(WindowShows, WhatTheDisplayComposes) {
   spec.quadY = 100;
   auto demo = startDemo(*daemon, w.dir, spec);
   ASSERT_TRUE(demo->waitForOutput("frames 60 ok", 30s)) << demo->output();
-  // Presented a few times since (the window output's mailbox may hold one older frame).
-  const uint64_t presentsNow = windowStatus(*daemon).value_or(control::WindowOutputStatus{}).presents;
-  ASSERT_TRUE(daemon->waitForStatus(
-      [&](const control::DaemonStatus& s) { return s.windowOutput && s.windowOutput->presents > presentsNow + 10; },
-      20s));
+  ASSERT_TRUE(presentedAgain(*daemon));
 
-  auto control = daemon->control();
-  ASSERT_TRUE(control);
-  auto display = control->readDisplay();
-  ASSERT_TRUE(display) << display.error().describe();
-  const auto& px = display.value().pixels;
-  ASSERT_EQ(px.width, kWidth);
-  ASSERT_EQ(px.height, kHeight);
-  const std::vector<uint8_t> shot = w.x.screenshot(w.window, kWidth, kHeight);
-  ASSERT_EQ(shot.size(), size_t(kWidth) * kHeight * 4) << "no screenshot of the window";
-
-  const ShotComparison compared = compareShot(px, shot);
+  const WindowAgainstDisplay compared = compareWindowWithDisplay(*daemon, w.x, w.window);
+  ASSERT_EQ(compared.error, "");
   EXPECT_GT(compared.colors, 100u) << "the composition is not the demo's pattern";
   EXPECT_EQ(compared.mismatches, 0u) << "first at " << compared.first;
 
@@ -317,36 +363,22 @@ TEST(WindowOutput, ClosingTheWindowEndsTheOutputNotTheDaemon) {
 // window shows what B sends A, which A composes into its display. The two agree pixel for pixel.
 TEST(WindowOutput, TheOpenXrBackendsMirrorShowsWhatItSendsItsRuntime) {
   REQUIRE_XVFB();
-  TempDir dirA, dirB;
-  XServer x(dirB);
-  ASSERT_TRUE(x.ready()) << x.output();
-  Daemon a(dirA);
-  ASSERT_TRUE(a.ready()) << a.process().output();
-  auto b = startDaemonOver(a, dirB, true, {"--mirror", "window"}, {{"DISPLAY", x.display()}, {"WAYLAND_DISPLAY", ""}});
-  ASSERT_TRUE(b->ready()) << b->process().output();
-  const xcb_window_t window = x.waitForWindow("xr-compositor");
-  ASSERT_NE(window, 0u) << b->process().output();
+  MirroredOverRuntime m;
+  ASSERT_EQ(m.start(), "");
+  auto& a = *m.a;
+  auto& b = m.b;
 
   DemoSpec spec{"mirrored", 7, 60};
   spec.quadPx = 48;
   spec.quadX = 150;
   spec.quadY = 30;
-  auto demo = startDemo(*b, dirB, spec);
+  auto demo = startDemo(*b, m.dirB, spec);
   ASSERT_TRUE(demo->waitForOutput("frames 60 ok", 60s)) << demo->output() << b->process().output();
-  const uint64_t presentsNow = windowStatus(*b).value_or(control::WindowOutputStatus{}).presents;
-  ASSERT_TRUE(b->waitForStatus(
-      [&](const control::DaemonStatus& s) { return s.windowOutput && s.windowOutput->presents > presentsNow + 10; },
-      20s))
-      << b->process().output();
+  ASSERT_TRUE(presentedAgain(*b)) << b->process().output();
 
-  auto display = a.control()->readDisplay();
-  ASSERT_TRUE(display) << display.error().describe();
-  const auto& px = display.value().pixels;
-  ASSERT_EQ(px.width, kWidth);
-  ASSERT_EQ(px.height, kHeight);
-  const std::vector<uint8_t> shot = x.screenshot(window, kWidth, kHeight);
-  ASSERT_EQ(shot.size(), size_t(kWidth) * kHeight * 4) << "no screenshot of the window";
-  const ShotComparison compared = compareShot(px, shot);
+  // What A composed from B's layers against B's window.
+  const WindowAgainstDisplay compared = compareWindowWithDisplay(a, m.x, m.window);
+  ASSERT_EQ(compared.error, "");
   EXPECT_GT(compared.colors, 100u) << "A does not show the demo's pattern";
   EXPECT_EQ(compared.mismatches, 0u) << "first at " << compared.first;
 
@@ -368,20 +400,15 @@ TEST(WindowOutput, TheOpenXrBackendsMirrorShowsWhatItSendsItsRuntime) {
 // its client's frames to the runtime.
 TEST(WindowOutput, ClosingTheOpenXrBackendsMirrorEndsTheMirrorOnly) {
   REQUIRE_XVFB();
-  TempDir dirA, dirB;
-  XServer x(dirB);
-  ASSERT_TRUE(x.ready()) << x.output();
-  Daemon a(dirA);
-  ASSERT_TRUE(a.ready()) << a.process().output();
-  auto b = startDaemonOver(a, dirB, true, {"--mirror", "window"}, {{"DISPLAY", x.display()}, {"WAYLAND_DISPLAY", ""}});
-  ASSERT_TRUE(b->ready()) << b->process().output();
-  const xcb_window_t window = x.waitForWindow("xr-compositor");
-  ASSERT_NE(window, 0u) << b->process().output();
-  auto demo = startDemo(*b, dirB, DemoSpec{"goes-on", 4, 1'000'000});
+  MirroredOverRuntime m;
+  ASSERT_EQ(m.start(), "");
+  auto& a = *m.a;
+  auto& b = m.b;
+  auto demo = startDemo(*b, m.dirB, DemoSpec{"goes-on", 4, 1'000'000});
   ASSERT_TRUE(demo->waitForOutput("connected", 30s)) << demo->output();
   ASSERT_TRUE(keepsBeingDisplayed(*b, "goes-on")) << demo->output();
 
-  x.requestClose(window);
+  m.x.requestClose(m.window);
   ASSERT_TRUE(b->waitForStatus(windowOutputEnded, 20s)) << b->process().output();
   EXPECT_TRUE(b->process().waitForOutput("window output closed", 5s));
   // B's client is still displayed, and A still shows B.
