@@ -105,12 +105,11 @@ void commitLayers(DaemonContext& ctx, CommittedFrame frame, const std::vector<Pe
 }
 
 // Copies shared image `index` into the leased runtime image and publishes it as the swapchain's
-// newest content. A failed copy gives the lease back and, in binary mode, still passes the
-// client's semaphores through so that its next acquire does not wait forever.
-// With `publish` false (host mode, copy not yet waited for) the caller publishes once the copy
-// is known to be complete, or abandons the lease.
+// newest content (the display waits for the copy on the GPU, through the copy timeline). A failed
+// copy gives the lease back and, in binary mode, still passes the client's semaphores through so
+// that its next acquire does not wait forever.
 Result<gpu::CopyResult> copyRelease(DaemonContext& ctx, SwapchainCore& core, ClientRecord& client, uint32_t index,
-                                    const RuntimeImageLease& lease, bool waitInHostMode, bool publish = true) {
+                                    const RuntimeImageLease& lease, bool waitInHostMode) {
   auto copy = core.shared->copyToRuntime(index, lease, ctx.copyTimeline, ctx.gpuTimeout, waitInHostMode);
   if (!copy) {
     ctx.backend.abandonImage(*core.runtime, lease.index);
@@ -118,10 +117,8 @@ Result<gpu::CopyResult> copyRelease(DaemonContext& ctx, SwapchainCore& core, Cli
     return copy.error();
   }
   if (copy.value().gpuCopyUs) client.gpuCopyUs.add(*copy.value().gpuCopyUs);
-  if (publish) {
-    ctx.backend.releaseImage(*core.runtime, lease.index, copy.value().copyValue);
-    core.copied(lease.index, copy.value().copyValue);
-  }
+  ctx.backend.releaseImage(*core.runtime, lease.index, copy.value().copyValue);
+  core.copied(lease.index, copy.value().copyValue);
   return copy;
 }
 
@@ -178,21 +175,76 @@ kj::Promise<void> answerLater(kj::Promise<Status> status, Context context) {
 }
 
 // What settles a release once its copy is submitted (or complete, in host mode), or has failed.
-auto finishRelease(const std::shared_ptr<SessionState>& session, uint32_t id, uint32_t index, int64_t receivedNs) {
-  return [session, id, index, receivedNs](Status status) {
-    session->client->releaseUs.add(double(monotonicNowNs() - receivedNs) / 1e3);
+// The release's time is measured up to `settledNs` where given (a host-mode copy whose completion
+// is checked only when its endFrame is answered: up to its submission), else up to settling.
+auto finishRelease(const std::shared_ptr<SessionState>& session, uint32_t id, uint32_t index, int64_t receivedNs,
+                   std::optional<int64_t> settledNs = std::nullopt) {
+  return [session, id, index, receivedNs, settledNs](Status status) {
+    session->client->releaseUs.add(double(settledNs.value_or(monotonicNowNs()) - receivedNs) / 1e3);
     auto found = session->swapchains.find(id);
     if (found != session->swapchains.end()) (void)found->second->cycle.copyDone(index);
     return status;
   };
 }
 
+// A swapchain held by a pending frame-path step: if that step never runs (its session went
+// away), the swapchain is let go on the frame worker, where its teardown belongs, not on the KJ
+// thread.
+class HeldOnWorker {
+ public:
+  HeldOnWorker(FrameWorker& worker, std::shared_ptr<SwapchainCore> core) : worker_(&worker), core_(std::move(core)) {}
+  HeldOnWorker(HeldOnWorker&&) = default;
+  HeldOnWorker& operator=(HeldOnWorker&&) = default;
+  ~HeldOnWorker() {
+    if (core_) worker_->post([core = std::move(core_)]() mutable { core.reset(); });
+  }
+  std::shared_ptr<SwapchainCore> take() { return std::move(core_); }
+
+ private:
+  FrameWorker* worker_;
+  std::shared_ptr<SwapchainCore> core_;
+};
+
+// Host mode: a copy submitted on the KJ thread, already published (the display waits for it on
+// the GPU through the copy timeline, as in the other modes), is complete when its fence is; only
+// then may the client reuse the image. The fence is looked at, without waiting, once `checkAt`
+// resolves: for a release carried by an endFrame, when the session's next waitFrame is answered
+// (SessionState::hostCopyCheck), by which time a copy has normally long finished. A complete copy
+// then costs no frame worker job and no cross-thread wake-up; one still running (or checked at
+// once) is waited for on the frame worker, bounded, in the session's order.
+kj::Promise<Status> settleHostCopy(const std::shared_ptr<SessionState>& session, std::shared_ptr<SwapchainCore> core,
+                                   uint32_t id, uint32_t index, kj::Promise<void> checkAt) {
+  return checkAt
+      .catch_([](kj::Exception&&) {})  // an abandoned answer: checked now
+      .then([session, held = HeldOnWorker(session->ctx.worker, std::move(core)), id,
+             index]() mutable -> kj::Promise<Status> {
+        DaemonContext& ctx = session->ctx;
+        // Destroyed meanwhile: its retirement waits for the copy (`held` lets it go on the worker).
+        if (session->swapchains.find(id) == session->swapchains.end()) return Status{};
+        std::shared_ptr<SwapchainCore> core = held.take();  // not its last reference: the session holds it
+        if (session->workerJobs == 0 && core->shared->readyForCopy(index)) {
+          auto done = core->shared->finishCopy(index, std::chrono::milliseconds(0));
+          if (!done) return Status(done.error());
+          if (done.value()) session->client->gpuCopyUs.add(*done.value());
+          return Status{};
+        }
+        return runOnWorker(session, [&ctx, core, client = session->client, index]() -> Status {
+          auto done = core->shared->finishCopy(index, ctx.gpuTimeout);
+          if (!done) return done.error();
+          if (done.value()) client->gpuCopyUs.add(*done.value());
+          return {};
+        });
+      });
+}
+
 // A release's copy. Submitted here when nothing of the session is queued on the frame worker,
 // the backend has a free runtime image and the image's previous copy is done; otherwise the
 // frame worker leases (possibly waiting) and copies, in the session's order. Resolves when the
-// release may be answered.
+// release may be answered; with `settleAtNextWait` a host-mode copy's completion is looked at
+// when the session's next waitFrame is answered (settleHostCopy), else at once.
 kj::Promise<Status> copyReleased(const std::shared_ptr<SessionState>& session, std::shared_ptr<SwapchainCore> core,
-                                 uint32_t id, uint32_t index, uint64_t copyBytes, int64_t receivedNs) {
+                                 uint32_t id, uint32_t index, uint64_t copyBytes, int64_t receivedNs,
+                                 bool settleAtNextWait) {
   DaemonContext& ctx = session->ctx;
   auto finish = finishRelease(session, id, index, receivedNs);
   if (!session->copyBudget.tryCharge(copyBytes, receivedNs, ctx.backend.clock().periodNs)) {
@@ -213,26 +265,12 @@ kj::Promise<Status> copyReleased(const std::shared_ptr<SessionState>& session, s
     lease.reset();
   }
   if (lease) {
-    const bool host = session->client->syncMode == SyncMode::host;
-    auto copied = copyRelease(ctx, *core, *session->client, index, *lease, /*waitInHostMode=*/false,
-                              /*publish=*/!host);
-    if (!copied || !host) return finish(copied ? Status{} : Status(copied.error()));
-    // Host mode: the copy becomes the swapchain's content, and the release is answered, once it
-    // is complete; the frame worker waits for it.
-    return runOnWorker(session,
-                       [&ctx, core, client = session->client, index, runtimeIndex = lease->index,
-                        copyValue = copied.value().copyValue]() -> Status {
-                         auto done = core->shared->finishCopy(index, ctx.gpuTimeout);
-                         if (!done) {
-                           ctx.backend.abandonImage(*core->runtime, runtimeIndex);
-                           return done.error();
-                         }
-                         if (done.value()) client->gpuCopyUs.add(*done.value());
-                         ctx.backend.releaseImage(*core->runtime, runtimeIndex, copyValue);
-                         core->copied(runtimeIndex, copyValue);
-                         return {};
-                       })
-        .then(kj::mv(finish));
+    auto copied = copyRelease(ctx, *core, *session->client, index, *lease, /*waitInHostMode=*/false);
+    if (!copied || session->client->syncMode != SyncMode::host) {
+      return finish(copied ? Status{} : Status(copied.error()));
+    }
+    return settleHostCopy(session, core, id, index, settleAtNextWait ? session->hostCopyCheck() : kj::READY_NOW)
+        .then(finishRelease(session, id, index, receivedNs, monotonicNowNs()));
   }
   return runOnWorker(session,
                      [&ctx, core, client = session->client, index]() -> Status {
@@ -273,24 +311,6 @@ kj::Promise<Status> renderingTimedOut(const std::shared_ptr<SessionState>& sessi
   return runOnWorker(session, kj::mv(skip)).then(kj::mv(finish));
 }
 
-// A swapchain held by a pending frame-path step: if that step never runs (its session went
-// away), the swapchain is let go on the frame worker, where its teardown belongs, not on the KJ
-// thread.
-class HeldOnWorker {
- public:
-  HeldOnWorker(FrameWorker& worker, std::shared_ptr<SwapchainCore> core) : worker_(&worker), core_(std::move(core)) {}
-  HeldOnWorker(HeldOnWorker&&) = default;
-  HeldOnWorker& operator=(HeldOnWorker&&) = default;
-  ~HeldOnWorker() {
-    if (core_) worker_->post([core = std::move(core_)]() mutable { core.reset(); });
-  }
-  std::shared_ptr<SwapchainCore> take() { return std::move(core_); }
-
- private:
-  FrameWorker* worker_;
-  std::shared_ptr<SwapchainCore> core_;
-};
-
 // Timeline mode: the copy of a release waits, on the CPU (RenderingWaiter), until the client's
 // rendering_done timeline reaches the release's value; the daemon's queues never wait on it.
 // Releases stay in the session's order: each follows the one before it (SessionState::renderTail).
@@ -319,7 +339,7 @@ kj::Promise<Status> copyWhenRendered(const std::shared_ptr<SessionState>& sessio
             return Status(makeError(ErrorCode::notFound,
                                     "release: swapchain {} was destroyed before its rendering finished", id));
           }
-          return reached ? copyReleased(session, held.take(), id, index, copyBytes, receivedNs)
+          return reached ? copyReleased(session, held.take(), id, index, copyBytes, receivedNs, false)
                          : renderingTimedOut(session, held.take(), id, index, receivedNs);
         }();
         past->fulfill();  // the copy is submitted or queued: what follows may go
@@ -332,7 +352,7 @@ kj::Promise<Status> copyWhenRendered(const std::shared_ptr<SessionState>& sessio
 // `alsoAcquireAndWait`), from a release call or an endFrame that carries it; `renderingValue` is
 // timeline mode's. Resolves when the release may be answered.
 kj::Promise<Status> startRelease(const std::shared_ptr<SessionState>& session, uint32_t id, uint32_t index,
-                                 bool alsoAcquireAndWait, uint64_t renderingValue) {
+                                 bool alsoAcquireAndWait, uint64_t renderingValue, bool settleAtNextWait = false) {
   auto it = session->swapchains.find(id);
   if (it == session->swapchains.end()) {
     return Status(makeError(ErrorCode::notFound, "release: swapchain {} does not exist (or was destroyed)", id));
@@ -351,7 +371,7 @@ kj::Promise<Status> startRelease(const std::shared_ptr<SessionState>& session, u
   sc.releasesRequested++;
   session->client->releases++;
   const int64_t receivedNs = monotonicNowNs();
-  if (!timeline) return copyReleased(session, sc.core, id, index, sc.copyBytes, receivedNs);
+  if (!timeline) return copyReleased(session, sc.core, id, index, sc.copyBytes, receivedNs, settleAtNextWait);
   sc.lastRenderingValue = renderingValue;
   sc.core->shared->setReleaseValue(index, renderingValue);
   return copyWhenRendered(session, sc.core, id, index, renderingValue, sc.copyBytes, receivedNs);
@@ -381,6 +401,24 @@ void toWire(const WaitAnswer& in, wire::FrameTiming::Builder timing) {
 
 SessionState::SessionState(DaemonContext& ctx, kj::Timer& timer, std::shared_ptr<ClientRecord> client)
     : ctx(ctx), timer(timer), client(std::move(client)), copyBudget(uint64_t(ctx.limits.maxCopyMibPerPeriod) << 20) {}
+
+kj::Promise<void> SessionState::hostCopyCheck() {
+  if (!waitAnswered) {
+    auto paf = kj::newPromiseAndFulfiller<void>();
+    waitAnswered = paf.promise.fork();
+    waitAnsweredFulfiller = kj::mv(paf.fulfiller);
+  }
+  // Bounded: a client that does not wait for its next frame still gets its releases answered.
+  const int64_t fallbackNs = kHostCopyCheckPeriods * ctx.backend.clock().periodNs;
+  return waitAnswered->addBranch().exclusiveJoin(timer.afterDelay(fallbackNs * kj::NANOSECONDS));
+}
+
+void SessionState::answeringWait() {
+  if (!waitAnswered) return;
+  waitAnsweredFulfiller->fulfill();
+  waitAnswered.reset();
+  waitAnsweredFulfiller = nullptr;
+}
 
 SessionState::~SessionState() {
   // The client left (or dropped every capability): its frames leave the display and its
@@ -498,6 +536,7 @@ kj::Promise<Result<WaitAnswer>> SessionServer::startWait(bool implicit) {
       .then([state, plan]() { return headAt(state->ctx.backend, plan.predictedNs); })
       .then([state, frameId, plan, clock](Pose head) -> Result<WaitAnswer> {
         state->waitPending = false;
+        state->answeringWait();
         state->waitedFrame = frameId;
         state->waitedTargetNs = plan.predictedNs;
         // Visibility as of now: a primary switch shows in the next answer. Input goes to the
@@ -788,7 +827,9 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
   toRelease.reserve(releases.size());
   for (auto r : releases) toRelease.push_back({r.getSwapchainId(), r.getIndex(), r.getRenderingValue()});
   kj::Vector<kj::Promise<Status>> released(toRelease.size());
-  for (const Release& r : toRelease) released.add(startRelease(state_, r.id, r.index, true, r.renderingValue));
+  for (const Release& r : toRelease) {
+    released.add(startRelease(state_, r.id, r.index, true, r.renderingValue, /*settleAtNextWait=*/true));
+  }
   // The releases are under way now: a frame that fails to decode is answered as an error.
   auto ended = kj::evalNow([&] { return end(params); })
                    .catch_([](kj::Exception&& e) {

@@ -71,6 +71,18 @@ class SessionState {
   uint32_t renderWaits = 0;
   std::optional<kj::ForkedPromise<void>> renderTail;
   CopyBudget copyBudget;  // max_copy_mib_per_period
+
+  // Host mode: when the completion of copies released by an endFrame is looked at: as the
+  // session's next waitFrame (or implied one) is answered, at the latest kHostCopyCheckPeriods
+  // display periods from now.
+  kj::Promise<void> hostCopyCheck();
+  // A waitFrame of this session is being answered.
+  void answeringWait();
+  static constexpr int64_t kHostCopyCheckPeriods = 2;
+
+ private:
+  std::optional<kj::ForkedPromise<void>> waitAnswered;
+  kj::Own<kj::PromiseFulfiller<void>> waitAnsweredFulfiller;
 };
 
 class SessionServer final : public wire::Session::Server {
