@@ -34,7 +34,7 @@ struct ExportedTimelines {
 struct CopyResult {
   uint32_t runtimeIndex = 0;
   uint64_t copyValue = 0;           // copy timeline value signalled by this copy
-  std::optional<double> gpuCopyUs;  // of this copy (host mode) or of the image's previous one
+  std::optional<double> gpuCopyUs;  // of this copy (host mode) or of the image's previous one, when sampled
 };
 
 class SharedSwapchain {
@@ -100,8 +100,11 @@ class SharedSwapchain {
     uint64_t releaseValue = 0;         // timeline mode
     std::vector<RecordedCopy> copies;  // by runtime image index, grown as each is first leased
     vk::Fence copyFence;
-    bool submitted = false;  // copyFence will signal / has signalled for the last copy
+    bool submitted = false;         // copyFence will signal / has signalled for the last copy
+    uint32_t copiesUntilTimed = 0;  // copies of this image to pass before the next is timed
   };
+  // One copy in this many of each image has its GPU time read back (the first one among them).
+  static constexpr uint32_t kCopyTimeSampleInterval = 8;
 
   Status createImage(uint32_t index, ExportedImage& out);
   std::optional<double> readCopyTime(uint32_t index);

@@ -403,21 +403,23 @@ SessionState::SessionState(DaemonContext& ctx, kj::Timer& timer, std::shared_ptr
     : ctx(ctx), timer(timer), client(std::move(client)), copyBudget(uint64_t(ctx.limits.maxCopyMibPerPeriod) << 20) {}
 
 kj::Promise<void> SessionState::hostCopyCheck() {
-  if (!waitAnswered) {
+  // One check per waitFrame for all the copies released before it; a new one once it resolved
+  // (answered, or past its bound, when the join dropped the fulfiller's promise).
+  if (!hostCopyCheck_ || !hostCopyCheckFulfiller_->isWaiting()) {
     auto paf = kj::newPromiseAndFulfiller<void>();
-    waitAnswered = paf.promise.fork();
-    waitAnsweredFulfiller = kj::mv(paf.fulfiller);
+    hostCopyCheckFulfiller_ = kj::mv(paf.fulfiller);
+    // Bounded: a client that does not wait for its next frame still gets its releases answered.
+    const int64_t boundNs = kHostCopyCheckPeriods * ctx.backend.clock().periodNs;
+    hostCopyCheck_ = paf.promise.exclusiveJoin(timer.afterDelay(boundNs * kj::NANOSECONDS)).fork();
   }
-  // Bounded: a client that does not wait for its next frame still gets its releases answered.
-  const int64_t fallbackNs = kHostCopyCheckPeriods * ctx.backend.clock().periodNs;
-  return waitAnswered->addBranch().exclusiveJoin(timer.afterDelay(fallbackNs * kj::NANOSECONDS));
+  return hostCopyCheck_->addBranch();
 }
 
 void SessionState::answeringWait() {
-  if (!waitAnswered) return;
-  waitAnsweredFulfiller->fulfill();
-  waitAnswered.reset();
-  waitAnsweredFulfiller = nullptr;
+  if (!hostCopyCheck_) return;
+  hostCopyCheckFulfiller_->fulfill();
+  hostCopyCheck_.reset();
+  hostCopyCheckFulfiller_ = nullptr;
 }
 
 SessionState::~SessionState() {

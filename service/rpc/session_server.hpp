@@ -74,15 +74,15 @@ class SessionState {
 
   // Host mode: when the completion of copies released by an endFrame is looked at: as the
   // session's next waitFrame (or implied one) is answered, at the latest kHostCopyCheckPeriods
-  // display periods from now.
+  // display periods after the first of them was released.
   kj::Promise<void> hostCopyCheck();
   // A waitFrame of this session is being answered.
   void answeringWait();
   static constexpr int64_t kHostCopyCheckPeriods = 2;
 
  private:
-  std::optional<kj::ForkedPromise<void>> waitAnswered;
-  kj::Own<kj::PromiseFulfiller<void>> waitAnsweredFulfiller;
+  std::optional<kj::ForkedPromise<void>> hostCopyCheck_;
+  kj::Own<kj::PromiseFulfiller<void>> hostCopyCheckFulfiller_;
 };
 
 class SessionServer final : public wire::Session::Server {
