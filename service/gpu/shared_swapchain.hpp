@@ -92,6 +92,8 @@ class SharedSwapchain {
     VkImage destination = VK_NULL_HANDLE;            // what it was recorded for (re-recorded if the
     uint32_t ownerFamily = VK_QUEUE_FAMILY_IGNORED;  // backend ever leases it differently)
   };
+  // One copy in this many of each image has its GPU time read back.
+  static constexpr uint32_t kCopyTimeSampleInterval = 8;
   struct PerImage {
     vk::Memory memory;  // declared first: destroyed after the image bound to it
     vk::Image image;
@@ -100,11 +102,11 @@ class SharedSwapchain {
     uint64_t releaseValue = 0;         // timeline mode
     std::vector<RecordedCopy> copies;  // by runtime image index, grown as each is first leased
     vk::Fence copyFence;
-    bool submitted = false;         // copyFence will signal / has signalled for the last copy
-    uint32_t copiesUntilTimed = 0;  // copies of this image to pass before the next is timed
+    bool submitted = false;  // copyFence will signal / has signalled for the last copy
+    // Copies of this image to pass before the next is timed: the first ones (cold, the first use
+    // of its memory and command buffers) are not, as they would stand out in a sampled p99.
+    uint32_t copiesUntilTimed = kCopyTimeSampleInterval - 1;
   };
-  // One copy in this many of each image has its GPU time read back (the first one among them).
-  static constexpr uint32_t kCopyTimeSampleInterval = 8;
 
   Status createImage(uint32_t index, ExportedImage& out);
   std::optional<double> readCopyTime(uint32_t index);
