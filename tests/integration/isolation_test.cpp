@@ -3,6 +3,7 @@
 // broken UTF-8 into the log, status tables and JSON. A rendering bystander checks that the others
 // keep being served.
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -331,7 +332,11 @@ TEST(Isolation, AnswersNeverFinishedAreCutOff) {
     if (::send(fd.get(), batch.data(), batch.size(), MSG_NOSIGNAL) < 0 && (errno == EPIPE || errno == ECONNRESET)) {
       cutOff = true;
     }
-    // Every answer is read (given time to come), so nothing stays unsent in the daemon.
+    // Every answer is read (given time to come: the first of them, up to 2 s, as a slow build
+    // may read many batches at once and could otherwise be cut off before answering any), so
+    // nothing stays unsent in the daemon.
+    pollfd readable{fd.get(), POLLIN, 0};
+    ::poll(&readable, 1, 2000);
     std::this_thread::sleep_for(20ms);
     char buffer[65536];
     for (;;) {
