@@ -175,8 +175,8 @@ kj::Promise<void> answerLater(kj::Promise<Status> status, Context context) {
 }
 
 // What settles a release once its copy is submitted (or complete, in host mode), or has failed.
-// The release's time is measured up to `settledNs` where given (a host-mode copy whose completion
-// is checked only when its endFrame is answered: up to its submission), else up to settling.
+// The release's time is measured up to `settledNs` where given (a host-mode copy submitted on the
+// KJ thread, whose completion is looked at later: up to its submission), else up to settling.
 auto finishRelease(const std::shared_ptr<SessionState>& session, uint32_t id, uint32_t index, int64_t receivedNs,
                    std::optional<int64_t> settledNs = std::nullopt) {
   return [session, id, index, receivedNs, settledNs](Status status) {
@@ -222,18 +222,15 @@ kj::Promise<Status> settleHostCopy(const std::shared_ptr<SessionState>& session,
         // Destroyed meanwhile: its retirement waits for the copy (`held` lets it go on the worker).
         if (session->swapchains.find(id) == session->swapchains.end()) return Status{};
         std::shared_ptr<SwapchainCore> core = held.take();  // not its last reference: the session holds it
-        if (session->workerJobs == 0 && core->shared->readyForCopy(index)) {
-          auto done = core->shared->finishCopy(index, std::chrono::milliseconds(0));
+        const bool complete = session->workerJobs == 0 && core->shared->readyForCopy(index);
+        auto finish = [core = std::move(core), client = session->client, index](std::chrono::milliseconds timeout) {
+          auto done = core->shared->finishCopy(index, timeout);
           if (!done) return Status(done.error());
-          if (done.value()) session->client->gpuCopyUs.add(*done.value());
-          return Status{};
-        }
-        return runOnWorker(session, [&ctx, core, client = session->client, index]() -> Status {
-          auto done = core->shared->finishCopy(index, ctx.gpuTimeout);
-          if (!done) return done.error();
           if (done.value()) client->gpuCopyUs.add(*done.value());
-          return {};
-        });
+          return Status{};
+        };
+        if (complete) return finish(std::chrono::milliseconds(0));
+        return runOnWorker(session, [&ctx, finish = std::move(finish)] { return finish(ctx.gpuTimeout); });
       });
 }
 
