@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "../gpu/barriers.hpp"
+#include "output_writes.hpp"
 
 namespace xrc::display {
 
@@ -25,8 +26,10 @@ int32_t blendMode(const CommittedLayer& layer) {
   return (layer.flags & layer_flags::unpremultipliedAlpha) != 0 ? 2 : 1;
 }
 
-// Every later layer overwrites (or blends over) what was drawn before.
-void writeAfterWrite(VkCommandBuffer cb) {
+// Before a write to `rect`: a later layer overwrites (or blends over) what was drawn before it,
+// so a write touching pixels written since the last barrier waits for them.
+void orderWrite(VkCommandBuffer cb, OutputWrites& writes, const PixelRect& rect) {
+  if (!writes.write(rect)) return;
   const VkMemoryBarrier waw{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, kComposeWrites, kComposeReadsWrites};
   vkCmdPipelineBarrier(cb, kComposeStages, kComposeStages, 0, 1, &waw, 0, nullptr, 0, nullptr);
 }
@@ -69,7 +72,7 @@ ShapeDraw LayerRenderer::eyeDraw(const CommittedLayer& layer, const LayerView& v
 
 void LayerRenderer::recordShape(VkCommandBuffer cb, const CommittedLayer& layer, const LayerView& view,
                                 const Pose& head, size_t position, const std::vector<size_t>& coveredBelow,
-                                Status& recordStatus) {
+                                OutputWrites& writes, Status& recordStatus) {
   const SourceImage source = lookup_(view);
   Pose layerPose;
   std::copy_n(layer.quadOrientation.begin(), 4, layerPose.orientation.begin());
@@ -102,8 +105,8 @@ void LayerRenderer::recordShape(VkCommandBuffer cb, const CommittedLayer& layer,
       draw.shape[0] = shape.centralAngle;
       draw.shape[1] = shape.aspectRatio;
     }
+    orderWrite(cb, writes, {draw.eyeX0, draw.eyeY0, draw.eyeX1, draw.eyeY1});
     if (auto s = blend_.record(cb, draw); !s && recordStatus) recordStatus = s;
-    writeAfterWrite(cb);
   }
 }
 
@@ -128,7 +131,7 @@ bool LayerRenderer::reprojects(const CommittedLayer& layer, const LayerView& vie
 }
 
 void LayerRenderer::recordReprojected(VkCommandBuffer cb, const CommittedLayer& layer, const LayerView& view,
-                                      const Pose& eyeInStage, Status& recordStatus) {
+                                      const Pose& eyeInStage, OutputWrites& writes, Status& recordStatus) {
   // Rotation only: from the display eye's orientation into the view's as rendered.
   Pose eye, rendered;
   eye.orientation = eyeInStage.orientation;
@@ -138,6 +141,7 @@ void LayerRenderer::recordReprojected(VkCommandBuffer cb, const CommittedLayer& 
   draw.kind = ShapeDraw::Kind::projection;
   for (int i = 0; i < 4; ++i) draw.shape[i] = std::tan(view.fov[i]);
   std::copy_n(eyeInRendered.orientation.begin(), 4, draw.eyeToLayer);
+  orderWrite(cb, writes, {draw.eyeX0, draw.eyeY0, draw.eyeX1, draw.eyeY1});
   if (auto s = blend_.record(cb, draw); !s && recordStatus) recordStatus = s;
 }
 
@@ -225,12 +229,13 @@ void LayerRenderer::record(VkCommandBuffer cb, const std::vector<CommittedFrame>
                                VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_SHADER_READ_BIT, s.range));
   }
   barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, kComposeStages, pre);
+  OutputWrites writes;
   if (c.clearOutput) {
+    orderWrite(cb, writes, {0, 0, int32_t(viewW * viewCount), int32_t(viewH)});
     VkClearColorValue black{};
     black.float32[3] = 1.f;
     vkCmdClearColorImage(cb, output_, VK_IMAGE_LAYOUT_GENERAL, &black, 1, &outRange);
   }
-  writeAfterWrite(cb);
 
   size_t at = 0;
   for (const auto& frame : frames) {
@@ -250,14 +255,13 @@ void LayerRenderer::record(VkCommandBuffer cb, const std::vector<CommittedFrame>
         std::vector<Target> targets;
         if (layer.kind == CommittedLayer::Kind::cylinder || layer.kind == CommittedLayer::Kind::equirect ||
             layer.kind == CommittedLayer::Kind::cube) {
-          recordShape(cb, layer, view, c.head, at - 1, c.coveredBelow, recordStatus);
+          recordShape(cb, layer, view, c.head, at - 1, c.coveredBelow, writes, recordStatus);
           continue;
         }
         if (layer.kind == CommittedLayer::Kind::projection) {
           if (view.eye >= viewCount) continue;
           if (c.reprojected[at - 1]) {
-            recordReprojected(cb, layer, view, c.eyes[view.eye], recordStatus);
-            writeAfterWrite(cb);
+            recordReprojected(cb, layer, view, c.eyes[view.eye], writes, recordStatus);
             continue;
           }
           targets.push_back({view.eye, 0, 0, int32_t(viewW), int32_t(viewH)});
@@ -285,6 +289,7 @@ void LayerRenderer::record(VkCommandBuffer cb, const std::vector<CommittedFrame>
           const int32_t sx0 = sx(cx0), sx1 = sx(cx1), sy0 = sy(cy0), sy1 = sy(cy1);
           if (sx1 <= sx0 || sy1 <= sy0) continue;  // shrunk below a texel
           const int32_t eyeX = int32_t(t.eye * viewW);
+          orderWrite(cb, writes, {eyeX + cx0, cy0, eyeX + cx1, cy1});
           if (shaded) {
             BlendDraw draw;
             draw.source = source.view;
@@ -323,7 +328,6 @@ void LayerRenderer::record(VkCommandBuffer cb, const std::vector<CommittedFrame>
             vkCmdBlitImage(cb, source.image, VK_IMAGE_LAYOUT_GENERAL, output_, VK_IMAGE_LAYOUT_GENERAL, 1, &blit,
                            VK_FILTER_NEAREST);
           }
-          writeAfterWrite(cb);
         }
       }
     }

@@ -16,6 +16,7 @@
 
 #include "../backends/backend.hpp"
 #include "blend_pipeline.hpp"
+#include "output_writes.hpp"
 #include "xrc/pose.hpp"
 #include "xrc/result.hpp"
 
@@ -82,9 +83,10 @@ class LayerRenderer {
   bool reprojects(const CommittedLayer& layer, const LayerView& view, const Pose& eyeInStage) const;
   // A cylinder, equirect or cube layer's view, drawn by ray into each eye it is visible in.
   void recordShape(VkCommandBuffer cb, const CommittedLayer& layer, const LayerView& view, const Pose& head,
-                   size_t position, const std::vector<size_t>& coveredBelow, Status& recordStatus);
+                   size_t position, const std::vector<size_t>& coveredBelow, OutputWrites& writes,
+                   Status& recordStatus);
   void recordReprojected(VkCommandBuffer cb, const CommittedLayer& layer, const LayerView& view, const Pose& eyeInStage,
-                         Status& recordStatus);
+                         OutputWrites& writes, Status& recordStatus);
   ShapeDraw eyeDraw(const CommittedLayer& layer, const LayerView& view, VkImageView source, uint32_t eye) const;
 
   VkImage output_;

@@ -127,9 +127,11 @@ Status SharedSwapchain::createImage(uint32_t index, ExportedImage& out) {
   return {};
 }
 
-Result<VkCommandBuffer> SharedSwapchain::copyCommands(PerImage& per, uint32_t index, const RuntimeImageLease& lease) {
-  if (lease.index >= per.copies.size()) per.copies.resize(lease.index + 1);
-  RecordedCopy& copy = per.copies[lease.index];
+Result<VkCommandBuffer> SharedSwapchain::copyCommands(PerImage& per, uint32_t index, const RuntimeImageLease& lease,
+                                                      bool timed) {
+  std::vector<RecordedCopy>& variants = timed ? per.timedCopies : per.copies;
+  if (lease.index >= variants.size()) variants.resize(lease.index + 1);
+  RecordedCopy& copy = variants[lease.index];
   if (copy.commands == VK_NULL_HANDLE) {
     VkCommandBufferAllocateInfo cbInfo{};
     cbInfo.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
@@ -143,14 +145,15 @@ Result<VkCommandBuffer> SharedSwapchain::copyCommands(PerImage& per, uint32_t in
     }
   }
   if (copy.destination != lease.image || copy.ownerFamily != lease.ownerFamily) {
-    recordCopy(copy.commands, per, index, lease);
+    recordCopy(copy.commands, per, index, lease, timed);
     copy.destination = lease.image;
     copy.ownerFamily = lease.ownerFamily;
   }
   return copy.commands;
 }
 
-void SharedSwapchain::recordCopy(VkCommandBuffer cb, PerImage& per, uint32_t index, const RuntimeImageLease& lease) {
+void SharedSwapchain::recordCopy(VkCommandBuffer cb, PerImage& per, uint32_t index, const RuntimeImageLease& lease,
+                                 bool timed) {
   const VkImage destination = lease.image;
   const VkImageAspectFlags aspect = vk::aspectMask(info_.format);
   const VkImageSubresourceRange all{aspect, 0, info_.mipLevels, 0, info_.arrayLayers};
@@ -159,7 +162,7 @@ void SharedSwapchain::recordCopy(VkCommandBuffer cb, PerImage& per, uint32_t ind
   VkCommandBufferBeginInfo begin{};
   begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;  // submitted again and again
   vkBeginCommandBuffer(cb, &begin);
-  if (timestamps_) vkCmdResetQueryPool(cb, timestamps_.get(), 2 * index, 2);
+  if (timed) vkCmdResetQueryPool(cb, timestamps_.get(), 2 * index, 2);
 
   // 1. Acquire the shared image from QUEUE_FAMILY_EXTERNAL: the client released it in
   //    TRANSFER_SRC_OPTIMAL, so old == new layout (no transition). The rendering_done wait (binary),
@@ -199,7 +202,7 @@ void SharedSwapchain::recordCopy(VkCommandBuffer cb, PerImage& per, uint32_t ind
   // The timestamps bracket the copy command alone, exactly as the bench's reference copy does.
   // They are written at TRANSFER: a TOP_OF_PIPE timestamp would latch before the semaphore waits
   // (which block TRANSFER) and count the client's rendering as copy time.
-  if (timestamps_) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, timestamps_.get(), 2 * index);
+  if (timed) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, timestamps_.get(), 2 * index);
 
   // 3. Copy every mip level, all array layers at once.
   std::vector<VkImageCopy> regions(info_.mipLevels);
@@ -211,7 +214,7 @@ void SharedSwapchain::recordCopy(VkCommandBuffer cb, PerImage& per, uint32_t ind
   }
   vkCmdCopyImage(cb, per.image.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, destination,
                  VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, uint32_t(regions.size()), regions.data());
-  if (timestamps_) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, timestamps_.get(), 2 * index + 1);
+  if (timed) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, timestamps_.get(), 2 * index + 1);
 
   // 4. Destination back to its attachment layout. The copy's writes must be available before the
   //    layout transition (srcAccess TRANSFER_WRITE); nothing later in this batch reads it. An
@@ -266,7 +269,8 @@ Result<CopyResult> SharedSwapchain::copyToRuntime(uint32_t index, const RuntimeI
   // again, so this is (almost always) already signalled.
   if (auto s = waitPrevious(per, index, timeout, &result.gpuCopyUs); !s) return s.error();
 
-  auto commands = copyCommands(per, index, lease);
+  const bool timed = timestamps_ && per.copiesUntilTimed == 0;
+  auto commands = copyCommands(per, index, lease, timed);
   if (!commands) return commands.error();
 
   std::array<VkSemaphore, 2> waits{};
@@ -322,6 +326,8 @@ Result<CopyResult> SharedSwapchain::copyToRuntime(uint32_t index, const RuntimeI
     }
   }
   per.submitted = true;
+  per.timedInFlight = timed;
+  if (timestamps_) per.copiesUntilTimed = timed ? kCopyTimeSampleInterval - 1 : per.copiesUntilTimed - 1;
 
   if (mode_ == SyncMode::host && waitInHostMode) {
     // Host mode: no copying_done semaphore, so the client may only reuse the image once the copy
@@ -341,15 +347,11 @@ Status SharedSwapchain::waitPrevious(PerImage& per, uint32_t index, std::chrono:
                      timeout.count());
   }
   if (auto s = vk::check(r, "vkWaitForFences(copy)"); !s) return s;
-  if (gpuCopyUs != nullptr) {
-    // Sampled: reading the queries costs a software driver (lavapipe) a round trip to its queue
-    // thread on the caller's thread, which cost the RPC thread more than the rest of a release.
-    if (per.copiesUntilTimed == 0) {
-      *gpuCopyUs = readCopyTime(index);
-      per.copiesUntilTimed = kCopyTimeSampleInterval;
-    }
-    per.copiesUntilTimed--;
-  }
+  // Only sampled copies are timed: reading the queries costs a software driver (lavapipe) a
+  // round trip to its queue thread on the caller's thread, which cost the RPC thread more than
+  // the rest of a release.
+  if (gpuCopyUs != nullptr && per.timedInFlight) *gpuCopyUs = readCopyTime(index);
+  per.timedInFlight = false;
   vkResetFences(gpu_.device(), 1, &fence);
   per.submitted = false;
   return {};

@@ -92,17 +92,21 @@ class SharedSwapchain {
     VkImage destination = VK_NULL_HANDLE;            // what it was recorded for (re-recorded if the
     uint32_t ownerFamily = VK_QUEUE_FAMILY_IGNORED;  // backend ever leases it differently)
   };
-  // One copy in this many of each image has its GPU time read back.
+  // One copy in this many of each image is timed: it runs the variant of the copy that writes
+  // timestamps, and its GPU time is read back. Timestamps are not free: on lavapipe each one
+  // flushes the rasterizer and wakes its threads, which cost more than the copy's memcpy.
   static constexpr uint32_t kCopyTimeSampleInterval = 8;
   struct PerImage {
     vk::Memory memory;  // declared first: destroyed after the image bound to it
     vk::Image image;
     vk::Semaphore renderingDone;
     vk::Semaphore copyingDone;
-    uint64_t releaseValue = 0;         // timeline mode
-    std::vector<RecordedCopy> copies;  // by runtime image index, grown as each is first leased
+    uint64_t releaseValue = 0;              // timeline mode
+    std::vector<RecordedCopy> copies;       // by runtime image index, grown as each is first leased
+    std::vector<RecordedCopy> timedCopies;  // the same with timestamps around the copy command
     vk::Fence copyFence;
-    bool submitted = false;  // copyFence will signal / has signalled for the last copy
+    bool submitted = false;      // copyFence will signal / has signalled for the last copy
+    bool timedInFlight = false;  // the last copy submitted was a timed one, not yet read back
     // Copies of this image to pass before the next is timed: the first ones (cold, the first use
     // of its memory and command buffers) are not, as they would stand out in a sampled p99.
     uint32_t copiesUntilTimed = kCopyTimeSampleInterval - 1;
@@ -114,8 +118,8 @@ class SharedSwapchain {
   Status waitPrevious(PerImage& image, uint32_t index, std::chrono::milliseconds timeout,
                       std::optional<double>* gpuCopyUs);
   // The command buffer that copies shared image `index` into the leased runtime image.
-  Result<VkCommandBuffer> copyCommands(PerImage& image, uint32_t index, const RuntimeImageLease& lease);
-  void recordCopy(VkCommandBuffer cb, PerImage& image, uint32_t index, const RuntimeImageLease& lease);
+  Result<VkCommandBuffer> copyCommands(PerImage& image, uint32_t index, const RuntimeImageLease& lease, bool timed);
+  void recordCopy(VkCommandBuffer cb, PerImage& image, uint32_t index, const RuntimeImageLease& lease, bool timed);
 
   GpuDevice& gpu_;
   SyncMode mode_;
