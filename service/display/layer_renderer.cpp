@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "../gpu/barriers.hpp"
-#include "output_writes.hpp"
 
 namespace xrc::display {
 

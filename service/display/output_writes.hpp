@@ -2,8 +2,8 @@
 // Layers are drawn in order, and a later one that touches a pixel an earlier one wrote must see
 // that write (it overwrites it, or blends over it: the blend shader reads the output). Writes to
 // disjoint pixels need nothing between them: the views of a projection layer, side by side, are
-// copied with no barrier. Every barrier is a real cost (on lavapipe each one flushes the
-// rasterizer and waits for it), so only the ones a hazard calls for are recorded.
+// copied with no barrier. On a GPU every barrier drains the stages it names, so only the ones a
+// hazard calls for are recorded.
 #pragma once
 
 #include <cstdint>

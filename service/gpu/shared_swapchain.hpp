@@ -117,7 +117,8 @@ class SharedSwapchain {
   // Waits for the image's previous submission (its command buffer and fence are reused).
   Status waitPrevious(PerImage& image, uint32_t index, std::chrono::milliseconds timeout,
                       std::optional<double>* gpuCopyUs);
-  // The command buffer that copies shared image `index` into the leased runtime image.
+  // The command buffer that copies shared image `index` into the leased runtime image; `timed`:
+  // the variant that writes timestamps around the copy command.
   Result<VkCommandBuffer> copyCommands(PerImage& image, uint32_t index, const RuntimeImageLease& lease, bool timed);
   void recordCopy(VkCommandBuffer cb, PerImage& image, uint32_t index, const RuntimeImageLease& lease, bool timed);
 
