@@ -6,7 +6,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("xrc::wire");
 
 const protocolMajor :UInt16 = 1;
-const protocolMinor :UInt16 = 11;
+const protocolMinor :UInt16 = 12;
 # Minor 1: view poses/fovs, head pose with waitFrame, locateHead.
 # Minor 2: overlay sessions, session roles, per-frame stats, Control.setPrimary/kick.
 # Minor 3: environment blend modes (system description, endFrame, status); LOCAL space changes
@@ -499,6 +499,10 @@ struct DaemonStatus {
   imageBytesLimit @21 :UInt64;    # max_image_mib_total, in bytes
   # 1.10: the window output (--backend window); `present` false without one.
   windowOutput @22 :WindowOutputStatus;
+  # 1.12: display frames the GPU composed. Every one where the output shows them (a window) or
+  # under --compose every-frame; otherwise (headless, --compose on-read) only those a readDisplay
+  # asked for, each at most once. Headless only (0 under openxr).
+  displayFramesComposed @23 :UInt64;
 }
 
 # 1.10: the desktop window the display is also presented in (seed 003's present semaphores).

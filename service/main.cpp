@@ -206,6 +206,7 @@ xrc::Result<xrc::DaemonConfig> effectiveConfig(const Options& options) {
   if (given.count("shutdown_grace_ms")) c.shutdownGraceMs = cli.shutdownGraceMs;
   if (given.count("mirror")) c.mirror = cli.mirror;
   if (given.count("head_motion")) c.headMotion = cli.headMotion;
+  if (given.count("compose")) c.compose = cli.compose;
   if (given.count("environment_blend_modes")) c.environmentBlendModes = cli.environmentBlendModes;
   if (given.count("queue_priority")) c.queuePriority = cli.queuePriority;
   if (given.count("openxr_overlay")) c.openxrOverlay = cli.openxrOverlay;
@@ -261,6 +262,7 @@ int run(const Options& options) {
   headless.hmd.headSway = config.headMotion == "sway";
   headless.hmd.environmentBlendModes = parseBlendModes(config.environmentBlendModes).value();
   headless.core.reprojection = config.reprojection;
+  headless.core.composeEveryFrame = config.compose == "every-frame";
   headless.core.idleWake =
       std::min(std::chrono::milliseconds(500), HealthMonitor::checkPeriod(platform::watchdogInterval()) / 2);
   std::optional<SyncMode> forced;
@@ -518,6 +520,11 @@ int main(int argc, char** argv) {
        "mirror"},
       {app.add_option("--head-motion", cli.headMotion, "Headless simulated head: still or sway")->capture_default_str(),
        "head_motion"},
+      {app.add_option("--compose", cli.compose,
+                      "Headless display: compose when read (on-read: snapshots, tests) or at every display frame "
+                      "(every-frame); a window mirror sees every frame either way")
+           ->capture_default_str(),
+       "compose"},
       {app.add_option("--environment-blend-modes", cli.environmentBlendModes,
                       "Headless display's environment blend modes, preferred first: opaque, additive, alpha_blend")
            ->capture_default_str(),

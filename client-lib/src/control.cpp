@@ -92,6 +92,7 @@ Result<DaemonStatus> ControlClient::status() {
               out.displayFrames = in.getDisplayFrames();
               out.layerViewsCulled = in.getLayerViewsCulled();
               out.displayFramesGpuLate = in.getDisplayFramesGpuLate();
+              out.displayFramesComposed = in.getDisplayFramesComposed();
               out.gpuQueuePriority = in.getGpuQueuePriority().cStr();
               out.missedDisplayFrames = in.getMissedDisplayFrames();
               out.displayWorkUs = fromWire(in.getDisplayWorkUs());

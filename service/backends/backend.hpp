@@ -177,6 +177,7 @@ class Backend {
   // copies of late client rendering, or the GPU was busy): shown late, though the display loop
   // itself ran in time. 0 where the backend cannot tell.
   virtual uint64_t displayFramesGpuLate() const { return 0; }
+  virtual uint64_t displayFramesComposed() const { return 0; }
   // Any thread: display frames in which the display rotated one of the client's projection views
   // to the head orientation of that vsync (0 where the backend does not reproject).
   virtual uint64_t framesReprojected(uint32_t /*clientId*/) const { return 0; }

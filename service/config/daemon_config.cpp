@@ -86,6 +86,10 @@ Status validateConfig(const DaemonConfig& c, std::string_view p) {
     return makeError(ErrorCode::invalidArgument, "{} must be still or sway (got '{}')",
                      name("head-motion", "head_motion"), c.headMotion);
   }
+  if (!oneOf(c.compose, {"on-read", "every-frame"})) {
+    return makeError(ErrorCode::invalidArgument, "{} must be on-read or every-frame (got '{}')",
+                     name("compose", "compose"), c.compose);
+  }
   if (gpu::QueuePriority parsed; !gpu::parseQueuePriority(c.queuePriority, parsed)) {
     return makeError(ErrorCode::invalidArgument, "{} must be low, medium, high or realtime (got '{}')",
                      name("queue-priority", "queue_priority"), c.queuePriority);
@@ -134,6 +138,8 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
       s = text(next.mirror);
     } else if (k == "head_motion") {
       s = text(next.headMotion);
+    } else if (k == "compose") {
+      s = text(next.compose);
     } else if (k == "queue_priority") {
       s = text(next.queuePriority);
     } else if (k == "refresh_hz") {
@@ -162,11 +168,12 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
       }
       next.limits.*limit->member = *node.value<int64_t>();
     } else {
-      return makeError(ErrorCode::invalidArgument,
-                       "{}: unknown key '{}' (known: backend, socket, refresh_hz, log_level, view_size, sync_mode, "
-                       "device_uuid, shutdown_grace_ms, mirror, head_motion, environment_blend_modes, queue_priority, "
-                       "openxr_overlay, or a limit: {})",
-                       where(source, node), k, limitNames());
+      return makeError(
+          ErrorCode::invalidArgument,
+          "{}: unknown key '{}' (known: backend, socket, refresh_hz, log_level, view_size, sync_mode, "
+          "device_uuid, shutdown_grace_ms, mirror, head_motion, compose, environment_blend_modes, queue_priority, "
+          "openxr_overlay, or a limit: {})",
+          where(source, node), k, limitNames());
     }
     if (!s) return s;
     // Range checks right away, so the message can name this file's line.
@@ -222,6 +229,7 @@ std::vector<std::string> changedKeys(const DaemonConfig& a, const DaemonConfig& 
   if (a.shutdownGraceMs != b.shutdownGraceMs) out.push_back("shutdown_grace_ms");
   if (a.mirror != b.mirror) out.push_back("mirror");
   if (a.headMotion != b.headMotion) out.push_back("head_motion");
+  if (a.compose != b.compose) out.push_back("compose");
   if (a.environmentBlendModes != b.environmentBlendModes) out.push_back("environment_blend_modes");
   if (a.queuePriority != b.queuePriority) out.push_back("queue_priority");
   if (a.openxrOverlay != b.openxrOverlay) out.push_back("openxr_overlay");

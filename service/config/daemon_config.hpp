@@ -27,6 +27,7 @@ struct DaemonConfig {
   std::string environmentBlendModes = "opaque";  // headless: the display's, preferred first
   std::string mirror = "none";                   // headless: none | window (the display also shown in a window)
   std::string headMotion = "still";              // headless: still | sway (the simulated head turns to and fro)
+  std::string compose = "on-read";               // headless: on-read | every-frame (when the display is composed)
   std::string queuePriority = "high";            // highest GPU queue priority to ask for: low|medium|high|realtime
   bool openxrOverlay = false;                    // openxr: the daemon's session is an overlay (XR_EXTX_overlay)
   bool reprojection = true;  // headless: projection views shown at another head orientation are rotated to it

@@ -85,6 +85,7 @@ DisplayCore::~DisplayCore() {
 
 Status DisplayCore::init() {
   VkDevice device = gpu_.device();
+  composeEveryFrame_ = options_.composeEveryFrame || output_.showsCompositions();
   auto submitter = gpu::SerialSubmitter::create(gpu_, gpu_.graphicsQueue(), "display submission");
   if (!submitter) return submitter.error();
   submitter_ = std::move(submitter).value();
@@ -242,10 +243,13 @@ void DisplayCore::wakeFromIdle() {
 bool DisplayCore::tick(int64_t vsyncNs) {
   const int64_t start = monotonicNowNs();
   loopIterations_++;
-  // The previous display frame's submission still running on the GPU a vsync later: it waited
-  // for copies that wait for clients' rendering, or the GPU was busy. The display loop was in
-  // time, but that frame could not have been shown at its vsync.
-  if (submitter_->running()) displayFramesGpuLate_++;
+  // The previous display frame could not have been shown at its vsync: its composition still runs
+  // on the GPU a vsync later (it waited for copies that wait for clients' rendering, or the GPU was
+  // busy), or, where frames are composed only when read, the copies it shows were not done then.
+  if (composeEveryFrame_ ? submitter_->running()
+                         : unreadFrame_ && !copyTimeline_.reached(unreadFrame_->composition.copyValue)) {
+    displayFramesGpuLate_++;
+  }
   std::vector<CommittedFrame> frames;
   bool idle = false;
   {
@@ -257,26 +261,38 @@ bool DisplayCore::tick(int64_t vsyncNs) {
     // give the same black image again, so the loop sleeps until commitFrame wakes it.
     idle = idle_ = frames.empty() && !selection.framesQueued && outputBlank_;
     if (idle) scheduler_.displayIdle();
-    for (const auto& frame : frames) adjustHolds(frame, +1);  // held while recorded and submitted
+    for (const auto& frame : frames) adjustHolds(frame, +1);  // held while recorded and submitted, or until read
+    // The frame no read composed is superseded: its images may take copies again.
+    if (unreadFrame_ && !idle) {
+      release(unreadFrame_->frames);
+      unreadFrame_.reset();
+    }
   }
   if (idle) {
     // The window keeps being presented, slowly: it follows resizes and close requests.
     presentOutput();
     return true;
   }
-  const Status composed = compose(frames, vsyncNs);
-  if (!composed) log::error("display composition failed: {}", composed.error().describe());
-  outputBlank_ = composed && frames.empty();
-  {
-    // compose() recorded each image's lastRead, which a copy into it waits for on the GPU, so the
-    // images are free for leasing as soon as the composition is submitted.
-    Lock lock(stateMutex_);
-    for (const auto& frame : frames) adjustHolds(frame, -1);
-    stateChanged_.notify_all();
+  Composition composition = plan(frames, vsyncNs);
+  outputBlank_ = frames.empty();
+  if (composeEveryFrame_) {
+    const Status composed = compose(frames, composition);
+    if (!composed) log::error("display composition failed: {}", composed.error().describe());
+    outputBlank_ = composed && frames.empty();
+    {
+      // compose() recorded each image's lastRead, which a copy into it waits for on the GPU, so the
+      // images are free for leasing as soon as the composition is submitted.
+      Lock lock(stateMutex_);
+      release(frames);
+    }
+    // After the holds are let go: the window's pacing may wait, the clients' images need not.
+    if (composed) presentOutput();
+    inFlight_ = std::move(frames);  // keeps their swapchains alive until the GPU is done with them
+  } else {
+    // Nobody looks at this output: the frame is composed if and when it is read, from the images
+    // held until the next display frame (the scheduler holds the same frames until then anyway).
+    unreadFrame_ = UnreadFrame{std::move(frames), std::move(composition), false};
   }
-  // After the holds are let go: the window's pacing may wait, the clients' images need not.
-  if (composed) presentOutput();
-  inFlight_ = std::move(frames);  // keeps their swapchains alive until the GPU is done with them
   displayFrames_++;
   scheduler_.displayed(monotonicNowNs() - start, start - vsyncNs);
   return false;
@@ -305,22 +321,29 @@ Status DisplayCore::submit(uint64_t copyValue, const std::function<void(VkComman
   return {};
 }
 
-Status DisplayCore::compose(const std::vector<CommittedFrame>& frames, int64_t vsyncNs) {
+Composition DisplayCore::plan(const std::vector<CommittedFrame>& frames, int64_t vsyncNs) {
   Composition composition = renderer_->plan(frames, headset_.headPoseAt(vsyncNs));
-  if (auto s = renderer_->beginFrame(); !s) return s;
-  Status recordStatus;
-  uint64_t composeValue = 0;
-  auto record = [&](VkCommandBuffer cb) { renderer_->record(cb, frames, composition, recordStatus); };
-  if (auto s = submit(composition.copyValue, record, composeValue); !s) return s;
   layerViewsCulled_ += composition.culled;
   if (!composition.reprojectedClients.empty()) {
     Lock lock(reprojectedMutex_);
     for (uint32_t id : composition.reprojectedClients) reprojected_[id]++;
   }
+  shown_ = composition.shown;
+  return composition;
+}
+
+Status DisplayCore::compose(const std::vector<CommittedFrame>& frames, const Composition& composition) {
+  // The descriptor sets the previous composition used are reset by beginFrame().
+  if (auto s = waitSubmitted(); !s) return s;
+  if (auto s = renderer_->beginFrame(); !s) return s;
+  Status recordStatus;
+  uint64_t composeValue = 0;
+  auto record = [&](VkCommandBuffer cb) { renderer_->record(cb, frames, composition, recordStatus); };
+  if (auto s = submit(composition.copyValue, record, composeValue); !s) return s;
   if (!recordStatus) log::error("display composition: {}", recordStatus.error().describe());
   outputLayout_ = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
   composedValue_ = composeValue;
-  shown_ = std::move(composition.shown);
+  displayFramesComposed_++;
   Lock lock(stateMutex_);
   size_t at = 0;
   for (const auto& frame : frames) {
@@ -424,6 +447,14 @@ bool DisplayCore::readRuntimeImage(std::shared_ptr<RuntimeSwapchain> base, uint3
 
 void DisplayCore::readDisplay(std::function<void(Result<DisplaySnapshot>)> done) {
   boost::asio::post(io_, [this, done = std::move(done)] {
+    if (unreadFrame_ && !unreadFrame_->composed) {
+      // Composed as it would have been at its vsync: the same frames, images and plan.
+      if (auto s = compose(unreadFrame_->frames, unreadFrame_->composition); !s) {
+        done(s.error());
+        return;
+      }
+      unreadFrame_->composed = true;
+    }
     if (outputLayout_ != VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL) {
       done(makeError(ErrorCode::callOrder, "nothing has been displayed yet"));
       return;

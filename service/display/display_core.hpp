@@ -37,6 +37,10 @@ struct DisplayCoreOptions {
   // With nothing to show the display loop sleeps, waking this often: at least twice per health
   // check, which wants to see it go round (the watchdog), and for a window output.
   std::chrono::milliseconds idleWake{500};
+  // Compose at every display frame even where the output shows none of them (headless without a
+  // window): for a GPU load like a headset's. Off, such an output's frames are composed only when
+  // read (readDisplay); an output that shows its frames (a window) has every one composed anyway.
+  bool composeEveryFrame = false;
 };
 
 class LocalSwapchain;
@@ -58,6 +62,7 @@ class DisplayCore final : public Backend {
   uint64_t loopIterations() const override { return loopIterations_.load(); }
   uint64_t layerViewsCulled() const override { return layerViewsCulled_.load(); }
   uint64_t displayFramesGpuLate() const override { return displayFramesGpuLate_.load(); }
+  uint64_t displayFramesComposed() const override { return displayFramesComposed_.load(); }
   uint64_t framesReprojected(uint32_t clientId) const override XRC_EXCLUDES(reprojectedMutex_);
   std::optional<Pose> knownHeadPose(int64_t timeNs) const override { return headset_.headPoseAt(timeNs); }
   void locateHead(int64_t timeNs, std::function<void(const Pose&)> done) override { done(headset_.headPoseAt(timeNs)); }
@@ -93,7 +98,10 @@ class DisplayCore final : public Backend {
   bool tick(int64_t vsyncNs);
   void wakeFromIdle();
   void presentOutput();  // display thread: the output image, as last composed, to the output
-  Status compose(const std::vector<CommittedFrame>& frames, int64_t vsyncNs);
+  // Display thread: what `frames` show at `vsyncNs` (culling, reprojection), counted in the stats.
+  Composition plan(const std::vector<CommittedFrame>& frames, int64_t vsyncNs);
+  // Display thread: records and submits `composition` of `frames` into the output image.
+  Status compose(const std::vector<CommittedFrame>& frames, const Composition& composition);
   // Display thread: one graphics-queue submission that waits for `copyValue`, runs `record` and
   // signals the compose timeline. It first waits for the previous submission (waitSubmitted).
   Status submit(uint64_t copyValue, const std::function<void(VkCommandBuffer)>& record, uint64_t& composeValue);
@@ -117,15 +125,25 @@ class DisplayCore final : public Backend {
   std::atomic<uint64_t> loopIterations_{0};
   std::atomic<uint64_t> layerViewsCulled_{0};
   std::atomic<uint64_t> displayFramesGpuLate_{0};
+  std::atomic<uint64_t> displayFramesComposed_{0};
 
   // Graphics-queue work of the display thread: composition and readbacks. Display thread only.
   std::unique_ptr<gpu::SerialSubmitter> submitter_;
   std::vector<CommittedFrame> inFlight_;                    // display thread only: read by the pending submission
   std::optional<LayerRenderer> renderer_;                   // display thread only
   VkImageLayout outputLayout_ = VK_IMAGE_LAYOUT_UNDEFINED;  // display thread only
-  std::vector<ShownLayer> shown_;                           // display thread only: last compose
+  std::vector<ShownLayer> shown_;                           // display thread only: last display frame's
   uint64_t composedValue_ = 0;                              // display thread only: last compose's
-  bool outputBlank_ = false;                                // display thread only: last compose showed nothing
+  bool outputBlank_ = false;                                // display thread only: last frame showed nothing
+  // Whether every display frame is composed (options_.composeEveryFrame, or an output that shows
+  // them); otherwise the last one waits in unreadFrame_ until a read composes it.
+  bool composeEveryFrame_ = true;
+  struct UnreadFrame {
+    std::vector<CommittedFrame> frames;  // their runtime images held (displayHolds) until the next display frame
+    Composition composition;
+    bool composed = false;
+  };
+  std::optional<UnreadFrame> unreadFrame_;  // display thread only
 
   mutable Mutex reprojectedMutex_;
   std::map<uint32_t, uint64_t> reprojected_ XRC_GUARDED_BY(reprojectedMutex_);  // client id -> display frames

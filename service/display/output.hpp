@@ -41,6 +41,9 @@ class Output {
   // Any thread: the output's vsyncs.
   virtual DisplayClock clock() const = 0;
   virtual OutputImage image() const = 0;
+  // Whether present() shows each composition to someone (a window); if not, the core may compose
+  // only when its image is read.
+  virtual bool showsCompositions() const = 0;
   // Display thread, once per display frame after the composition is submitted, and now and then
   // while the display sleeps with nothing to show (a window follows resizes and close requests):
   // `composed` is the image as last composed. Never waits long.

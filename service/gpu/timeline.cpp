@@ -28,6 +28,11 @@ Status Timeline::wait(uint64_t value, uint64_t timeoutNs) const {
   return vk::check(r, "vkWaitSemaphores");
 }
 
+bool Timeline::reached(uint64_t value) const {
+  uint64_t now = 0;
+  return vkGetSemaphoreCounterValue(device_, semaphore_.get(), &now) == VK_SUCCESS && now >= value;
+}
+
 Timeline::~Timeline() {
   // A fence proves its batch done, but drivers that emulate timeline semaphores (Mesa's common
   // runtime, lavapipe) record the batch's timeline signal on their submit thread after handing

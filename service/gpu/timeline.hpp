@@ -24,6 +24,8 @@ class Timeline {
   uint64_t last() const { return last_.load(); }
   // Host wait with a bound, e.g. before a readback.
   Status wait(uint64_t value, uint64_t timeoutNs) const;
+  // Whether `value` is reached now; never waits (false if the value cannot be read).
+  bool reached(uint64_t value) const;
 
  private:
   VkDevice device_;

@@ -77,6 +77,7 @@ kj::Promise<void> ControlServer::status(StatusContext context) {
   status.setDisplayFrames(ctx_.backend.displayFrames());
   status.setLayerViewsCulled(ctx_.backend.layerViewsCulled());
   status.setDisplayFramesGpuLate(ctx_.backend.displayFramesGpuLate());
+  status.setDisplayFramesComposed(ctx_.backend.displayFramesComposed());
   status.setGpuQueuePriority(gpu::toString(ctx_.gpu.queuePriority()));
   const DisplayStats display = ctx_.scheduler.displayStats();
   status.setMissedDisplayFrames(display.missedFrames);

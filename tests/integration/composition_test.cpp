@@ -103,6 +103,66 @@ TEST(Composition, OpaqueProjectionCullsWhatItCovers) {
   EXPECT_EQ(mismatches, 0u) << first;
 }
 
+// Where nobody looks at the headless display (no window), a display frame is composed on the GPU
+// only when read, from the frames it showed: the pixels are those every-frame composition gives.
+// With --compose every-frame every display frame is composed, read or not.
+TEST(Composition, HeadlessComposesOnlyTheFramesRead) {
+  for (const bool everyFrame : {false, true}) {
+    SCOPED_TRACE(everyFrame ? "every-frame" : "on-read");
+    TempDir dir;
+    Daemon daemon(dir, {"--compose", everyFrame ? "every-frame" : "on-read"});
+    ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+    constexpr uint64_t kStall = 20;
+    Client c;
+    c.spec = {"solo", 31, 1000000, "separate", false, true, 0, 0, 0, 1};
+    c.spec.stallAfter = kStall;  // its last frame stays on the display
+    c.process = startDemo(daemon, dir, c.spec);
+    ASSERT_TRUE(c.process->waitForOutput("stalled after 20 frames", kLong)) << c.process->output();
+    auto control = daemon.control();
+    ASSERT_TRUE(control);
+    // The display keeps showing the stalled frame; give it some display frames to (not) compose.
+    ASSERT_TRUE(daemon.waitForStatus([](const control::DaemonStatus& s) { return s.displayFrames >= 30; }, kLong));
+    auto before = control->status();
+    ASSERT_TRUE(before) << before.error().describe();
+    if (everyFrame) {
+      EXPECT_GE(before.value().displayFramesComposed + 1, before.value().displayFrames);
+    } else {
+      EXPECT_EQ(before.value().displayFramesComposed, 0u) << before.value().displayFrames << " display frames";
+    }
+
+    auto display = control->readDisplay();
+    ASSERT_TRUE(display) << display.error().describe();
+    ASSERT_EQ(display.value().shown.size(), 2u);
+    for (const auto& l : display.value().shown) EXPECT_EQ(l.releaseOrdinal, kStall - 1);
+    const auto& px = display.value().pixels;
+    ASSERT_EQ(px.width, 2 * kView);
+    size_t mismatches = 0;
+    std::string first;
+    for (uint32_t eye = 0; eye < 2; ++eye) {
+      for (uint32_t y = 0; y < kView; ++y) {
+        for (uint32_t x = 0; x < kView; ++x) {
+          const uint32_t want = pattern::color({c.spec.seed, eye, kStall - 1, 0, 0}, x, y);
+          uint32_t got;
+          std::memcpy(&got, px.data.data() + (size_t(y) * px.width + eye * kView + x) * 4, 4);
+          if (got != want && mismatches++ == 0)
+            first = fmt::format("eye {} ({},{}): got {:08x} want {:08x}", eye, x, y, got, want);
+        }
+      }
+    }
+    EXPECT_EQ(mismatches, 0u) << first;
+
+    auto after = control->status();
+    ASSERT_TRUE(after) << after.error().describe();
+    if (everyFrame) {
+      EXPECT_GE(after.value().displayFramesComposed + 1, after.value().displayFrames);
+    } else {
+      EXPECT_EQ(after.value().displayFramesComposed, 1u);  // the one read, once
+    }
+    c.process->closeStdin();
+    EXPECT_EQ(c.process->wait(30s), 0) << c.process->output();
+  }
+}
+
 // Eight clients: a primary, a hidden normal app, and six overlays (two overlapping, one blended,
 // one slow, one stalling, one killed; the lowest also late on purpose).
 TEST(Composition, EightClientsStackPaceAndCount) {

@@ -41,9 +41,10 @@ std::string expectedSyncMode(const Daemon& daemon) {
   return system.value().daemonHasTimelineSemaphoreFd ? "timeline" : "host";  // the demo's device enables them
 }
 
-void runFramePath(const std::map<std::string, std::string>& env, uint64_t frames) {
+void runFramePath(const std::map<std::string, std::string>& env, uint64_t frames,
+                  const std::vector<std::string>& daemonArgs = {}) {
   TempDir dir;
-  Daemon daemon(dir, {}, env);
+  Daemon daemon(dir, daemonArgs, env);
   ASSERT_TRUE(daemon.ready()) << daemon.process().output();
 
   std::vector<Client> clients(4);
@@ -132,7 +133,11 @@ void runFramePath(const std::map<std::string, std::string>& env, uint64_t frames
 
 TEST(FramePath, FourClientsPixelExact) { runFramePath({}, 300); }
 
-TEST(FramePath, FourClientsUnderSynchronizationValidation) { runFramePath(validationEnv(), 120); }
+// Every display frame composed, so that the validation layers see the composition's reads of
+// runtime images race the copies into them at every frame, not only at the one read back.
+TEST(FramePath, FourClientsUnderSynchronizationValidation) {
+  runFramePath(validationEnv(), 120, {"--compose", "every-frame"});
+}
 
 // A client killed mid-frame leaves no fds (and with them no shared memory or semaphores) behind,
 // and the other client keeps rendering.

@@ -146,6 +146,21 @@ TEST(DaemonConfig, HeadMotionIsStillOrSway) {
   EXPECT_EQ(c.headMotion, "sway");  // unchanged by the bad file
 }
 
+TEST(DaemonConfig, ComposeIsOnReadOrEveryFrame) {
+  DaemonConfig c;
+  EXPECT_EQ(c.compose, "on-read");
+  ASSERT_TRUE(applyToml("compose = \"every-frame\"\n", "test.toml", c));
+  EXPECT_EQ(c.compose, "every-frame");
+  auto s = applyToml("compose = \"never\"\n", "test.toml", c);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("compose must be on-read or every-frame (got 'never')"), std::string::npos)
+      << s.error().message;
+  EXPECT_EQ(c.compose, "every-frame");  // unchanged by the bad file
+  DaemonConfig other = c;
+  other.compose = "on-read";
+  EXPECT_EQ(changedKeys(c, other), std::vector<std::string>{"compose"});
+}
+
 TEST(DaemonConfig, MirrorIsNoneOrWindowForEitherDisplay) {
   DaemonConfig c;
   EXPECT_EQ(c.mirror, "none");

@@ -86,6 +86,7 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
           {"display_frames", s.displayFrames},
           {"missed_display_frames", s.missedDisplayFrames},
           {"display_frames_gpu_late", s.displayFramesGpuLate},
+          {"display_frames_composed", s.displayFramesComposed},
           {"layer_views_culled", s.layerViewsCulled},
           {"gpu_queue_priority", s.gpuQueuePriority},
           {"display_work_us", percentilesJson(s.displayWorkUs)},
@@ -105,9 +106,10 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
 
 std::string formatTable(const xrc::control::DaemonStatus& s) {
   std::string out = fmt::format(
-      "xr-compositord {}  backend {}  up {:.1f} s  {:.0f} Hz  {} display frames, {} missed, {} late on the GPU\n",
-      s.daemonVersion, s.backend, double(s.uptimeNs) / 1e9, s.refreshHz, s.displayFrames, s.missedDisplayFrames,
-      s.displayFramesGpuLate);
+      "xr-compositord {}  backend {}  up {:.1f} s  {:.0f} Hz  {} display frames ({} composed), {} missed, {} late on "
+      "the GPU\n",
+      s.daemonVersion, s.backend, double(s.uptimeNs) / 1e9, s.refreshHz, s.displayFrames, s.displayFramesComposed,
+      s.missedDisplayFrames, s.displayFramesGpuLate);
   out += fmt::format(
       "display work p50 {:.0f} us  wake delay p99 {:.0f} us  daemon CPU {:.0f} us per display frame, {:.1f} us per "
       "client frame  blend {}  GPU priority {}\n",

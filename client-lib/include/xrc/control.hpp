@@ -69,9 +69,10 @@ struct DaemonStatus {
   int64_t uptimeNs = 0;
   float refreshHz = 0;
   uint64_t displayFrames = 0;
-  uint64_t layerViewsCulled = 0;      // skipped under an opaque projection view (1.4)
-  uint64_t displayFramesGpuLate = 0;  // composed in time, finished on the GPU after the next vsync
-  std::string gpuQueuePriority;       // the daemon's GPU queues' global priority (1.4)
+  uint64_t layerViewsCulled = 0;       // skipped under an opaque projection view (1.4)
+  uint64_t displayFramesGpuLate = 0;   // composed in time, finished on the GPU after the next vsync
+  uint64_t displayFramesComposed = 0;  // 1.12: composed on the GPU (headless on-read: only those read)
+  std::string gpuQueuePriority;        // the daemon's GPU queues' global priority (1.4)
   std::vector<ClientStatus> clients;
   uint64_t missedDisplayFrames = 0;
   Percentiles displayWorkUs, daemonCpuUsPerDisplayFrame;

@@ -24,6 +24,7 @@ class HeadlessOutput final : public display::Output {
 
   DisplayClock clock() const override { return clock_; }
   display::OutputImage image() const override { return image_.get(); }
+  bool showsCompositions() const override { return options_.mirror != nullptr; }
   void present(const present::PresentSource& composed) override {
     if (options_.mirror != nullptr) options_.mirror->present(composed);
   }
