@@ -411,16 +411,23 @@ int run(const Options& options) {
     };
     armReload();
     // Retired swapchains are freed once their copies are done: looked at ten times a second while
-    // some are kept or clients are connected (a swapchain destroyed meanwhile may be kept), once
-    // a second otherwise (retire() frees an idle one at once).
+    // some are kept, once a second otherwise (retire() frees an idle one at once, and tells this
+    // thread when it keeps one). A connected client costs no wake-ups here.
     boost::asio::steady_timer collectTimer(signalsIo);
+    constexpr auto kCollectSoon = std::chrono::milliseconds(100);
     std::function<void(size_t)> armCollect = [&](size_t kept) {
-      collectTimer.expires_after(std::chrono::milliseconds(kept > 0 || !clients.empty() ? 100 : 1000));
+      collectTimer.expires_after(kept > 0 ? kCollectSoon : std::chrono::milliseconds(1000));
       collectTimer.async_wait([&](const boost::system::error_code& ec) {
         if (ec) return;
         armCollect(retired.collect());
       });
     };
+    retired.onKept([&] {
+      boost::asio::post(signalsIo, [&] {
+        // Re-armed only where the next look is further off (re-arming cancels the pending wait).
+        if (collectTimer.expiry() > std::chrono::steady_clock::now() + kCollectSoon) armCollect(1);
+      });
+    });
     armCollect(0);
     HealthMonitor health(signalsIo, *backend, worker, clients, platform::watchdogInterval());
     std::thread signalThread([&] {
@@ -475,6 +482,7 @@ int run(const Options& options) {
     worker.drain();
     signalsIo.stop();
     signalThread.join();
+    retired.onKept(nullptr);  // nothing retires any more (the worker is drained); the timer goes next
     if (size_t left = retired.drain(ctx.gpuTimeout); left > 0) {
       log::warn("{} destroyed swapchains still had copies in flight after {} ms", left, ctx.gpuTimeout.count());
     }

@@ -25,13 +25,16 @@ bool RetiredSwapchains::defaultIdleCheck(SwapchainCore& core) { return !core.sha
 
 void RetiredSwapchains::retire(std::shared_ptr<SwapchainCore> core) {
   if (!core) return;
+  bool kept = false;
   if (idle_(*core)) {
     core.reset();
   } else {
     Lock lock(mutex_);
     kept_.push_back(std::move(core));
+    kept = true;
   }
   (void)collect();
+  if (kept && onKept_) onKept_();
 }
 
 size_t RetiredSwapchains::collect() {

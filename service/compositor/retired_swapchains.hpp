@@ -26,6 +26,9 @@ class RetiredSwapchains {
   RetiredSwapchains(const RetiredSwapchains&) = delete;
   RetiredSwapchains& operator=(const RetiredSwapchains&) = delete;
 
+  // Called (on the retiring thread, outside the lock) whenever retire() keeps a swapchain, so
+  // that whoever collects can look again soon; set before the first retire().
+  void onKept(std::function<void()> kept) { onKept_ = std::move(kept); }
   // Takes a swapchain off the frame path: freed now if idle, else kept. Any thread.
   void retire(std::shared_ptr<SwapchainCore> core) XRC_EXCLUDES(mutex_);
   // Frees every kept swapchain that has become idle; never waits. Returns how many are kept.
@@ -39,6 +42,7 @@ class RetiredSwapchains {
 
  private:
   IdleCheck idle_;
+  std::function<void()> onKept_;
   mutable Mutex mutex_;
   std::vector<std::shared_ptr<SwapchainCore>> kept_ XRC_GUARDED_BY(mutex_);
 };

@@ -47,6 +47,24 @@ TEST(RetiredSwapchains, BusySwapchainIsKeptUntilItsCopiesFinish) {
   EXPECT_TRUE(one.expired());
 }
 
+// Whoever collects hears of each swapchain kept (the daemon then looks again soon), and of no
+// other.
+TEST(RetiredSwapchains, TellsWhenItKeepsOne) {
+  Fixture f;
+  int told = 0;
+  f.retired.onKept([&] { told++; });
+  std::weak_ptr<SwapchainCore> idle, busy;
+  f.retired.retire(f.make(1, idle));
+  EXPECT_EQ(told, 0);
+  f.busy = {2};
+  f.retired.retire(f.make(2, busy));
+  EXPECT_EQ(told, 1);
+  f.busy.clear();
+  EXPECT_EQ(f.retired.collect(), 0u);
+  EXPECT_TRUE(busy.expired());
+  EXPECT_EQ(told, 1);
+}
+
 TEST(RetiredSwapchains, DrainGivesUpAfterItsTimeoutAndKeepsWhatIsInFlight) {
   Fixture f;
   std::weak_ptr<SwapchainCore> stuck;
