@@ -279,6 +279,7 @@ bool DisplayCore::tick(int64_t vsyncNs) {
     const Status composed = compose(frames, composition);
     if (!composed) log::error("display composition failed: {}", composed.error().describe());
     outputBlank_ = composed && frames.empty();
+    if (composed) shown_ = std::move(composition.shown);  // what the output image now shows
     {
       // compose() recorded each image's lastRead, which a copy into it waits for on the GPU, so the
       // images are free for leasing as soon as the composition is submitted.
@@ -291,6 +292,7 @@ bool DisplayCore::tick(int64_t vsyncNs) {
   } else {
     // Nobody looks at this output: the frame is composed if and when it is read, from the images
     // held until the next display frame (the scheduler holds the same frames until then anyway).
+    shown_ = composition.shown;
     unreadFrame_ = UnreadFrame{std::move(frames), std::move(composition), false};
   }
   displayFrames_++;
@@ -328,7 +330,6 @@ Composition DisplayCore::plan(const std::vector<CommittedFrame>& frames, int64_t
     Lock lock(reprojectedMutex_);
     for (uint32_t id : composition.reprojectedClients) reprojected_[id]++;
   }
-  shown_ = composition.shown;
   return composition;
 }
 
@@ -454,6 +455,9 @@ void DisplayCore::readDisplay(std::function<void(Result<DisplaySnapshot>)> done)
         return;
       }
       unreadFrame_->composed = true;
+      // Kept alive until the composition is known done, even if the read-back below fails before
+      // it waits: the next display frame lets go of unreadFrame_ without waiting for the GPU.
+      inFlight_ = unreadFrame_->frames;
     }
     if (outputLayout_ != VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL) {
       done(makeError(ErrorCode::callOrder, "nothing has been displayed yet"));

@@ -99,6 +99,7 @@ class DisplayCore final : public Backend {
   void wakeFromIdle();
   void presentOutput();  // display thread: the output image, as last composed, to the output
   // Display thread: what `frames` show at `vsyncNs` (culling, reprojection), counted in the stats.
+  // The caller sets shown_ from it once it stands for the output.
   Composition plan(const std::vector<CommittedFrame>& frames, int64_t vsyncNs);
   // Display thread: records and submits `composition` of `frames` into the output image.
   Status compose(const std::vector<CommittedFrame>& frames, const Composition& composition);

@@ -105,12 +105,13 @@ TEST(Composition, OpaqueProjectionCullsWhatItCovers) {
 
 // Where nobody looks at the headless display (no window), a display frame is composed on the GPU
 // only when read, from the frames it showed: the pixels are those every-frame composition gives.
-// With --compose every-frame every display frame is composed, read or not.
+// With --compose every-frame every display frame is composed, read or not. Both under the
+// synchronization validation layer: the composition a read makes reads images it held.
 TEST(Composition, HeadlessComposesOnlyTheFramesRead) {
   for (const bool everyFrame : {false, true}) {
     SCOPED_TRACE(everyFrame ? "every-frame" : "on-read");
     TempDir dir;
-    Daemon daemon(dir, {"--compose", everyFrame ? "every-frame" : "on-read"});
+    Daemon daemon(dir, {"--compose", everyFrame ? "every-frame" : "on-read"}, validationEnv());
     ASSERT_TRUE(daemon.ready()) << daemon.process().output();
     constexpr uint64_t kStall = 20;
     Client c;
@@ -126,6 +127,7 @@ TEST(Composition, HeadlessComposesOnlyTheFramesRead) {
     ASSERT_TRUE(before) << before.error().describe();
     if (everyFrame) {
       EXPECT_GE(before.value().displayFramesComposed + 1, before.value().displayFrames);
+      EXPECT_LE(before.value().displayFramesComposed, before.value().displayFrames + 1);
     } else {
       EXPECT_EQ(before.value().displayFramesComposed, 0u) << before.value().displayFrames << " display frames";
     }
@@ -155,11 +157,15 @@ TEST(Composition, HeadlessComposesOnlyTheFramesRead) {
     ASSERT_TRUE(after) << after.error().describe();
     if (everyFrame) {
       EXPECT_GE(after.value().displayFramesComposed + 1, after.value().displayFrames);
+      EXPECT_LE(after.value().displayFramesComposed, after.value().displayFrames + 1);  // a read adds none
     } else {
       EXPECT_EQ(after.value().displayFramesComposed, 1u);  // the one read, once
     }
     c.process->closeStdin();
     EXPECT_EQ(c.process->wait(30s), 0) << c.process->output();
+    daemon.process().signal(SIGTERM);
+    EXPECT_EQ(daemon.process().wait(std::chrono::seconds(20)), 0) << daemon.process().output();
+    EXPECT_FALSE(hasValidationMessages(daemon.process().output())) << daemon.process().output();
   }
 }
 

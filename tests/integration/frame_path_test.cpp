@@ -27,13 +27,6 @@ struct Client {
   DemoIdentity id;
 };
 
-bool hasValidationMessages(const std::string& log) {
-  for (const char* marker : {"Validation Error", "Validation Warning", "VUID-", "SYNC-HAZARD", "UNASSIGNED-"}) {
-    if (log.find(marker) != std::string::npos) return true;
-  }
-  return false;
-}
-
 // timeline wherever the GPU shares timeline semaphores (the H100), host on lavapipe.
 std::string expectedSyncMode(const Daemon& daemon) {
   auto system = client::describe(daemon.socket());

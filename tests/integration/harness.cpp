@@ -198,6 +198,13 @@ size_t countPatternMismatches(const control::Pixels& pixels, uint32_t seed, uint
   return mismatches;
 }
 
+bool hasValidationMessages(const std::string& log) {
+  for (const char* marker : {"Validation Error", "Validation Warning", "VUID-", "SYNC-HAZARD", "UNASSIGNED-"}) {
+    if (log.find(marker) != std::string::npos) return true;
+  }
+  return false;
+}
+
 std::map<std::string, std::string> validationEnv() {
   return {{"VK_INSTANCE_LAYERS", "VK_LAYER_KHRONOS_validation"},
           {"VK_LAYER_ENABLES", "VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT"}};

@@ -101,6 +101,8 @@ CtlResult runCtl(const TempDir& dir, const std::vector<std::string>& args, std::
 
 // Environment that loads the Khronos validation layer with synchronization validation.
 std::map<std::string, std::string> validationEnv();
+// Whether a process's output holds a message of the validation layers.
+bool hasValidationMessages(const std::string& log);
 
 // --- OpenXR apps (through the runtime face) ---
 
