@@ -27,22 +27,13 @@ class FramePacer {
   // wait is answered once its releases and frame are done too). The client's work is measured
   // from then: the daemon's own delay must not count against the client's budget.
   void answeredAt(int64_t nowNs) { lastWakeNs_ = std::max(lastWakeNs_, nowNs); }
-  // Timeline mode: how long a release of the client waited for its rendering after it arrived,
-  // which its frame's commit waits for too. A client whose frames would so reach the display
-  // after their target's latch (many processes time-slicing one GPU finish its rendering late) is
-  // told a target a period further ahead (`depth`), its cadence and wakes unchanged: its frames
-  // are then shown at the time they were predicted, and rendered for it.
-  void renderingWaited(int64_t waitNs);
   uint32_t periods() const { return periods_; }
-  uint32_t depth() const { return depth_; }
 
  private:
-  int64_t lastBaseNs_ = 0;  // the last target before `depth` periods were added
+  int64_t lastPredictedNs_ = 0;
   int64_t lastWakeNs_ = 0;
-  double workEmaNs_ = 0;           // smoothed client work per frame
-  double renderingWaitEmaNs_ = 0;  // smoothed wait for the client's rendering (timeline mode)
+  double workEmaNs_ = 0;  // smoothed client work per frame
   uint32_t periods_ = 1;
-  uint32_t depth_ = 0;
 };
 
 }  // namespace xrc

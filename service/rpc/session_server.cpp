@@ -330,11 +330,6 @@ kj::Promise<Status> copyWhenRendered(const std::shared_ptr<SessionState>& sessio
       .then([session, held = HeldOnWorker(ctx.worker, std::move(core)), id, index, copyBytes, receivedNs,
              past = kj::mv(past.fulfiller)](bool reached) mutable -> kj::Promise<Status> {
         session->renderWaits--;
-        // Only where the answer does not wait for the rendering (1.13): a 1.12 client's next
-        // frame waits for it anyway, and a later target would only hold more runtime images.
-        if (reached && session->answersReleasesEarly()) {
-          session->pacer.renderingWaited(monotonicNowNs() - receivedNs);
-        }
         auto answer = [&]() -> kj::Promise<Status> {
           if (session->swapchains.find(id) == session->swapchains.end()) {
             // Destroyed while its rendering was awaited: nothing left to copy into.

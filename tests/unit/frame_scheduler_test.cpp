@@ -82,40 +82,6 @@ TEST(FramePacer, DelayedAnswersAreNotTheClientsWork) {
   EXPECT_EQ(plan.periods, 2u);
 }
 
-// Timeline mode: a client whose rendering finishes 10 ms after its endFrame (2 ms of work) would
-// reach the display a period after its target. It keeps waking every vsync, but is told a target
-// one period further ahead, and comes back once its rendering is quick again.
-TEST(FramePacer, ALateRenderingMovesTheTargetNotTheCadence) {
-  FramePacer pacer;
-  auto plan = pacer.next(vsync(10), kClock);
-  for (int i = 0; i < 30; ++i) {
-    pacer.renderingWaited(10'000'000);
-    const auto next = pacer.next(plan.wakeNs + 2'000'000, kClock);
-    EXPECT_EQ(next.wakeNs - plan.wakeNs, kPeriod) << "frame " << i;  // the cadence stays
-    EXPECT_EQ(next.periods, 1u);
-    plan = next;
-  }
-  EXPECT_EQ(pacer.depth(), 1u);
-  EXPECT_EQ(plan.predictedNs - plan.wakeNs, 2 * kPeriod);  // 12 ms from the wake to the commit fit in 22
-  for (int i = 0; i < 30; ++i) {
-    pacer.renderingWaited(1'000'000);
-    const auto next = pacer.next(plan.wakeNs + 2'000'000, kClock);
-    EXPECT_GE(next.predictedNs, plan.predictedNs) << "frame " << i;  // targets never go back
-    plan = next;
-  }
-  EXPECT_EQ(pacer.depth(), 0u);
-  EXPECT_EQ(plan.predictedNs - plan.wakeNs, kPeriod);
-}
-
-// A client that never reports a rendering wait (host and binary modes) is never moved.
-TEST(FramePacer, NoRenderingWaitNoDepth) {
-  FramePacer pacer;
-  auto plan = pacer.next(vsync(10), kClock);
-  for (int i = 0; i < 30; ++i) plan = pacer.next(plan.wakeNs + 9'500'000, kClock);  // 9.5 ms of work
-  EXPECT_EQ(pacer.depth(), 0u);
-  EXPECT_EQ(plan.predictedNs - plan.wakeNs, kPeriod);
-}
-
 std::shared_ptr<ClientRecord> client(uint32_t id, bool overlay = false, uint32_t placement = 0) {
   auto c = std::make_shared<ClientRecord>();
   c->id = id;
