@@ -175,7 +175,10 @@ TEST_F(ClientLib, ReleasesTravelWithTheNextCallButAreNeverStranded) {
 // application that asks for that frame much later must not be handed a frame it can no longer
 // make: client-lib notices, waits anew and stops asking for implied waits for a while.
 TEST_F(ClientLib, LateWaitFrameGetsAFrameItCanStillMake) {
-  connect("late-waiter");
+  // At 30 Hz a frame handed out with half a period to go leaves 16 ms for its begin and end to
+  // reach the daemon, which a sanitized build on two loaded cores keeps to (at 90 Hz its 5.5 ms
+  // was missed now and then: a frame counted late).
+  connect("late-waiter", {"--refresh-hz", "30"});
   if (HasFatalFailure()) return;
   ASSERT_GE(system_.protocolMinor, 5u);
   client::Connection& c = connection();
@@ -234,10 +237,10 @@ TEST_F(ClientLib, SteadyFrameLoopWritesToTheSocketOncePerFrame) {
   if (HasFatalFailure()) return;
   // A frame whose implied answer the loop picks up too late (this thread descheduled for a
   // quarter period on a loaded machine) asks for the next waits explicitly, 64 frames long, at
-  // a write each: such a window is measured again after them, up to three times.
+  // a write each: such a window is measured again after them, up to five times.
   constexpr int kFrames = 30;
   std::vector<uint64_t> writesPerWindow;
-  for (int attempt = 0; attempt < 3; ++attempt) {
+  for (int attempt = 0; attempt < 5; ++attempt) {
     const uint64_t before = c.socketWrites();
     runFrames(kFrames);
     if (HasFatalFailure()) return;
