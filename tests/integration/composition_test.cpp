@@ -120,8 +120,14 @@ void composeWhenRead(bool everyFrame, const std::map<std::string, std::string>& 
   ASSERT_TRUE(c.process->waitForOutput("stalled after 20 frames", kLong)) << c.process->output();
   auto control = daemon.control();
   ASSERT_TRUE(control);
-  // The display keeps showing the stalled frame; give it some display frames to (not) compose.
-  ASSERT_TRUE(daemon.waitForStatus([](const control::DaemonStatus& s) { return s.displayFrames >= 30; }, kLong));
+  // The display keeps showing the stalled frame; give it some display frames to (not) compose,
+  // counted from the stall: a slow (sanitized) build may not have shown the last frame yet then.
+  auto stalled = control->status();
+  ASSERT_TRUE(stalled) << stalled.error().describe();
+  const uint64_t shownAtStall = stalled.value().displayFrames;
+  ASSERT_TRUE(daemon.waitForStatus(
+      [&](const control::DaemonStatus& s) { return s.displayFrames >= std::max<uint64_t>(30, shownAtStall + 10); },
+      kLong));
   auto before = control->status();
   ASSERT_TRUE(before) << before.error().describe();
   if (everyFrame) {
