@@ -6,7 +6,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("xrc::wire");
 
 const protocolMajor :UInt16 = 1;
-const protocolMinor :UInt16 = 12;
+const protocolMinor :UInt16 = 13;
 # Minor 1: view poses/fovs, head pose with waitFrame, locateHead.
 # Minor 2: overlay sessions, session roles, per-frame stats, Control.setPrimary/kick.
 # Minor 3: environment blend modes (system description, endFrame, status); LOCAL space changes
@@ -31,6 +31,10 @@ const protocolMinor :UInt16 = 12;
 # Minor 11: the timeline sync mode: one exported timeline semaphore pair per swapchain
 #          (createSwapchain's renderingTimeline/copyingTimeline), release values
 #          (Swapchain.release's and ImageRelease's renderingValue).
+# Minor 12: DaemonStatus.displayFramesComposed.
+# Minor 13: timeline mode, a client of 1.13 or later: an endFrame's releases are answered once
+#          accepted, not once the client's rendering is done; what befalls them afterwards comes
+#          with a later frame timing (FrameTiming.releaseFailures).
 
 # --- errors -------------------------------------------------------------------------------------
 # Every call answers with an Error; code `none` means success. Errors are data, not exceptions, so
@@ -319,6 +323,18 @@ struct FrameTiming {
   # 1.7: the views at predictedDisplayTime where the display says them per frame (a runtime under
   # the daemon: eye poses follow an IPD change, fovs may change); empty: the system description's.
   views @11 :List(EyeView);
+  # 1.13: releases answered before their copy (timeline mode, carried by an endFrame) that failed
+  # since the last answer: a rendering unfinished after hung_client_timeout_ms, a swapchain
+  # destroyed first, a failed copy. The client reports each at the image's next acquire. At most
+  # 64 per answer; older ones beyond that are dropped and counted in `releaseFailuresDropped`.
+  releaseFailures @12 :List(ReleaseFailure);
+  releaseFailuresDropped @13 :UInt32;
+}
+
+struct ReleaseFailure {
+  swapchainId @0 :UInt32;
+  index @1 :UInt32;
+  error @2 :Error;
 }
 
 struct EyeView {

@@ -238,6 +238,23 @@ Result<std::unique_ptr<Connection>> Connection::connect(const ConnectOptions& op
 }
 
 namespace {
+// 1.13: releases the daemon answered before their copy that failed since its last frame timing.
+// Each is reported at its image's next acquire; failures the daemon had to drop (too many before
+// a frame timing could carry them) are reported by the next call.
+void applyReleaseFailures(IoState& io, AsyncErrors& errors, wire::FrameTiming::Reader t) {
+  for (auto f : t.getReleaseFailures()) {
+    auto it = io.releaseAnswers.find(f.getSwapchainId());
+    if (it == io.releaseAnswers.end()) continue;
+    auto answers = it->second.lock();
+    const Status status = xrc::fromWire(f.getError());
+    if (answers && !status) answers->failed(f.getIndex(), status.error());
+  }
+  if (t.getReleaseFailuresDropped() > 0) {
+    errors.record(makeError(ErrorCode::internal, "release: {} failures of earlier releases were not reported in time",
+                            t.getReleaseFailuresDropped()));
+  }
+}
+
 FrameTiming fromWire(wire::FrameTiming::Reader t) {
   FrameTiming timing;
   timing.frameId = t.getFrameId();
@@ -303,11 +320,12 @@ Result<FrameTiming> Connection::waitFrame() {
     impl_->impliedWaitBackoff = kImpliedWaitBackoffFrames;
   }
   auto reply = impl_->link->call<FrameTiming>(
-      [](IoState& io) {
+      [errors = impl_->errors](IoState& io) {
         return io.session.waitFrameRequest(capnp::MessageSize{4, 0})
             .send()
-            .then([](capnp::Response<wire::Session::WaitFrameResults>&& r) -> Result<FrameTiming> {
+            .then([&io, errors](capnp::Response<wire::Session::WaitFrameResults>&& r) -> Result<FrameTiming> {
               if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
+              applyReleaseFailures(io, *errors, r.getTiming());
               return fromWire(r.getTiming());
             });
       },
@@ -459,6 +477,7 @@ Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::
       wireReleases[i].setRenderingValue(releases[i].renderingValue);
     }
     request.setAlsoWaitNext(implied != nullptr);
+    for (const UnsentRelease& rel : releases) io.releaseAnswers.try_emplace(rel.swapchainId, rel.answers);
     auto shared = std::make_shared<std::vector<UnsentRelease>>(std::move(releases));
     auto sent = request.send();
     io.heldEndFrameAnswer = nullptr;  // its Finish follows this call in the same write
@@ -481,6 +500,7 @@ Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::
             } else if (!r.hasNext()) {
               implied->set(makeError(ErrorCode::internal, "endFrame: the daemon did not answer the implied waitFrame"));
             } else {
+              applyReleaseFailures(io, *errors, r.getNext());
               implied->set(fromWire(r.getNext()));
             }
           }

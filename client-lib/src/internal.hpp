@@ -33,7 +33,9 @@ class AsyncErrors {
 };
 
 // The daemon's answers to each image's releases. An image may be acquired again only after the
-// answer to its previous release (which proves the copy out of it was submitted or done).
+// answer to its previous release (which proves the copy out of it was submitted or done, or, in
+// timeline mode with a daemon of 1.13 or later, the release accepted: the acquire's GPU wait on
+// the copying_done timeline then covers a copy still to come).
 class ReleaseAnswers {
  public:
   explicit ReleaseAnswers(uint32_t images) : sent_(images, 0), answered_(images, 0), errors_(images) {}
@@ -52,6 +54,11 @@ class ReleaseAnswers {
   bool isAnswered(uint32_t index) {
     Lock lock(mutex_);
     return answered_[index] >= sent_[index];
+  }
+  // 1.13: a release answered before its copy failed later; the image's next acquire reports it.
+  void failed(uint32_t index, Error error) {
+    Lock lock(mutex_);
+    if (index < errors_.size() && !errors_[index]) errors_[index] = std::move(error);
   }
   // Local mode: no answer will come.
   void forget(uint32_t index) {

@@ -310,11 +310,15 @@ Swapchain::~Swapchain() {
           if (it == io.swapchains.end()) return Result<bool>(true);
           auto done = it->second.destroyRequest().send().then([](auto&&) { return Result<bool>(true); });
           io.swapchains.erase(it);
+          io.releaseAnswers.erase(id);
           return done;
         },
         "destroy", kReleaseAnswerTimeout);
   } else {
-    link.post([id](IoState& io) { io.swapchains.erase(id); });
+    link.post([id](IoState& io) {
+      io.swapchains.erase(id);
+      io.releaseAnswers.erase(id);
+    });
   }
 }
 
@@ -342,8 +346,9 @@ Result<uint32_t> Swapchain::acquire() {
   if (local) {
     sc.answers->forget(index);
   } else if (sc.cycle->state(index) == ImageCycle::State::copying) {
-    // The answer proves the copy that signals copying_done was submitted (binary, timeline) or finished
-    // (host). Usually long there, so this costs no round trip; counted as one when it is not.
+    // The answer proves the copy that signals copying_done was submitted (binary, timeline before
+    // 1.13), accepted (timeline: the GPU wait below covers it) or finished (host). Usually long
+    // there, so this costs no round trip; counted as one when it is not.
     bool hadToWait = false;
     // The release may still wait for a message to travel with (see release()).
     if (!sc.answers->isAnswered(index)) conn.flushReleases();

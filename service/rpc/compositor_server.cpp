@@ -64,6 +64,7 @@ kj::Promise<void> CompositorServer::connect(ConnectContext context) {
   };
   ctx_.scheduler.addClient(record);
   auto session = std::make_shared<SessionState>(ctx_, timer_, record);
+  session->clientMinor = in.clientMinor;
   log::client(log::Level::info, {record->id, record->pid, record->name},
               "client {} '{}' (pid {}) connected, sync mode {}{}", record->id, record->name, record->pid,
               syncModeName(record->syncMode), overlay ? fmt::format(", overlay at placement {}", placement) : "");

@@ -345,33 +345,58 @@ kj::Promise<Status> copyWhenRendered(const std::shared_ptr<SessionState>& sessio
       .eagerlyEvaluate(nullptr);
 }
 
-// One release of image `index` of swapchain `id` (with its acquire and wait when
-// `alsoAcquireAndWait`), from a release call or an endFrame that carries it; `renderingValue` is
-// timeline mode's. Resolves when the release may be answered.
-kj::Promise<Status> startRelease(const std::shared_ptr<SessionState>& session, uint32_t id, uint32_t index,
-                                 bool alsoAcquireAndWait, uint64_t renderingValue, bool settleAtNextWait = false) {
-  auto it = session->swapchains.find(id);
-  if (it == session->swapchains.end()) {
-    return Status(makeError(ErrorCode::notFound, "release: swapchain {} does not exist (or was destroyed)", id));
+// A release accepted: its checks passed and the image's cycle moved on; its copy not yet started.
+struct AcceptedRelease {
+  std::shared_ptr<SwapchainCore> core;
+  uint64_t copyBytes = 0;
+  int64_t receivedNs = 0;
+};
+
+// The checks and state change of one release of image `index` of swapchain `id` (with its acquire
+// and wait when `alsoAcquireAndWait`), from a release call or an endFrame that carries it;
+// `renderingValue` is timeline mode's.
+Result<AcceptedRelease> acceptRelease(SessionState& session, uint32_t id, uint32_t index, bool alsoAcquireAndWait,
+                                      uint64_t renderingValue) {
+  auto it = session.swapchains.find(id);
+  if (it == session.swapchains.end()) {
+    return makeError(ErrorCode::notFound, "release: swapchain {} does not exist (or was destroyed)", id);
   }
   SwapchainState& sc = *it->second;
-  const bool timeline = session->client->syncMode == SyncMode::timeline;
-  if (timeline) {
-    if (auto v = checkRenderingValue(sc.lastRenderingValue, renderingValue); !v) return v;
+  if (session.client->syncMode == SyncMode::timeline) {
+    if (auto v = checkRenderingValue(sc.lastRenderingValue, renderingValue); !v) return v.error();
   } else if (renderingValue != 0) {
-    return Status(makeError(ErrorCode::invalidArgument,
-                            "release: a rendering value belongs to the timeline sync mode (this session's is {})",
-                            syncModeName(session->client->syncMode)));
+    return makeError(ErrorCode::invalidArgument,
+                     "release: a rendering value belongs to the timeline sync mode (this session's is {})",
+                     syncModeName(session.client->syncMode));
   }
   const Status applied = alsoAcquireAndWait ? sc.cycle.acquireWaitRelease(index) : sc.cycle.release(index);
-  if (!applied) return applied;
+  if (!applied) return applied.error();
   sc.releasesRequested++;
-  session->client->releases++;
-  const int64_t receivedNs = monotonicNowNs();
-  if (!timeline) return copyReleased(session, sc.core, id, index, sc.copyBytes, receivedNs, settleAtNextWait);
-  sc.lastRenderingValue = renderingValue;
-  sc.core->shared->setReleaseValue(index, renderingValue);
-  return copyWhenRendered(session, sc.core, id, index, renderingValue, sc.copyBytes, receivedNs);
+  session.client->releases++;
+  if (session.client->syncMode == SyncMode::timeline) {
+    sc.lastRenderingValue = renderingValue;
+    sc.core->shared->setReleaseValue(index, renderingValue);
+  }
+  return AcceptedRelease{sc.core, sc.copyBytes, monotonicNowNs()};
+}
+
+// The copy of an accepted release. Resolves when the release may be answered (see copyReleased
+// and copyWhenRendered).
+kj::Promise<Status> copyAccepted(const std::shared_ptr<SessionState>& session, uint32_t id, uint32_t index,
+                                 uint64_t renderingValue, AcceptedRelease accepted, bool settleAtNextWait) {
+  if (session->client->syncMode != SyncMode::timeline) {
+    return copyReleased(session, std::move(accepted.core), id, index, accepted.copyBytes, accepted.receivedNs,
+                        settleAtNextWait);
+  }
+  return copyWhenRendered(session, std::move(accepted.core), id, index, renderingValue, accepted.copyBytes,
+                          accepted.receivedNs);
+}
+
+kj::Promise<Status> startRelease(const std::shared_ptr<SessionState>& session, uint32_t id, uint32_t index,
+                                 bool alsoAcquireAndWait, uint64_t renderingValue) {
+  auto accepted = acceptRelease(*session, id, index, alsoAcquireAndWait, renderingValue);
+  if (!accepted) return Status(accepted.error());
+  return copyAccepted(session, id, index, renderingValue, std::move(accepted).value(), /*settleAtNextWait=*/false);
 }
 
 void toWire(const WaitAnswer& in, wire::FrameTiming::Builder timing) {
@@ -392,6 +417,16 @@ void toWire(const WaitAnswer& in, wire::FrameTiming::Builder timing) {
     auto fov = views[i].initFov(4);
     for (uint32_t k = 0; k < 4; ++k) fov.set(k, in.views[i].fov[k]);
   }
+  if (!in.releaseFailures.failures.empty()) {
+    auto failures = timing.initReleaseFailures(uint32_t(in.releaseFailures.failures.size()));
+    for (uint32_t i = 0; i < failures.size(); ++i) {
+      const ReleaseFailures::Failure& f = in.releaseFailures.failures[i];
+      failures[i].setSwapchainId(f.swapchainId);
+      failures[i].setIndex(f.index);
+      toWire(f.error, failures[i].initError());
+    }
+  }
+  timing.setReleaseFailuresDropped(in.releaseFailures.dropped);
 }
 
 }  // namespace
@@ -549,7 +584,8 @@ kj::Promise<Result<WaitAnswer>> SessionServer::startWait(bool implicit) {
                           state->ctx.stopping,
                           state->ctx.backend.localSpace(),
                           visibility.focused ? state->ctx.backend.input(plan.predictedNs) : InputSnapshot{},
-                          state->ctx.backend.views()};
+                          state->ctx.backend.views(),
+                          state->releaseFailures.take()};
       });
 }
 
@@ -619,7 +655,7 @@ kj::Promise<void> SessionServer::beginFrame(BeginFrameContext context) {
   return answer(context, begin(context.getParams().getFrameId()));
 }
 
-kj::Promise<Status> SessionServer::end(wire::Session::EndFrameParams::Reader params) {
+kj::Promise<Status> SessionServer::end(wire::Session::EndFrameParams::Reader params, bool commitLater) {
   SessionState& s = *state_;
   const uint64_t frameId = params.getFrameId();
   // A failed check below leaves the frame begun, as a separate beginFrame would have.
@@ -800,7 +836,14 @@ kj::Promise<Status> SessionServer::end(wire::Session::EndFrameParams::Reader par
     });
   };
   if (s.renderWaits == 0) return commit();
-  return s.renderTail->addBranch().then(kj::mv(commit));
+  auto committed = s.renderTail->addBranch().then(kj::mv(commit));
+  if (!commitLater) return committed;
+  // Answered now; committed once the releases before it are (a commit fails only when the frame
+  // worker shuts down with it queued).
+  settling_.add(committed.then([client = s.client](Status status) {
+    if (!status) log::warn("client {}: a frame was not committed: {}", client->id, status.error().describe());
+  }));
+  return Status{};
 }
 
 kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
@@ -825,12 +868,31 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
   std::vector<Release> toRelease;
   toRelease.reserve(releases.size());
   for (auto r : releases) toRelease.push_back({r.getSwapchainId(), r.getIndex(), r.getRenderingValue()});
+  // 1.13, timeline mode: a release is answered once accepted; its copy, which waits for the
+  // client's rendering, settles on its own and reports a failure with a later frame timing. So
+  // the client's next frame (this call's answer, when it stands for the wait) never waits for the
+  // GPU to finish its last one.
+  const bool answerEarly = state_->answersReleasesEarly();
   kj::Vector<kj::Promise<Status>> released(toRelease.size());
   for (const Release& r : toRelease) {
-    released.add(startRelease(state_, r.id, r.index, true, r.renderingValue, /*settleAtNextWait=*/true));
+    auto accepted = acceptRelease(*state_, r.id, r.index, true, r.renderingValue);
+    if (!accepted) {
+      released.add(Status(accepted.error()));
+      continue;
+    }
+    auto copied =
+        copyAccepted(state_, r.id, r.index, r.renderingValue, std::move(accepted).value(), /*settleAtNextWait=*/true);
+    if (!answerEarly) {
+      released.add(kj::mv(copied));
+      continue;
+    }
+    settling_.add(copied.then([state = state_, id = r.id, index = r.index](Status status) {
+      if (!status) state->releaseFailures.add(id, index, status.error());
+    }));
+    released.add(Status{});
   }
   // The releases are under way now: a frame that fails to decode is answered as an error.
-  auto ended = kj::evalNow([&] { return end(params); })
+  auto ended = kj::evalNow([&] { return end(params, answerEarly); })
                    .catch_([](kj::Exception&& e) {
                      return Status(makeError(ErrorCode::invalidArgument, "endFrame: malformed frame: {}",
                                              e.getDescription().cStr()));
@@ -870,6 +932,10 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
           }
         });
       });
+}
+
+void SessionServer::taskFailed(kj::Exception&& exception) {
+  log::error("client {}: settling a frame failed: {}", state_->client->id, exception.getDescription().cStr());
 }
 
 // --- Swapchain ---------------------------------------------------------------------------------

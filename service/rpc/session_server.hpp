@@ -13,6 +13,7 @@
 #include "../compositor/copy_budget.hpp"
 #include "../compositor/daemon_context.hpp"
 #include "../compositor/frame_pacer.hpp"
+#include "../compositor/release_failures.hpp"
 #include "../gpu/rendering_waiter.hpp"
 #include "xrc.capnp.h"
 
@@ -29,6 +30,7 @@ struct WaitAnswer {
   LocalSpace local;
   InputSnapshot input;  // the focused session's only
   std::vector<EyeView> views;
+  ReleaseFailures::Taken releaseFailures;  // 1.13
 };
 
 struct SwapchainState {
@@ -71,6 +73,12 @@ class SessionState {
   uint32_t renderWaits = 0;
   std::optional<kj::ForkedPromise<void>> renderTail;
   CopyBudget copyBudget;  // max_copy_mib_per_period
+  // The protocol minor the client connected with.
+  uint16_t clientMinor = 0;
+  // 1.13, timeline mode: an endFrame's releases are answered once accepted; failures found after
+  // that wait here for the next frame timing.
+  bool answersReleasesEarly() const { return client->syncMode == SyncMode::timeline && clientMinor >= 13; }
+  ReleaseFailures releaseFailures;
 
   // Host mode: when the completion of copies released by an endFrame is looked at: as the
   // session's next waitFrame (or implied one) is answered, at the latest kHostCopyCheckPeriods
@@ -85,9 +93,9 @@ class SessionState {
   kj::Own<kj::PromiseFulfiller<void>> hostCopyCheckFulfiller_;
 };
 
-class SessionServer final : public wire::Session::Server {
+class SessionServer final : public wire::Session::Server, private kj::TaskSet::ErrorHandler {
  public:
-  explicit SessionServer(std::shared_ptr<SessionState> state) : state_(std::move(state)) {}
+  explicit SessionServer(std::shared_ptr<SessionState> state) : state_(std::move(state)), settling_(*this) {}
 
   kj::Promise<void> createSwapchain(CreateSwapchainContext context) override;
   kj::Promise<void> waitFrame(WaitFrameContext context) override;
@@ -100,12 +108,19 @@ class SessionServer final : public wire::Session::Server {
  private:
   // beginFrame's check and state change (also applied by an endFrame with `alsoBegin`).
   Status begin(uint64_t frameId);
-  // endFrame's frame part: checks, then commits here or behind the session's worker jobs.
-  kj::Promise<Status> end(wire::Session::EndFrameParams::Reader params);
+  // endFrame's frame part: checks, then commits here or behind the session's worker jobs (and,
+  // timeline mode, its releases still waiting for the rendering; with `commitLater` the answer
+  // does not wait for those).
+  kj::Promise<Status> end(wire::Session::EndFrameParams::Reader params, bool commitLater);
   // A waitFrame (or, `implicit`, the one an endFrame stands for), answered when the pacing says.
   kj::Promise<Result<WaitAnswer>> startWait(bool implicit);
 
+  void taskFailed(kj::Exception&& exception) override;
+
   std::shared_ptr<SessionState> state_;
+  // 1.13: the copies and commits of endFrames answered before they settled. Dropped with the
+  // session's capability, as an unanswered call's would be.
+  kj::TaskSet settling_;
 };
 
 class SwapchainServer final : public wire::Swapchain::Server {
