@@ -144,5 +144,37 @@ TEST(TimelineSync, RenderingUnfinishedAfterTheHungTimeoutIsNotCopiedAndTheClient
   other->closeStdin();
 }
 
+// 1.13: a client's next frame timing does not wait for its last frame's rendering (the daemon
+// answers the frame's releases once accepted); a 1.12 client's still does. The demo holds one
+// frame's rendering back on the GPU (frame 29 of 45: a semaphore it signals from the host 150 ms
+// later, and counts as released before signalling it) and counts the frame timings it got while
+// it was held. One hang only: a 1.12 client whose implied wait came that late sends waitFrame
+// calls of its own for a while, which do not wait for releases.
+TEST(TimelineSync, TheNextFrameDoesNotWaitForTheLastOnesRendering) {
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  SKIP_WITHOUT_TIMELINES(daemon);
+  for (const std::string minor : {"13", "12"}) {
+    SCOPED_TRACE("client protocol 1." + minor);
+    DemoSpec spec{"held-" + minor, 3, 45};
+    spec.extraArgs = {"--gpu-hang-every", "30", "--gpu-hang-ms", "150", "--protocol-minor", minor};
+    auto demo = startDemo(daemon, dir, spec);
+    ASSERT_TRUE(demo->waitForOutput("holding the session", 60s)) << demo->output();
+    const std::string out = demo->output();
+    const std::string label = "frame timings while rendering was held: ";
+    const size_t at = out.find(label);
+    ASSERT_NE(at, std::string::npos) << out;
+    const unsigned long timings = std::stoul(out.substr(at + label.size()));
+    if (minor == "13") {
+      EXPECT_GE(timings, 1u) << out;  // the next frame's, answered on time
+    } else {
+      EXPECT_EQ(timings, 0u) << out;
+    }
+    demo->closeStdin();
+    EXPECT_EQ(demo->wait(10s), 0) << demo->output();
+  }
+}
+
 }  // namespace
 }  // namespace xrc::test

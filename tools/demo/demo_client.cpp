@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -152,16 +153,21 @@ class GpuHang {
     VkSemaphore semaphore = semaphore_.get();
     t.hangSemaphore = semaphore;
     t.hangValue = value;
-    releasers_.emplace_back([device = app.device(), semaphore, value, ms] {
+    held_++;
+    releasers_.emplace_back([this, device = app.device(), semaphore, value, ms] {
       std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+      held_--;  // before the signal: whatever the signal lets happen sees the hang over
       (void)vk::signalTimeline(device, semaphore, value);
     });
     return {};
   }
+  // Some rendering is still held back: its semaphore not signalled yet.
+  bool holding() const { return held_.load() > 0; }
 
  private:
   vk::Semaphore semaphore_;  // destroyed after the threads are joined (declared first)
   uint64_t value_ = 0;
+  std::atomic<int> held_{0};
   std::vector<std::thread> releasers_;
 };
 
@@ -334,6 +340,7 @@ int runDemo(const DemoOptions& o) {
   std::optional<std::pair<bool, bool>> shownVisibility;
   auto last = std::chrono::steady_clock::now();
   GpuHang gpuHang;  // --gpu-hang-every; before the device goes, its threads have signalled
+  uint64_t timingsWhileHeld = 0;
   for (uint64_t frame = 0; frame < o.frames; ++frame) {
     if (o.stallAfter > 0 && frame == o.stallAfter) {
       std::printf("stalled after %llu frames\n", (unsigned long long)frame);
@@ -345,6 +352,9 @@ int runDemo(const DemoOptions& o) {
     }
     auto timing = c.waitFrame();
     if (!timing) return fail("waitFrame", timing.error());
+    // A frame timing that came while the last frame's rendering was still held back on the GPU:
+    // the daemon did not make the next frame wait for it (timeline mode, 1.13).
+    if (gpuHang.holding()) timingsWhileHeld++;
     if (timing.value().stopping) {
       // The daemon is shutting down and asks its clients to leave: end the session cleanly.
       std::printf("daemon is stopping: leaving after %llu frames\n", (unsigned long long)frame);
@@ -485,6 +495,9 @@ int runDemo(const DemoOptions& o) {
   if (!final) return fail("final waitFrame", final.error());
   std::printf("frames %llu ok round_trips=%llu\n", (unsigned long long)o.frames,
               (unsigned long long)c.blockingRoundTrips());
+  if (o.gpuHangEvery > 0) {
+    std::printf("frame timings while rendering was held: %llu\n", (unsigned long long)timingsWhileHeld);
+  }
   if (o.stats) {
     std::printf("release_us p50=%.1f p99=%.1f frame_interval_us p50=%.1f round_trips_per_frame=%.2f\n",
                 percentile(releaseUs, 50), percentile(releaseUs, 99), percentile(frameUs, 50),
