@@ -33,8 +33,9 @@ const protocolMinor :UInt16 = 13;
 #          (Swapchain.release's and ImageRelease's renderingValue).
 # Minor 12: DaemonStatus.displayFramesComposed.
 # Minor 13: timeline mode, a client of 1.13 or later: an endFrame's releases are answered once
-#          accepted, not once the client's rendering is done; what befalls them afterwards comes
-#          with a later frame timing (FrameTiming.releaseFailures).
+#          accepted, not once the client's rendering is done; each one's settlement (its copy or
+#          pass-through submitted, or why not) comes later, exactly once, with a frame timing
+#          (FrameTiming.settledReleases) or the answer to Session.settleReleases.
 
 # --- errors -------------------------------------------------------------------------------------
 # Every call answers with an Error; code `none` means success. Errors are data, not exceptions, so
@@ -323,17 +324,17 @@ struct FrameTiming {
   # 1.7: the views at predictedDisplayTime where the display says them per frame (a runtime under
   # the daemon: eye poses follow an IPD change, fovs may change); empty: the system description's.
   views @11 :List(EyeView);
-  # 1.13: releases answered before their copy (timeline mode, carried by an endFrame) that failed
-  # since the last answer: a rendering unfinished after hung_client_timeout_ms, a swapchain
-  # destroyed first, a failed copy. The client reports each at the image's next acquire. At most
-  # 64 per answer; older ones beyond that are dropped and counted in `releaseFailuresDropped`.
-  releaseFailures @12 :List(ReleaseFailure);
-  releaseFailuresDropped @13 :UInt32;
+  # 1.13: the settlements of releases answered before their copy (timeline mode, carried by an
+  # endFrame) that no earlier answer carried, oldest first. The client may acquire such an image
+  # again only once its settlement came (as it waits for a release's answer otherwise).
+  settledReleases @12 :List(ReleaseSettlement);
 }
 
-struct ReleaseFailure {
+struct ReleaseSettlement {
   swapchainId @0 :UInt32;
   index @1 :UInt32;
+  # none: the copy (or, over max_copy_mib_per_period, the pass-through) was submitted and signals
+  # copying_done at the release's value; otherwise what the release would have been answered.
   error @2 :Error;
 }
 
@@ -409,6 +410,10 @@ interface Session {
   applyHaptic @5 (hand :UInt8, output :Text, durationNs :Int64, frequency :Float32, amplitude :Float32)
       -> (error :Error);
   stopHaptic @6 (hand :UInt8, output :Text) -> (error :Error);
+  # 1.13: answered once every release this session's endFrames answered early has settled, with
+  # the settlements no frame timing carried yet. For a client that wants to acquire an image
+  # whose settlement has not come and expects no frame timing soon.
+  settleReleases @7 () -> (error :Error, settled :List(ReleaseSettlement));
 }
 
 # --- control (xr-compositorctl) -----------------------------------------------------------------

@@ -140,11 +140,38 @@ void Connection::Impl::sendUnsentReleases() {
   unsentReleases.clear();
 }
 
+namespace {
+// 1.13: settlements of releases the daemon answered before their copy (timeline mode): each one
+// is that release's answer, which the image's next acquire waits for.
+void applySettlements(IoState& io, capnp::List<wire::ReleaseSettlement>::Reader settled) {
+  for (auto r : settled) {
+    auto it = io.releaseAnswers.find(r.getSwapchainId());
+    if (it == io.releaseAnswers.end()) continue;
+    if (auto answers = it->second.lock()) answers->answered(r.getIndex(), xrc::fromWire(r.getError()));
+  }
+}
+
+}  // namespace
+
 void Connection::Impl::flushReleases() {
   {
     Lock lock(frameMutex);
     sendUnsentReleases();
   }
+  link->flush();
+}
+
+void Connection::Impl::askForSettlements() {
+  link->post([](IoState& io) {
+    if (io.settleInFlight) return;
+    io.settleInFlight = true;
+    io.tasks.add(io.session.settleReleasesRequest().send().then(
+        [&io](capnp::Response<wire::Session::SettleReleasesResults>&& r) {
+          io.settleInFlight = false;
+          applySettlements(io, r.getSettled());
+        },
+        [&io](kj::Exception&&) { io.settleInFlight = false; }));  // the link reports the loss
+  });
   link->flush();
 }
 
@@ -233,28 +260,12 @@ Result<std::unique_ptr<Connection>> Connection::connect(const ConnectOptions& op
   const uint16_t minor = std::min(options.protocolMinor, impl->system.protocolMinor);
   impl->combinedFrameCalls = minor >= 4;
   impl->oneCallFrames = minor >= 5;
+  impl->settledLater = minor >= 13 && impl->syncMode == SyncMode::timeline;
   impl->roundTrips++;
   return std::make_unique<Connection>(std::move(impl));
 }
 
 namespace {
-// 1.13: releases the daemon answered before their copy that failed since its last frame timing.
-// Each is reported at its image's next acquire; failures the daemon had to drop (too many before
-// a frame timing could carry them) are reported by the next call.
-void applyReleaseFailures(IoState& io, AsyncErrors& errors, wire::FrameTiming::Reader t) {
-  for (auto f : t.getReleaseFailures()) {
-    auto it = io.releaseAnswers.find(f.getSwapchainId());
-    if (it == io.releaseAnswers.end()) continue;
-    auto answers = it->second.lock();
-    const Status status = xrc::fromWire(f.getError());
-    if (answers && !status) answers->failed(f.getIndex(), status.error());
-  }
-  if (t.getReleaseFailuresDropped() > 0) {
-    errors.record(makeError(ErrorCode::internal, "release: {} failures of earlier releases were not reported in time",
-                            t.getReleaseFailuresDropped()));
-  }
-}
-
 FrameTiming fromWire(wire::FrameTiming::Reader t) {
   FrameTiming timing;
   timing.frameId = t.getFrameId();
@@ -320,12 +331,12 @@ Result<FrameTiming> Connection::waitFrame() {
     impl_->impliedWaitBackoff = kImpliedWaitBackoffFrames;
   }
   auto reply = impl_->link->call<FrameTiming>(
-      [errors = impl_->errors](IoState& io) {
+      [](IoState& io) {
         return io.session.waitFrameRequest(capnp::MessageSize{4, 0})
             .send()
-            .then([&io, errors](capnp::Response<wire::Session::WaitFrameResults>&& r) -> Result<FrameTiming> {
+            .then([&io](capnp::Response<wire::Session::WaitFrameResults>&& r) -> Result<FrameTiming> {
               if (auto s = xrc::fromWire(r.getError()); !s) return s.error();
-              applyReleaseFailures(io, *errors, r.getTiming());
+              applySettlements(io, r.getTiming().getSettledReleases());
               return fromWire(r.getTiming());
             });
       },
@@ -468,7 +479,8 @@ Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::
     impl_->impliedWait = implied;
   }
   impl_->link->post([link = impl_->link.get(), errors = impl_->errors, frameId, displayTimeNs, layers, blendMode,
-                     alsoBegin, releases = std::move(releases), implied](IoState& io) mutable {
+                     alsoBegin, releases = std::move(releases), implied,
+                     settledLater = impl_->settledLater](IoState& io) mutable {
     auto request = endFrameRequest(io, frameId, displayTimeNs, layers, blendMode, alsoBegin);
     auto wireReleases = request.initReleases(uint32_t(releases.size()));
     for (uint32_t i = 0; i < releases.size(); ++i) {
@@ -482,17 +494,19 @@ Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::
     auto sent = request.send();
     io.heldEndFrameAnswer = nullptr;  // its Finish follows this call in the same write
     io.tasks.add(sent.then(
-        [&io, errors, shared, implied](capnp::Response<wire::Session::EndFrameResults>&& r) {
+        [&io, errors, shared, implied, settledLater](capnp::Response<wire::Session::EndFrameResults>&& r) {
           if (auto s = xrc::fromWire(r.getError()); !s) {
             errors->record(makeError(s.error().code, "endFrame: {}", s.error().message));
           }
           auto releaseErrors = r.getReleaseErrors();
           for (uint32_t i = 0; i < shared->size(); ++i) {
             const UnsentRelease& rel = (*shared)[i];
-            rel.answers->answered(rel.index, i < releaseErrors.size()
-                                                 ? xrc::fromWire(releaseErrors[i])
-                                                 : Status(makeError(ErrorCode::internal,
-                                                                    "endFrame: the daemon did not answer a release")));
+            const Status status =
+                i < releaseErrors.size()
+                    ? xrc::fromWire(releaseErrors[i])
+                    : Status(makeError(ErrorCode::internal, "endFrame: the daemon did not answer a release"));
+            // 1.13 timeline: an accepted release is answered by its settlement, which comes later.
+            if (!settledLater || !status) rel.answers->answered(rel.index, status);
           }
           if (implied) {
             if (auto s = xrc::fromWire(r.getNextError()); !s) {
@@ -500,7 +514,7 @@ Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::
             } else if (!r.hasNext()) {
               implied->set(makeError(ErrorCode::internal, "endFrame: the daemon did not answer the implied waitFrame"));
             } else {
-              applyReleaseFailures(io, *errors, r.getNext());
+              applySettlements(io, r.getNext().getSettledReleases());
               implied->set(fromWire(r.getNext()));
             }
           }

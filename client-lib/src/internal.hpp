@@ -33,9 +33,9 @@ class AsyncErrors {
 };
 
 // The daemon's answers to each image's releases. An image may be acquired again only after the
-// answer to its previous release (which proves the copy out of it was submitted or done, or, in
-// timeline mode with a daemon of 1.13 or later, the release accepted: the acquire's GPU wait on
-// the copying_done timeline then covers a copy still to come).
+// answer to its previous release (which proves the copy out of it was submitted or done; with a
+// daemon of 1.13 in timeline mode, the settlement of a release its endFrame carried, which comes
+// with a later frame timing).
 class ReleaseAnswers {
  public:
   explicit ReleaseAnswers(uint32_t images) : sent_(images, 0), answered_(images, 0), errors_(images) {}
@@ -54,11 +54,6 @@ class ReleaseAnswers {
   bool isAnswered(uint32_t index) {
     Lock lock(mutex_);
     return answered_[index] >= sent_[index];
-  }
-  // 1.13: a release answered before its copy failed later; the image's next acquire reports it.
-  void failed(uint32_t index, Error error) {
-    Lock lock(mutex_);
-    if (index < errors_.size() && !errors_[index]) errors_[index] = std::move(error);
   }
   // Local mode: no answer will come.
   void forget(uint32_t index) {
@@ -118,6 +113,11 @@ struct Connection::Impl {
   // The daemon speaks 1.5: endFrame carries the frame's releases and stands for the next
   // waitFrame (one call per frame; docs/PROTOCOL.md).
   bool oneCallFrames = false;
+  // 1.13, timeline mode: the releases an endFrame carries are answered by their settlements, which
+  // come with later frame timings (or a settleReleases answer), not by the endFrame's answer.
+  bool settledLater = false;
+  // Asks the daemon for every pending settlement (an acquire waits for one that has not come).
+  void askForSettlements();
   std::shared_ptr<AsyncErrors> errors = std::make_shared<AsyncErrors>();
   // Our own submissions to the application's queue may come from several threads (one per
   // swapchain); Vulkan wants queue access serialized.

@@ -346,12 +346,17 @@ Result<uint32_t> Swapchain::acquire() {
   if (local) {
     sc.answers->forget(index);
   } else if (sc.cycle->state(index) == ImageCycle::State::copying) {
-    // The answer proves the copy that signals copying_done was submitted (binary, timeline before
-    // 1.13), accepted (timeline: the GPU wait below covers it) or finished (host). Usually long
+    // The answer proves the copy that signals copying_done was submitted (binary, timeline) or
+    // finished (host); with 1.13 in timeline mode it is the release's settlement. Usually long
     // there, so this costs no round trip; counted as one when it is not.
     bool hadToWait = false;
     // The release may still wait for a message to travel with (see release()).
-    if (!sc.answers->isAnswered(index)) conn.flushReleases();
+    if (!sc.answers->isAnswered(index)) {
+      conn.flushReleases();
+      // 1.13: its settlement may come only with a frame timing; an acquire outside the frame
+      // loop asks for it.
+      if (conn.settledLater && !sc.answers->isAnswered(index)) conn.askForSettlements();
+    }
     const Status answer = sc.answers->waitAnswered(index, kReleaseAnswerTimeout, hadToWait);
     if (hadToWait) conn.roundTrips++;
     if (!answer && conn.link->disconnected()) {

@@ -399,6 +399,14 @@ kj::Promise<Status> startRelease(const std::shared_ptr<SessionState>& session, u
   return copyAccepted(session, id, index, renderingValue, std::move(accepted).value(), /*settleAtNextWait=*/false);
 }
 
+void toWire(const std::vector<ReleaseSettlements::Settlement>& in, capnp::List<wire::ReleaseSettlement>::Builder out) {
+  for (uint32_t i = 0; i < out.size(); ++i) {
+    out[i].setSwapchainId(in[i].swapchainId);
+    out[i].setIndex(in[i].index);
+    toWire(in[i].status, out[i].initError());
+  }
+}
+
 void toWire(const WaitAnswer& in, wire::FrameTiming::Builder timing) {
   timing.setFrameId(in.frameId);
   timing.setPredictedDisplayTime(in.plan.predictedNs);
@@ -417,16 +425,8 @@ void toWire(const WaitAnswer& in, wire::FrameTiming::Builder timing) {
     auto fov = views[i].initFov(4);
     for (uint32_t k = 0; k < 4; ++k) fov.set(k, in.views[i].fov[k]);
   }
-  if (!in.releaseFailures.failures.empty()) {
-    auto failures = timing.initReleaseFailures(uint32_t(in.releaseFailures.failures.size()));
-    for (uint32_t i = 0; i < failures.size(); ++i) {
-      const ReleaseFailures::Failure& f = in.releaseFailures.failures[i];
-      failures[i].setSwapchainId(f.swapchainId);
-      failures[i].setIndex(f.index);
-      toWire(f.error, failures[i].initError());
-    }
-  }
-  timing.setReleaseFailuresDropped(in.releaseFailures.dropped);
+  if (!in.settledReleases.empty())
+    toWire(in.settledReleases, timing.initSettledReleases(uint32_t(in.settledReleases.size())));
 }
 
 }  // namespace
@@ -585,7 +585,7 @@ kj::Promise<Result<WaitAnswer>> SessionServer::startWait(bool implicit) {
                           state->ctx.backend.localSpace(),
                           visibility.focused ? state->ctx.backend.input(plan.predictedNs) : InputSnapshot{},
                           state->ctx.backend.views(),
-                          state->releaseFailures.take()};
+                          state->settlements.take()};
       });
 }
 
@@ -869,9 +869,9 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
   toRelease.reserve(releases.size());
   for (auto r : releases) toRelease.push_back({r.getSwapchainId(), r.getIndex(), r.getRenderingValue()});
   // 1.13, timeline mode: a release is answered once accepted; its copy, which waits for the
-  // client's rendering, settles on its own and reports a failure with a later frame timing. So
-  // the client's next frame (this call's answer, when it stands for the wait) never waits for the
-  // GPU to finish its last one.
+  // client's rendering, settles on its own, and its settlement goes out with a later frame timing
+  // (or settleReleases answer). So the client's next frame (this call's answer, when it stands
+  // for the wait) never waits for the GPU to finish its last one.
   const bool answerEarly = state_->answersReleasesEarly();
   kj::Vector<kj::Promise<Status>> released(toRelease.size());
   for (const Release& r : toRelease) {
@@ -886,8 +886,9 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
       released.add(kj::mv(copied));
       continue;
     }
+    state_->settlements.accepted();
     settling_.add(copied.then([state = state_, id = r.id, index = r.index](Status status) {
-      if (!status) state->releaseFailures.add(id, index, status.error());
+      state->releaseSettled(id, index, std::move(status));
     }));
     released.add(Status{});
   }
@@ -932,6 +933,37 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
           }
         });
       });
+}
+
+void SessionState::releaseSettled(uint32_t swapchainId, uint32_t index, Status status) {
+  const uint64_t droppedBefore = settlements.dropped();
+  settlements.settled(swapchainId, index, std::move(status));
+  // Only a client that breaks the protocol gets here; warned once per kMaxKept dropped.
+  if (settlements.dropped() != droppedBefore && droppedBefore % ReleaseSettlements::kMaxKept == 0) {
+    log::warn("client {} '{}': release settlements dropped ({} so far): more than {} it never asked for", client->id,
+              client->name, settlements.dropped(), ReleaseSettlements::kMaxKept);
+  }
+  if (settlements.unsettled() == 0) {
+    for (auto& waiter : std::exchange(allSettledWaiters, {})) waiter->fulfill();
+  }
+}
+
+kj::Promise<void> SessionServer::settleReleases(SettleReleasesContext context) {
+  auto answer = [context, state = state_]() mutable {
+    auto results = context.getResults();
+    setOk(results.initError());
+    auto settled = state->settlements.take();
+    if (!settled.empty()) toWire(settled, results.initSettled(uint32_t(settled.size())));
+  };
+  if (state_->settlements.unsettled() == 0) {
+    answer();
+    return kj::READY_NOW;
+  }
+  // Bounded: each release settles by its rendering deadline (hung_client_timeout_ms), its copy
+  // within the GPU timeout.
+  auto paf = kj::newPromiseAndFulfiller<void>();
+  state_->allSettledWaiters.push_back(kj::mv(paf.fulfiller));
+  return paf.promise.then(kj::mv(answer));
 }
 
 void SessionServer::taskFailed(kj::Exception&& exception) {

@@ -13,7 +13,7 @@
 #include "../compositor/copy_budget.hpp"
 #include "../compositor/daemon_context.hpp"
 #include "../compositor/frame_pacer.hpp"
-#include "../compositor/release_failures.hpp"
+#include "../compositor/release_settlements.hpp"
 #include "../gpu/rendering_waiter.hpp"
 #include "xrc.capnp.h"
 
@@ -30,7 +30,7 @@ struct WaitAnswer {
   LocalSpace local;
   InputSnapshot input;  // the focused session's only
   std::vector<EyeView> views;
-  ReleaseFailures::Taken releaseFailures;  // 1.13
+  std::vector<ReleaseSettlements::Settlement> settledReleases;  // 1.13
 };
 
 struct SwapchainState {
@@ -75,10 +75,13 @@ class SessionState {
   CopyBudget copyBudget;  // max_copy_mib_per_period
   // The protocol minor the client connected with.
   uint16_t clientMinor = 0;
-  // 1.13, timeline mode: an endFrame's releases are answered once accepted; failures found after
-  // that wait here for the next frame timing.
+  // 1.13, timeline mode: an endFrame's releases are answered once accepted; their settlements
+  // wait here for the next frame timing or settleReleases answer.
   bool answersReleasesEarly() const { return client->syncMode == SyncMode::timeline && clientMinor >= 13; }
-  ReleaseFailures releaseFailures;
+  ReleaseSettlements settlements;
+  // settleReleases calls waiting for every release answered early to settle.
+  std::vector<kj::Own<kj::PromiseFulfiller<void>>> allSettledWaiters;
+  void releaseSettled(uint32_t swapchainId, uint32_t index, Status status);
 
   // Host mode: when the completion of copies released by an endFrame is looked at: as the
   // session's next waitFrame (or implied one) is answered, at the latest kHostCopyCheckPeriods
@@ -104,6 +107,7 @@ class SessionServer final : public wire::Session::Server, private kj::TaskSet::E
   kj::Promise<void> locateHead(LocateHeadContext context) override;
   kj::Promise<void> applyHaptic(ApplyHapticContext context) override;
   kj::Promise<void> stopHaptic(StopHapticContext context) override;
+  kj::Promise<void> settleReleases(SettleReleasesContext context) override;
 
  private:
   // beginFrame's check and state change (also applied by an endFrame with `alsoBegin`).
@@ -119,7 +123,8 @@ class SessionServer final : public wire::Session::Server, private kj::TaskSet::E
 
   std::shared_ptr<SessionState> state_;
   // 1.13: the copies and commits of endFrames answered before they settled. Dropped with the
-  // session's capability, as an unanswered call's would be.
+  // session's capability, as an unanswered call's would be: the client acquires an image again
+  // only once its release settled, so none of its GPU work waits for what these would submit.
   kj::TaskSet settling_;
 };
 
