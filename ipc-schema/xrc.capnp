@@ -410,10 +410,11 @@ interface Session {
   applyHaptic @5 (hand :UInt8, output :Text, durationNs :Int64, frequency :Float32, amplitude :Float32)
       -> (error :Error);
   stopHaptic @6 (hand :UInt8, output :Text) -> (error :Error);
-  # 1.13: answered once every release this session's endFrames answered early has settled, with
-  # the settlements no frame timing carried yet. For a client that wants to acquire an image
-  # whose settlement has not come and expects no frame timing soon.
-  settleReleases @7 () -> (error :Error, settled :List(ReleaseSettlement));
+  # 1.13: answered once the release of image `index` of swapchain `swapchainId` that an endFrame
+  # carried and the daemon answered early has settled (at once when none is unsettled), with every
+  # settlement no answer carried yet. For a client that wants to acquire that image and expects
+  # no frame timing soon. At most 64 such calls wait per session (`exhausted`).
+  settleReleases @7 (swapchainId :UInt32, index :UInt32) -> (error :Error, settled :List(ReleaseSettlement));
 }
 
 # --- control (xr-compositorctl) -----------------------------------------------------------------

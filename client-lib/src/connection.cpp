@@ -161,16 +161,14 @@ void Connection::Impl::flushReleases() {
   link->flush();
 }
 
-void Connection::Impl::askForSettlements() {
-  link->post([](IoState& io) {
-    if (io.settleInFlight) return;
-    io.settleInFlight = true;
-    io.tasks.add(io.session.settleReleasesRequest().send().then(
-        [&io](capnp::Response<wire::Session::SettleReleasesResults>&& r) {
-          io.settleInFlight = false;
-          applySettlements(io, r.getSettled());
-        },
-        [&io](kj::Exception&&) { io.settleInFlight = false; }));  // the link reports the loss
+void Connection::Impl::askForSettlement(uint32_t swapchainId, uint32_t index) {
+  link->post([swapchainId, index](IoState& io) {
+    auto request = io.session.settleReleasesRequest(capnp::MessageSize{4, 0});
+    request.setSwapchainId(swapchainId);
+    request.setIndex(index);
+    io.tasks.add(request.send().then(
+        [&io](capnp::Response<wire::Session::SettleReleasesResults>&& r) { applySettlements(io, r.getSettled()); },
+        [](kj::Exception&&) {}));  // the link reports the loss; the acquire sees it
   });
   link->flush();
 }

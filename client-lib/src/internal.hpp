@@ -116,8 +116,9 @@ struct Connection::Impl {
   // 1.13, timeline mode: the releases an endFrame carries are answered by their settlements, which
   // come with later frame timings (or a settleReleases answer), not by the endFrame's answer.
   bool settledLater = false;
-  // Asks the daemon for every pending settlement (an acquire waits for one that has not come).
-  void askForSettlements();
+  // Asks the daemon for the settlement of image `index`'s release (an acquire waits for one that
+  // has not come), and with it every other one no frame timing carried yet.
+  void askForSettlement(uint32_t swapchainId, uint32_t index);
   std::shared_ptr<AsyncErrors> errors = std::make_shared<AsyncErrors>();
   // Our own submissions to the application's queue may come from several threads (one per
   // swapchain); Vulkan wants queue access serialized.

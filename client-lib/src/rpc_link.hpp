@@ -54,7 +54,6 @@ struct IoState {
   // Where a release settlement reported with a frame timing (1.13) goes: by swapchain id, known
   // once an endFrame carried one of its releases.
   std::map<uint32_t, std::weak_ptr<ReleaseAnswers>> releaseAnswers;
-  bool settleInFlight = false;  // a settleReleases call is on its way
   wire::Control::Client control{nullptr};
   // The last endFrame's answer, kept until the next endFrame has been sent. Dropping an answer
   // sends the call's Finish message; dropped at once, that message leaves alone and wakes the

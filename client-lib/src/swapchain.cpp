@@ -355,7 +355,7 @@ Result<uint32_t> Swapchain::acquire() {
       conn.flushReleases();
       // 1.13: its settlement may come only with a frame timing; an acquire outside the frame
       // loop asks for it.
-      if (conn.settledLater && !sc.answers->isAnswered(index)) conn.askForSettlements();
+      if (conn.settledLater && !sc.answers->isAnswered(index)) conn.askForSettlement(sc.id, index);
     }
     const Status answer = sc.answers->waitAnswered(index, kReleaseAnswerTimeout, hadToWait);
     if (hadToWait) conn.roundTrips++;

@@ -886,7 +886,7 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
       released.add(kj::mv(copied));
       continue;
     }
-    state_->settlements.accepted();
+    state_->settlements.accepted(r.id, r.index);
     settling_.add(copied.then([state = state_, id = r.id, index = r.index](Status status) {
       state->releaseSettled(id, index, std::move(status));
     }));
@@ -943,26 +943,36 @@ void SessionState::releaseSettled(uint32_t swapchainId, uint32_t index, Status s
     log::warn("client {} '{}': release settlements dropped ({} so far): more than {} it never asked for", client->id,
               client->name, settlements.dropped(), ReleaseSettlements::kMaxKept);
   }
-  if (settlements.unsettled() == 0) {
-    for (auto& waiter : std::exchange(allSettledWaiters, {})) waiter->fulfill();
-  }
+  std::erase_if(settleWaiters, [&](SettleWaiter& w) {
+    if (w.swapchainId != swapchainId || w.index != index) return false;
+    w.fulfiller->fulfill();
+    return true;
+  });
 }
 
 kj::Promise<void> SessionServer::settleReleases(SettleReleasesContext context) {
+  const uint32_t id = context.getParams().getSwapchainId();
+  const uint32_t index = context.getParams().getIndex();
   auto answer = [context, state = state_]() mutable {
     auto results = context.getResults();
     setOk(results.initError());
     auto settled = state->settlements.take();
     if (!settled.empty()) toWire(settled, results.initSettled(uint32_t(settled.size())));
   };
-  if (state_->settlements.unsettled() == 0) {
+  if (!state_->settlements.isUnsettled(id, index)) {
     answer();
+    return kj::READY_NOW;
+  }
+  if (state_->settleWaiters.size() >= SessionState::kMaxSettleWaiters) {
+    toWire(makeError(ErrorCode::exhausted, "settleReleases: {} calls are already waiting for settlements",
+                     SessionState::kMaxSettleWaiters),
+           context.getResults().initError());
     return kj::READY_NOW;
   }
   // Bounded: each release settles by its rendering deadline (hung_client_timeout_ms), its copy
   // within the GPU timeout.
   auto paf = kj::newPromiseAndFulfiller<void>();
-  state_->allSettledWaiters.push_back(kj::mv(paf.fulfiller));
+  state_->settleWaiters.push_back({id, index, kj::mv(paf.fulfiller)});
   return paf.promise.then(kj::mv(answer));
 }
 

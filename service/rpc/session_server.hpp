@@ -79,8 +79,15 @@ class SessionState {
   // wait here for the next frame timing or settleReleases answer.
   bool answersReleasesEarly() const { return client->syncMode == SyncMode::timeline && clientMinor >= 13; }
   ReleaseSettlements settlements;
-  // settleReleases calls waiting for every release answered early to settle.
-  std::vector<kj::Own<kj::PromiseFulfiller<void>>> allSettledWaiters;
+  // settleReleases calls waiting for a release answered early to settle: at most
+  // kMaxSettleWaiters, each for one image.
+  struct SettleWaiter {
+    uint32_t swapchainId;
+    uint32_t index;
+    kj::Own<kj::PromiseFulfiller<void>> fulfiller;
+  };
+  static constexpr size_t kMaxSettleWaiters = 64;
+  std::vector<SettleWaiter> settleWaiters;
   void releaseSettled(uint32_t swapchainId, uint32_t index, Status status);
 
   // Host mode: when the completion of copies released by an endFrame is looked at: as the

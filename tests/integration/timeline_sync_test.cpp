@@ -176,5 +176,34 @@ TEST(TimelineSync, TheNextFrameDoesNotWaitForTheLastOnesRendering) {
   }
 }
 
+// 1.13: a client kicked while the daemon still waits for its rendering (so the releases it was
+// answered early for have not settled) leaves in time: its acquires waited for those settlements
+// on the CPU, so none of its GPU work waits for a copy the daemon will now never submit. Its
+// rendering is held 2 s; the kick comes during the hold.
+TEST(TimelineSync, AClientKickedWithReleasesUnsettledLeavesInTime) {
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  SKIP_WITHOUT_TIMELINES(daemon);
+  DemoSpec otherSpec{"other", 2, 1'000'000};
+  otherSpec.overlay = 0;
+  auto other = startDemo(daemon, dir, otherSpec);
+  ASSERT_TRUE(other->waitForOutput("connected", 30s)) << other->output();
+  DemoSpec heldSpec{"held", 9, 1'000'000};
+  heldSpec.extraArgs = {"--gpu-hang-every", "30", "--gpu-hang-ms", "2000"};
+  auto held = startDemo(daemon, dir, heldSpec);
+  ASSERT_TRUE(held->waitForOutput("gpu hang", 30s)) << held->output();
+  DemoIdentity id;
+  ASSERT_TRUE(parseIdentity(held->output(), id)) << held->output();
+  CtlResult r = runCtl(dir, {"--socket", daemon.socket(), "kick", std::to_string(id.clientId)});
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  // It loses its daemon and ends (the demo fails then), within the hold plus teardown.
+  EXPECT_NE(held->wait(20s), 0) << held->output();
+  EXPECT_FALSE(held->running()) << "hung after the kick:\n" << held->output();
+  EXPECT_TRUE(keepsBeingDisplayed(daemon, "other")) << other->output();
+  EXPECT_TRUE(daemon.process().running());
+  other->closeStdin();
+}
+
 }  // namespace
 }  // namespace xrc::test

@@ -8,9 +8,9 @@ namespace {
 
 TEST(ReleaseSettlements, AreTakenOnceInTheOrderTheySettled) {
   ReleaseSettlements log;
-  log.accepted();
-  log.accepted();
-  log.accepted();
+  log.accepted(3, 1);
+  log.accepted(4, 0);
+  log.accepted(4, 1);
   EXPECT_EQ(log.unsettled(), 3u);
   log.settled(3, 1, makeError(ErrorCode::timeout, "hung"));
   log.settled(4, 0, Status{});
@@ -29,14 +29,32 @@ TEST(ReleaseSettlements, AreTakenOnceInTheOrderTheySettled) {
   EXPECT_EQ(log.take().size(), 1u);
 }
 
+TEST(ReleaseSettlements, KnowWhichImagesAreStillUnsettled) {
+  ReleaseSettlements log;
+  EXPECT_FALSE(log.isUnsettled(2, 0));
+  log.accepted(2, 0);
+  log.accepted(2, 1);
+  EXPECT_TRUE(log.isUnsettled(2, 0));
+  EXPECT_TRUE(log.isUnsettled(2, 1));
+  EXPECT_FALSE(log.isUnsettled(3, 0));  // same index, another swapchain
+  log.settled(2, 1, Status{});
+  EXPECT_TRUE(log.isUnsettled(2, 0));
+  EXPECT_FALSE(log.isUnsettled(2, 1));
+  // Unsettled no more once settled, before anyone takes it.
+  log.settled(2, 0, Status{});
+  EXPECT_FALSE(log.isUnsettled(2, 0));
+  EXPECT_EQ(log.take().size(), 2u);
+}
+
 TEST(ReleaseSettlements, KeepTheNewestAndCountTheDroppedWhenNobodyTakesThem) {
   ReleaseSettlements log;
   const uint32_t added = uint32_t(ReleaseSettlements::kMaxKept) + 10;
   for (uint32_t i = 0; i < added; ++i) {
-    log.accepted();
+    log.accepted(1, i);
     log.settled(1, i, Status{});
   }
   EXPECT_EQ(log.dropped(), 10u);
+  EXPECT_EQ(log.unsettled(), 0u);
   auto taken = log.take();
   ASSERT_EQ(taken.size(), ReleaseSettlements::kMaxKept);
   EXPECT_EQ(taken.front().index, 10u);
