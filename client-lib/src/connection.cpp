@@ -162,15 +162,24 @@ void Connection::Impl::flushReleases() {
 }
 
 void Connection::Impl::askForSettlement(uint32_t swapchainId, uint32_t index) {
-  link->post([swapchainId, index](IoState& io) {
+  link->post([swapchainId, index, link = link.get()](IoState& io) {
     auto request = io.session.settleReleasesRequest(capnp::MessageSize{4, 0});
     request.setSwapchainId(swapchainId);
     request.setIndex(index);
     io.tasks.add(request.send().then(
         [&io](capnp::Response<wire::Session::SettleReleasesResults>&& r) { applySettlements(io, r.getSettled()); },
-        [](kj::Exception&&) {}));  // the link reports the loss; the acquire sees it
+        [link, &io](kj::Exception&& e) {
+          (void)connectionError(*link, e, "settleReleases");
+          io.abandonReleaseAnswers();
+        }));
   });
-  link->flush();
+}
+
+void IoState::abandonReleaseAnswers() {
+  const Error lost = makeError(ErrorCode::internal, "the connection to xr-compositord was lost");
+  for (auto& [id, weak] : releaseAnswers) {
+    if (auto answers = weak.lock()) answers->abandonAll(lost);
+  }
 }
 
 Status Connection::Impl::takeAsyncError() {

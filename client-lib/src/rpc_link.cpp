@@ -136,9 +136,11 @@ void RpcLink::run(UniqueFd socket, const std::shared_ptr<AnswerSlot<bool>>& star
     started->set(makeError(ErrorCode::internal, "client I/O setup failed: {}", e->getDescription().cStr()));
     return;
   }
-  auto watch = state->network.onDisconnect()
-                   .then([this] { markDisconnected(); }, [this](kj::Exception&&) { markDisconnected(); })
-                   .eagerlyEvaluate(nullptr);
+  auto lost = [this, io = state.get()] {
+    markDisconnected();
+    io->abandonReleaseAnswers();
+  };
+  auto watch = state->network.onDisconnect().then(lost, [lost](kj::Exception&&) { lost(); }).eagerlyEvaluate(nullptr);
   kj::UnixEventPort::FdObserver wakeups(io->unixEventPort, wakeFd_.get(), kj::UnixEventPort::FdObserver::OBSERVE_READ);
   started->set(true);
 

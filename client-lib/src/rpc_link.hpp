@@ -54,6 +54,8 @@ struct IoState {
   // Where a release settlement reported with a frame timing (1.13) goes: by swapchain id, known
   // once an endFrame carried one of its releases.
   std::map<uint32_t, std::weak_ptr<ReleaseAnswers>> releaseAnswers;
+  // The connection is gone: no settlement will come; acquires waiting for one go on locally.
+  void abandonReleaseAnswers();
   wire::Control::Client control{nullptr};
   // The last endFrame's answer, kept until the next endFrame has been sent. Dropping an answer
   // sends the call's Finish message; dropped at once, that message leaves alone and wakes the

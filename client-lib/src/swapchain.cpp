@@ -294,6 +294,12 @@ Swapchain::~Swapchain() {
   // business (it waits for them before freeing its side).
   RpcLink& link = *sc.connection->link;
   sc.connection->flushReleases();  // releases not sent yet
+  if (sc.connection->settledLater) {
+    // 1.13: their settlements may come with no frame timing any more; ask for them.
+    for (uint32_t i = 0; i < sc.perImage.size(); ++i) {
+      if (!sc.answers->isAnswered(i)) sc.connection->askForSettlement(sc.id, i);
+    }
+  }
   for (uint32_t i = 0; i < sc.perImage.size() && !link.disconnected(); ++i) {
     bool hadToWait = false;
     (void)sc.answers->waitAnswered(i, kReleaseAnswerTimeout, hadToWait);
@@ -362,6 +368,9 @@ Result<uint32_t> Swapchain::acquire() {
     if (!answer && conn.link->disconnected()) {
       sc.answers->forget(index);  // the daemon went away meanwhile: carry on locally
     } else if (!answer) {
+      // Timeline values only rise, so skipping the wait for this one costs nothing; a binary
+      // semaphore the daemon did signal must still be waited (signalled twice is invalid).
+      if (conn.syncMode == SyncMode::timeline) per.releaseFailed = true;
       return answer.error();
     }
   }
@@ -371,7 +380,10 @@ Result<uint32_t> Swapchain::acquire() {
   VkDevice device = conn.vulkan.device;
   VkFence fence = per.fence.get();
   vkResetFences(device, 1, &fence);
-  const bool waitCopy = conn.syncMode != SyncMode::host && per.everAcquired && !local && !per.releasedLocally;
+  // Not once the daemon is gone, even if it went while we waited above: a copy it had not
+  // submitted by then never signals copying_done, and our queue would wait for it forever.
+  const bool waitCopy = conn.syncMode != SyncMode::host && per.everAcquired && !conn.link->disconnected() &&
+                        !per.releasedLocally && !per.releaseFailed;
   Impl::SemaphoreAt copied;
   if (waitCopy && conn.syncMode == SyncMode::binary) copied = {per.copyingDone.get(), 0};
   if (waitCopy && conn.syncMode == SyncMode::timeline) copied = {sc.copyingTimeline.get(), per.releaseValue};
@@ -461,6 +473,7 @@ Status Swapchain::release() {
   // submission that signals it, and one driver call fewer keeps release cheap (docs/SYNC.md, 12).
 
   per.releasedLocally = local;
+  per.releaseFailed = false;
   if (local) {
     (void)sc.cycle->copyDone(index);
     return {};

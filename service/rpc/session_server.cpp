@@ -835,8 +835,14 @@ kj::Promise<Status> SessionServer::end(wire::Session::EndFrameParams::Reader par
       return {};
     });
   };
-  if (s.renderWaits == 0) return commit();
-  auto committed = s.renderTail->addBranch().then(kj::mv(commit));
+  // A frame answered before it was committed (commitLater) may still wait for its turn after
+  // the renders before it are done; a later frame commits behind it, never first.
+  if (s.renderWaits == 0 && s.commitsBehindRenders == 0) return commit();
+  s.commitsBehindRenders++;
+  auto committed = s.renderTail->addBranch().then([state = state_, commit = kj::mv(commit)]() mutable {
+    state->commitsBehindRenders--;
+    return commit();
+  });
   if (!commitLater) return committed;
   // Answered now; committed once the releases before it are (a commit fails only when the frame
   // worker shuts down with it queued).
@@ -887,9 +893,16 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
       continue;
     }
     state_->settlements.accepted(r.id, r.index);
-    settling_.add(copied.then([state = state_, id = r.id, index = r.index](Status status) {
-      state->releaseSettled(id, index, std::move(status));
-    }));
+    // Settled whatever happens to the copy: a failure must not leave the client's acquire of the
+    // image (or a settleReleases call) waiting for a settlement that never comes.
+    settling_.add(copied
+                      .catch_([](kj::Exception&& e) {
+                        return Status(
+                            makeError(ErrorCode::internal, "release: the copy failed: {}", e.getDescription().cStr()));
+                      })
+                      .then([state = state_, id = r.id, index = r.index](Status status) {
+                        state->releaseSettled(id, index, std::move(status));
+                      }));
     released.add(Status{});
   }
   // The releases are under way now: a frame that fails to decode is answered as an error.

@@ -71,6 +71,8 @@ class SessionState {
   // copies not yet submitted or queued), and a promise settled when the newest of them is past
   // that point. Later releases and endFrames follow it: the frame path stays in call order.
   uint32_t renderWaits = 0;
+  // Frame commits chained behind renderTail that have not run yet.
+  uint32_t commitsBehindRenders = 0;
   std::optional<kj::ForkedPromise<void>> renderTail;
   CopyBudget copyBudget;  // max_copy_mib_per_period
   // The protocol minor the client connected with.

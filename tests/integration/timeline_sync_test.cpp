@@ -176,10 +176,11 @@ TEST(TimelineSync, TheNextFrameDoesNotWaitForTheLastOnesRendering) {
   }
 }
 
-// 1.13: a client kicked while the daemon still waits for its rendering (so the releases it was
-// answered early for have not settled) leaves in time: its acquires waited for those settlements
-// on the CPU, so none of its GPU work waits for a copy the daemon will now never submit. Its
-// rendering is held 2 s; the kick comes during the hold.
+// 1.13: a client kicked while the daemon still waits for its rendering (the releases it was
+// answered early for not settled) leaves in time, and nobody else notices. Its rendering is held
+// 2 s on its own queue and the kick comes during the hold; the daemon drops the unsettled copies
+// with the session, so nothing the client waits for may depend on them (client-lib waits for
+// settlements on the CPU, and a lost connection wakes that wait: unit test ReleaseAnswers).
 TEST(TimelineSync, AClientKickedWithReleasesUnsettledLeavesInTime) {
   TempDir dir;
   Daemon daemon(dir);
