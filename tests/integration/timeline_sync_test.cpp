@@ -122,19 +122,33 @@ TEST_P(GpuHang, AClientWhoseGpuStopsCostsTheOthersNoFrames) {
 INSTANTIATE_TEST_SUITE_P(TimelineAndHostAssertedBinaryMeasured, GpuHang,
                          ::testing::Values("timeline", "host", "binary"));
 
+// An overlay client that renders normally ("other") and one ("hanging") whose rendering stops
+// for `hangMs` on its GPU queue in every 30 frames, started once its first hang began.
+struct BystanderAndHanger {
+  std::unique_ptr<Process> other;
+  std::unique_ptr<Process> hanger;
+};
+void startBystanderAndHanger(Daemon& daemon, const TempDir& dir, uint32_t hangMs, BystanderAndHanger& out) {
+  DemoSpec otherSpec{"other", 2, 1'000'000};
+  otherSpec.overlay = 0;
+  out.other = startDemo(daemon, dir, otherSpec);
+  ASSERT_TRUE(out.other->waitForOutput("connected", 30s)) << out.other->output();
+  DemoSpec hanging{"hanging", 9, 1'000'000};
+  hanging.extraArgs = {"--gpu-hang-every", "30", "--gpu-hang-ms", std::to_string(hangMs)};
+  out.hanger = startDemo(daemon, dir, hanging);
+  ASSERT_TRUE(out.hanger->waitForOutput("gpu hang", 30s)) << out.hanger->output();
+}
+
 TEST(TimelineSync, RenderingUnfinishedAfterTheHungTimeoutIsNotCopiedAndTheClientIsTold) {
   TempDir dir;
   Daemon daemon(dir, {"--hung-client-timeout-ms", "300"});
   ASSERT_TRUE(daemon.ready()) << daemon.process().output();
   SKIP_WITHOUT_TIMELINES(daemon);
-  DemoSpec otherSpec{"other", 2, 1'000'000};
-  otherSpec.overlay = 0;
-  auto other = startDemo(daemon, dir, otherSpec);
-  ASSERT_TRUE(other->waitForOutput("connected", 30s)) << other->output();
-  DemoSpec hanging{"hanging", 9, 1'000'000};
-  hanging.extraArgs = {"--gpu-hang-every", "30", "--gpu-hang-ms", "1200"};
-  auto hanger = startDemo(daemon, dir, hanging);
-  ASSERT_TRUE(hanger->waitForOutput("gpu hang", 30s)) << hanger->output();
+  BystanderAndHanger clients;
+  startBystanderAndHanger(daemon, dir, 1200, clients);
+  if (HasFatalFailure()) return;
+  auto& other = clients.other;
+  auto& hanger = clients.hanger;
   // Its release is answered with the timeout; the demo fails on its next call, as it should.
   EXPECT_NE(hanger->wait(20s), 0) << hanger->output();
   EXPECT_NE(hanger->output().find("did not finish within 300 ms"), std::string::npos) << hanger->output();
@@ -189,14 +203,11 @@ TEST(TimelineSync, AClientKickedWithReleasesUnsettledLeavesInTime) {
   Daemon daemon(dir);
   ASSERT_TRUE(daemon.ready()) << daemon.process().output();
   SKIP_WITHOUT_TIMELINES(daemon);
-  DemoSpec otherSpec{"other", 2, 1'000'000};
-  otherSpec.overlay = 0;
-  auto other = startDemo(daemon, dir, otherSpec);
-  ASSERT_TRUE(other->waitForOutput("connected", 30s)) << other->output();
-  DemoSpec heldSpec{"held", 9, 1'000'000};
-  heldSpec.extraArgs = {"--gpu-hang-every", "30", "--gpu-hang-ms", "2000"};
-  auto held = startDemo(daemon, dir, heldSpec);
-  ASSERT_TRUE(held->waitForOutput("gpu hang", 30s)) << held->output();
+  BystanderAndHanger clients;
+  startBystanderAndHanger(daemon, dir, 2000, clients);
+  if (HasFatalFailure()) return;
+  auto& other = clients.other;
+  auto& held = clients.hanger;
   DemoIdentity id;
   ASSERT_TRUE(parseIdentity(held->output(), id)) << held->output();
   CtlResult r = runCtl(dir, {"--socket", daemon.socket(), "kick", std::to_string(id.clientId)});
