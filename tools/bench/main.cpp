@@ -464,20 +464,22 @@ int main(int argc, char** argv) {
         "images {:.1f} us, like headless {:.1f} us, one per 11 ms {:.1f} us, cold cache {:.1f} us\n",
         ping.p50, ping.p99, o.viewSize, queue, copy ? copy.value().p50 : -1.0, p50("gpu_copy_exportable_us"),
         p50("gpu_copy_like_headless_us"), p50("gpu_copy_paced_11ms_us"), p50("gpu_copy_cold_cache_us"));
-    fmt::print("{:>7} {:>6} {:>14} {:>14} {:>10} {:>14} {:>14} {:>12} {:>14} {:>8} {:>8} {:>8} {:>10}\n", "clients",
-               "sync", "release p50 us", "release p99 us", "rt/frame", "gpu copy p50", "gpu copy p99", "cpu us/frame",
-               "display work us", "missed", "late", "gpu-late", "wake p99");
+    // late: shown after their target vsync; dropped: superseded before they were shown.
+    fmt::print("{:>7} {:>6} {:>14} {:>14} {:>10} {:>14} {:>14} {:>12} {:>14} {:>8} {:>8} {:>8} {:>8} {:>10}\n",
+               "clients", "sync", "release p50 us", "release p99 us", "rt/frame", "gpu copy p50", "gpu copy p99",
+               "cpu us/frame", "display work us", "missed", "late", "dropped", "gpu-late", "wake p99");
     for (auto& s : report["scenarios"]) {
       if (!s.contains("sync_mode")) continue;
       fmt::print(
-          "{:>7} {:>6} {:>14.1f} {:>14.1f} {:>10.2f} {:>14.1f} {:>14.1f} {:>12.1f} {:>14.1f} {:>8} {:>8} {:>8} "
+          "{:>7} {:>6} {:>14.1f} {:>14.1f} {:>10.2f} {:>14.1f} {:>14.1f} {:>12.1f} {:>14.1f} {:>8} {:>8} {:>8} {:>8} "
           "{:>10.0f}\n",
           s["clients"].get<int>(), s["sync_mode"].get<std::string>(), s["release_call_us"]["p50"].get<double>(),
           s["release_call_us"]["p99"].get<double>(), s["round_trips_per_frame"].get<double>(),
           s["gpu_copy_us"]["p50"].get<double>(), s["gpu_copy_us"]["p99"].get<double>(),
           s.value("daemon_cpu_us_per_client_frame", -1.0),
           s.value("display_work_us", nlohmann::json{}).value("p50", 0.0), s.value("missed_display_frames", 0),
-          s["frames_late"].get<uint64_t>(), s.value("display_frames_gpu_late", uint64_t(0)),
+          s["frames_late"].get<uint64_t>(), s.value("frames_dropped", uint64_t(0)),
+          s.value("display_frames_gpu_late", uint64_t(0)),
           s.value("display_wake_delay_us", nlohmann::json{}).value("p99", 0.0));
     }
     auto printByThread = [&](const char* key, const char* what, int decimals) {
