@@ -24,6 +24,7 @@ class BadInput : public ::testing::Test {
     auto system = client::describe(daemon_->socket());
     ASSERT_TRUE(system) << system.error().describe();
     device_ = system.value().device;
+    daemonHasTimelines_ = system.value().daemonHasTimelineSemaphoreFd;
   }
 
   void TearDown() override {
@@ -55,16 +56,21 @@ class BadInput : public ::testing::Test {
   };
 
   wire::ErrorCode connect(Raw& raw, uint16_t major = kProtocolMajor, bool corruptUuid = false, bool overlay = false,
-                          uint32_t overlayPlacement = 0) {
+                          uint32_t overlayPlacement = 0, uint16_t minor = 0, bool sharesTimelines = false) {
     raw.link = RawRpc::open(daemon_->socket());
     EXPECT_TRUE(raw.link);
     auto request = raw.link->bootstrap().connectRequest();
     auto info = request.initClient();
-    info.initVersion().setMajor(major);
+    auto version = info.initVersion();
+    version.setMajor(major);
+    version.setMinor(minor);
     info.setName("raw");
     DeviceFacts facts = device_;
     if (corruptUuid) facts.deviceUuid[0] ^= 0xff;
     toWire(facts, info.initDevice());
+    // Claimed only where asked: otherwise the raw session stays in host mode.
+    info.setHasExternalSemaphoreFd(sharesTimelines);
+    info.setHasTimelineSemaphoreFd(sharesTimelines);
     info.setOverlay(overlay);
     info.setOverlayPlacement(overlayPlacement);
     auto response = request.send().wait(raw.link->waitScope());
@@ -137,6 +143,7 @@ class BadInput : public ::testing::Test {
   std::unique_ptr<Daemon> daemon_;
   std::unique_ptr<Process> bystander_;
   DeviceFacts device_;
+  bool daemonHasTimelines_ = false;
   std::string lastMessage_;
 };
 
@@ -287,6 +294,50 @@ TEST_F(BadInput, LayerNamingAnotherSessionsSwapchain) {
   EXPECT_NE(lastMessage_.find("display time 0 is not positive"), std::string::npos) << lastMessage_;
   // Nothing was disturbed: the same frame still ends correctly.
   EXPECT_EQ(endFrame(own.id, 1, 0.5f), wire::ErrorCode::NONE) << lastMessage_;
+}
+
+// 1.13, timeline mode: settleReleases calls waiting for a release answered early are bounded (64
+// per session; one more is answered `exhausted` at once), and every waiting one is answered once
+// that release settles, here by hung_client_timeout_ms: nothing ever signals its rendering.
+TEST_F(BadInput, SettleReleasesCallsWaitingAreBounded) {
+  if (!daemonHasTimelines_) GTEST_SKIP() << "the daemon's device shares no timeline semaphores (lavapipe)";
+  Raw raw;
+  ASSERT_EQ(connect(raw, kProtocolMajor, false, false, 0, 13, /*sharesTimelines=*/true), wire::ErrorCode::NONE)
+      << lastMessage_;
+  auto sc = create(raw, color());
+  ASSERT_EQ(sc.code, wire::ErrorCode::NONE) << lastMessage_;
+  auto end = raw.session.endFrameRequest();
+  end.setFrameId(1);  // never begun: the frame is refused, its releases are applied
+  auto releases = end.initReleases(1);
+  releases[0].setSwapchainId(sc.id);
+  releases[0].setIndex(0);
+  releases[0].setRenderingValue(1);
+  auto ended = end.send().wait(raw.link->waitScope());
+  ASSERT_EQ(ended.getReleaseErrors().size(), 1u);
+  ASSERT_EQ(ended.getReleaseErrors()[0].getCode(), wire::ErrorCode::NONE)
+      << "answered once accepted: " << ended.getReleaseErrors()[0].getMessage().cStr();
+  auto settleRequest = [&] {
+    auto request = raw.session.settleReleasesRequest();
+    request.setSwapchainId(sc.id);
+    request.setIndex(0);
+    return request;
+  };
+  std::vector<capnp::RemotePromise<wire::Session::SettleReleasesResults>> waiting;
+  for (int i = 0; i < 64; ++i) waiting.push_back(settleRequest().send());
+  auto extra = settleRequest().send().wait(raw.link->waitScope());
+  EXPECT_EQ(extra.getError().getCode(), wire::ErrorCode::EXHAUSTED);
+  EXPECT_NE(std::string(extra.getError().getMessage().cStr()).find("already waiting"), std::string::npos);
+  size_t settlements = 0;
+  for (auto& promise : waiting) {
+    auto answer = promise.wait(raw.link->waitScope());
+    EXPECT_EQ(answer.getError().getCode(), wire::ErrorCode::NONE);
+    for (auto settled : answer.getSettled()) {
+      settlements++;
+      EXPECT_EQ(settled.getSwapchainId(), sc.id);
+      EXPECT_EQ(settled.getError().getCode(), wire::ErrorCode::TIMEOUT) << settled.getError().getMessage().cStr();
+    }
+  }
+  EXPECT_EQ(settlements, 1u) << "each settlement is reported exactly once";
 }
 
 TEST_F(BadInput, FrameCallsOutOfOrder) {
