@@ -6,7 +6,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("xrc::wire");
 
 const protocolMajor :UInt16 = 1;
-const protocolMinor :UInt16 = 13;
+const protocolMinor :UInt16 = 14;
 # Minor 1: view poses/fovs, head pose with waitFrame, locateHead.
 # Minor 2: overlay sessions, session roles, per-frame stats, Control.setPrimary/kick.
 # Minor 3: environment blend modes (system description, endFrame, status); LOCAL space changes
@@ -36,6 +36,7 @@ const protocolMinor :UInt16 = 13;
 #          accepted, not once the client's rendering is done; each one's settlement (its copy or
 #          pass-through submitted, or why not) comes later, exactly once, with a frame timing
 #          (FrameTiming.settledReleases) or the answer to Session.settleReleases.
+# Minor 14: DaemonStatus.copyBatches/copiesBatched (copy_batch_us).
 
 # --- errors -------------------------------------------------------------------------------------
 # Every call answers with an Error; code `none` means success. Errors are data, not exceptions, so
@@ -525,6 +526,10 @@ struct DaemonStatus {
   # under --compose every-frame; otherwise (headless, --compose on-read) only those a readDisplay
   # asked for, each at most once. Headless only (0 under openxr).
   displayFramesComposed @23 :UInt64;
+  # 1.14: timeline mode, copies held back to be submitted together (copy_batch_us; 0 when off):
+  # the batches let go, and the copies that joined them, since start.
+  copyBatches @24 :UInt64;
+  copiesBatched @25 :UInt64;
 }
 
 # 1.10: the desktop window the display is also presented in (seed 003's present semaphores).

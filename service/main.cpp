@@ -35,6 +35,7 @@
 #include "log.hpp"
 #include "platform/systemd.hpp"
 #include "present/window_presenter.hpp"
+#include "rpc/copy_batch.hpp"
 #include "rpc/listener.hpp"
 #include "xrc/socket_path.hpp"
 
@@ -204,6 +205,7 @@ xrc::Result<xrc::DaemonConfig> effectiveConfig(const Options& options) {
   if (given.count("sync_mode")) c.syncMode = cli.syncMode;
   if (given.count("device_uuid")) c.deviceUuid = cli.deviceUuid;
   if (given.count("shutdown_grace_ms")) c.shutdownGraceMs = cli.shutdownGraceMs;
+  if (given.count("copy_batch_us")) c.copyBatchUs = cli.copyBatchUs;
   if (given.count("mirror")) c.mirror = cli.mirror;
   if (given.count("head_motion")) c.headMotion = cli.headMotion;
   if (given.count("compose")) c.compose = cli.compose;
@@ -331,6 +333,8 @@ int run(const Options& options) {
       log::error("{}", renderingWaiter.error().describe());
       return 1;
     }
+    auto io = kj::setupAsyncIo();
+    CopyBatch copyBatch(io.provider->getTimer(), std::chrono::microseconds(config.copyBatchUs));
     DaemonContext ctx{*gpu,
                       *backends.copyTimeline,
                       *backend,
@@ -342,11 +346,11 @@ int run(const Options& options) {
                       images,
                       refusals,
                       *renderingWaiter.value(),
+                      copyBatch,
                       forced,
                       std::chrono::milliseconds(2000),
                       monotonicNowNs(),
                       uint32_t(::getuid())};
-    auto io = kj::setupAsyncIo();
     auto lossSignal = io.lowLevelProvider->wrapInputFd(lossEvent.get());
     uint64_t lossBuffer = 0;
     auto disconnecting = disconnectAllOnSignal(*lossSignal, clients, lossBuffer).eagerlyEvaluate([](kj::Exception&& e) {
@@ -537,6 +541,11 @@ int main(int argc, char** argv) {
                       "Headless display's environment blend modes, preferred first: opaque, additive, alpha_blend")
            ->capture_default_str(),
        "environment_blend_modes"},
+      {app.add_option("--copy-batch-us", cli.copyBatchUs,
+                      "Timeline mode: hold copies whose rendering is done up to this long, to submit them "
+                      "together (many clients on one GPU); 0: each at once")
+           ->capture_default_str(),
+       "copy_batch_us"},
       {app.add_option("--queue-priority", cli.queuePriority,
                       "Highest GPU queue priority to ask for (low, medium, high, realtime); lower ones are "
                       "tried when the driver refuses")

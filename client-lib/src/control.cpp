@@ -103,6 +103,8 @@ Result<DaemonStatus> ControlClient::status() {
               out.daemonPid = in.getDaemonPid();
               out.environmentBlendMode = xrc::fromWire(in.getEnvironmentBlendMode());
               out.acceptFailures = in.getAcceptFailures();
+              out.copyBatches = in.getCopyBatches();
+              out.copiesBatched = in.getCopiesBatched();
               for (auto h : in.getLimitsHit()) {
                 out.limitsHit.push_back(LimitHit{h.getLimit().cStr(), h.getCount(), h.getSecondsAgo()});
               }

@@ -19,6 +19,8 @@
 
 namespace xrc {
 
+class CopyBatch;
+
 struct DaemonContext {
   gpu::GpuDevice& gpu;
   gpu::Timeline& copyTimeline;
@@ -32,6 +34,8 @@ struct DaemonContext {
   Refusals& refusals;
   // Timeline mode's CPU-side waits for clients' rendering (docs/SYNC.md).
   gpu::RenderingWaiter& renderingWaiter;
+  // KJ thread only: timeline copies held back to be submitted together (copy_batch_us).
+  CopyBatch& copyBatch;
   std::optional<SyncMode> forcedSyncMode;
   std::chrono::milliseconds gpuTimeout{2000};
   int64_t startNs = 0;

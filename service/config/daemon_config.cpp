@@ -98,6 +98,10 @@ Status validateConfig(const DaemonConfig& c, std::string_view p) {
     return makeError(ErrorCode::invalidArgument, "{} must be within 0..60000 (got {})",
                      name("shutdown-grace-ms", "shutdown_grace_ms"), c.shutdownGraceMs);
   }
+  if (c.copyBatchUs < 0 || c.copyBatchUs > kMaxCopyBatchUs) {
+    return makeError(ErrorCode::invalidArgument, "{} must be within 0..{} (got {})",
+                     name("copy-batch-us", "copy_batch_us"), kMaxCopyBatchUs, c.copyBatchUs);
+  }
   return validateLimits(c.limits, p);
 }
 
@@ -162,18 +166,23 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
         return makeError(ErrorCode::invalidArgument, "{}: 'shutdown_grace_ms' must be an integer", where(source, node));
       }
       next.shutdownGraceMs = *node.value<int64_t>();
+    } else if (k == "copy_batch_us") {
+      if (!node.is_integer()) {
+        return makeError(ErrorCode::invalidArgument, "{}: 'copy_batch_us' must be an integer", where(source, node));
+      }
+      next.copyBatchUs = *node.value<int64_t>();
     } else if (const LimitKey* limit = findLimitKey(k)) {
       if (!node.is_integer()) {
         return makeError(ErrorCode::invalidArgument, "{}: '{}' must be an integer", where(source, node), k);
       }
       next.limits.*limit->member = *node.value<int64_t>();
     } else {
-      return makeError(
-          ErrorCode::invalidArgument,
-          "{}: unknown key '{}' (known: backend, socket, refresh_hz, log_level, view_size, sync_mode, "
-          "device_uuid, shutdown_grace_ms, mirror, head_motion, compose, environment_blend_modes, queue_priority, "
-          "openxr_overlay, or a limit: {})",
-          where(source, node), k, limitNames());
+      return makeError(ErrorCode::invalidArgument,
+                       "{}: unknown key '{}' (known: backend, socket, refresh_hz, log_level, view_size, sync_mode, "
+                       "device_uuid, shutdown_grace_ms, copy_batch_us, mirror, head_motion, compose, "
+                       "environment_blend_modes, queue_priority, "
+                       "openxr_overlay, or a limit: {})",
+                       where(source, node), k, limitNames());
     }
     if (!s) return s;
     // Range checks right away, so the message can name this file's line.
@@ -227,6 +236,7 @@ std::vector<std::string> changedKeys(const DaemonConfig& a, const DaemonConfig& 
   if (a.syncMode != b.syncMode) out.push_back("sync_mode");
   if (a.deviceUuid != b.deviceUuid) out.push_back("device_uuid");
   if (a.shutdownGraceMs != b.shutdownGraceMs) out.push_back("shutdown_grace_ms");
+  if (a.copyBatchUs != b.copyBatchUs) out.push_back("copy_batch_us");
   if (a.mirror != b.mirror) out.push_back("mirror");
   if (a.headMotion != b.headMotion) out.push_back("head_motion");
   if (a.compose != b.compose) out.push_back("compose");

@@ -15,6 +15,9 @@
 
 namespace xrc {
 
+// The longest copy_batch_us: a display period at 90 Hz.
+inline constexpr int64_t kMaxCopyBatchUs = 11000;
+
 struct DaemonConfig {
   std::string backend = "headless";
   std::string socket;  // empty: $XR_COMPOSITOR_SOCKET, else $XDG_RUNTIME_DIR/xr-compositor/socket
@@ -24,6 +27,7 @@ struct DaemonConfig {
   std::string syncMode = "auto";
   std::string deviceUuid;
   int64_t shutdownGraceMs = 1000;
+  int64_t copyBatchUs = 0;  // timeline mode: copies held up to this long to be submitted together (0: off)
   std::string environmentBlendModes = "opaque";  // headless: the display's, preferred first
   std::string mirror = "none";                   // headless: none | window (the display also shown in a window)
   std::string headMotion = "still";              // headless: still | sway (the simulated head turns to and fro)

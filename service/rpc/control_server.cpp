@@ -6,6 +6,7 @@
 
 #include "../input/simulated_controllers.hpp"
 #include "../log.hpp"
+#include "copy_batch.hpp"
 #include "xrc/wire_convert.hpp"
 
 namespace xrc {
@@ -93,6 +94,8 @@ kj::Promise<void> ControlServer::status(StatusContext context) {
   status.setPrimaryClientId(display.primaryClientId);
   status.setDaemonPid(uint32_t(::getpid()));
   status.setAcceptFailures(ctx_.acceptFailures);
+  status.setCopyBatches(ctx_.copyBatch.batches());
+  status.setCopiesBatched(ctx_.copyBatch.copies());
   const int64_t nowNs = monotonicNowNs();
   const auto hits = ctx_.refusals.snapshot();
   auto hitList = status.initLimitsHit(uint32_t(hits.size()));

@@ -6,6 +6,7 @@
 
 #include "../input/simulated_controllers.hpp"
 #include "../log.hpp"
+#include "copy_batch.hpp"
 #include "xrc/wire_convert.hpp"
 
 namespace xrc {
@@ -320,13 +321,22 @@ kj::Promise<Status> copyWhenRendered(const std::shared_ptr<SessionState>& sessio
   ctx.renderingWaiter.wait(
       core->shared->renderingTimeline(), value, receivedNs + ctx.limits.hungClientTimeoutMs * 1'000'000,
       core->shared->renderingTimelineOwner(), [fulfiller](bool reached) { (*fulfiller)->fulfill(kj::cp(reached)); });
+  // Rendered: submitted with the copies that became ready with it (copy_batch_us), the copies
+  // of this frame's other releases included, so it joins its batch before waiting its turn. A
+  // 1.12 client's next frame waits for its releases' copies, so only 1.13's are held.
+  auto letGo = rendered.promise
+                   .then([session](bool reached) -> kj::Promise<bool> {
+                     if (!reached || !session->answersReleasesEarly()) return reached;
+                     return session->ctx.copyBatch.join().then([] { return true; });
+                   })
+                   .eagerlyEvaluate(nullptr);
   kj::Promise<void> previous = kj::READY_NOW;
   if (session->renderTail) previous = session->renderTail->addBranch();
   auto past = kj::newPromiseAndFulfiller<void>();
   // Settled also when this release is dropped unanswered (its session going away).
   session->renderTail = past.promise.catch_([](kj::Exception&&) {}).fork();
   session->renderWaits++;
-  return previous.then([rendered = kj::mv(rendered.promise)]() mutable { return kj::mv(rendered); })
+  return previous.then([letGo = kj::mv(letGo)]() mutable { return kj::mv(letGo); })
       .then([session, held = HeldOnWorker(ctx.worker, std::move(core)), id, index, copyBytes, receivedNs,
              past = kj::mv(past.fulfiller)](bool reached) mutable -> kj::Promise<Status> {
         session->renderWaits--;

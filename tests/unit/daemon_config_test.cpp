@@ -106,6 +106,26 @@ TEST(DaemonConfig, QueuePriorityIsOneOfVulkansFour) {
   EXPECT_EQ(changedKeys(c, other), std::vector<std::string>{"queue_priority"});
 }
 
+TEST(DaemonConfig, CopyBatchIsOffByDefaultAndAtMostADisplayPeriodAt90Hz) {
+  DaemonConfig c;
+  EXPECT_EQ(c.copyBatchUs, 0);
+  ASSERT_TRUE(applyToml("copy_batch_us = 3000\n", "test.toml", c));
+  EXPECT_EQ(c.copyBatchUs, 3000);
+  for (const char* bad : {"copy_batch_us = 11001\n", "copy_batch_us = -1\n"}) {
+    auto s = applyToml(bad, "test.toml", c);
+    ASSERT_FALSE(s) << bad;
+    EXPECT_NE(s.error().message.find("test.toml:1: copy_batch_us must be within 0..11000"), std::string::npos)
+        << s.error().message;
+  }
+  auto s = applyToml("copy_batch_us = \"3 ms\"\n", "test.toml", c);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("'copy_batch_us' must be an integer"), std::string::npos) << s.error().message;
+  EXPECT_EQ(c.copyBatchUs, 3000);  // errors leave the configuration as it was
+  DaemonConfig other = c;
+  other.copyBatchUs = 0;
+  EXPECT_EQ(changedKeys(c, other), std::vector<std::string>{"copy_batch_us"});
+}
+
 TEST(DaemonConfig, OpenXrOverlayIsABoolean) {
   DaemonConfig c;
   EXPECT_FALSE(c.openxrOverlay);

@@ -97,6 +97,8 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
           {"environment_blend_mode", xrc::blendModeName(s.environmentBlendMode)},
           {"haptics", haptics},
           {"accept_failures", s.acceptFailures},
+          {"copy_batches", s.copyBatches},
+          {"copies_batched", s.copiesBatched},
           {"limits_hit", limitsHit},
           {"image_bytes", s.imageBytes},
           {"image_bytes_limit", s.imageBytesLimit},
