@@ -527,7 +527,7 @@ struct DaemonStatus {
   # asked for, each at most once. Headless only (0 under openxr).
   displayFramesComposed @23 :UInt64;
   # 1.14: timeline mode, copies held back to be submitted together (copy_batch_us; 0 when off):
-  # the batches let go, and the copies that joined them, since start.
+  # the batches opened, and the copies that joined them, since start.
   copyBatches @24 :UInt64;
   copiesBatched @25 :UInt64;
 }

@@ -26,8 +26,8 @@ class CopyBatch {
   kj::Promise<void> join();
 
   std::chrono::microseconds window() const { return window_; }
-  uint64_t batches() const { return state_->batches; }  // let go (or taking copies now)
-  uint64_t copies() const { return state_->copies; }    // that joined one
+  uint64_t batches() const { return state_->batches; }  // opened (the latest may still take copies)
+  uint64_t copies() const { return state_->copies; }    // that joined one (also those dropped since)
 
  private:
   struct State {

@@ -314,19 +314,20 @@ kj::Promise<Status> renderingTimedOut(const std::shared_ptr<SessionState>& sessi
 // Releases stay in the session's order: each follows the one before it (SessionState::renderTail).
 kj::Promise<Status> copyWhenRendered(const std::shared_ptr<SessionState>& session, std::shared_ptr<SwapchainCore> core,
                                      uint32_t id, uint32_t index, uint64_t value, uint64_t copyBytes,
-                                     int64_t receivedNs) {
+                                     int64_t receivedNs, bool answeredEarly) {
   DaemonContext& ctx = session->ctx;
   auto rendered = kj::newPromiseAndCrossThreadFulfiller<bool>();
   auto fulfiller = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<bool>>>(kj::mv(rendered.fulfiller));
   ctx.renderingWaiter.wait(
       core->shared->renderingTimeline(), value, receivedNs + ctx.limits.hungClientTimeoutMs * 1'000'000,
       core->shared->renderingTimelineOwner(), [fulfiller](bool reached) { (*fulfiller)->fulfill(kj::cp(reached)); });
-  // Rendered: submitted with the copies that became ready with it (copy_batch_us), the copies
-  // of this frame's other releases included, so it joins its batch before waiting its turn. A
-  // 1.12 client's next frame waits for its releases' copies, so only 1.13's are held.
+  // Rendered: submitted with the copies that became ready with it (copy_batch_us), so it joins
+  // its batch before waiting its turn behind the session's earlier copies. Only a release already
+  // answered (`answeredEarly`) is held: a release call's answer, and a 1.12 client's next frame,
+  // wait for the copy.
   auto letGo = rendered.promise
-                   .then([session](bool reached) -> kj::Promise<bool> {
-                     if (!reached || !session->answersReleasesEarly()) return reached;
+                   .then([session, answeredEarly](bool reached) -> kj::Promise<bool> {
+                     if (!reached || !answeredEarly) return reached;
                      return session->ctx.copyBatch.join().then([] { return true; });
                    })
                    .eagerlyEvaluate(nullptr);
@@ -398,8 +399,9 @@ kj::Promise<Status> copyAccepted(const std::shared_ptr<SessionState>& session, u
     return copyReleased(session, std::move(accepted.core), id, index, accepted.copyBytes, accepted.receivedNs,
                         settleAtNextWait);
   }
+  // An endFrame's releases (`settleAtNextWait`) are answered once accepted for a 1.13 client.
   return copyWhenRendered(session, std::move(accepted.core), id, index, renderingValue, accepted.copyBytes,
-                          accepted.receivedNs);
+                          accepted.receivedNs, settleAtNextWait && session->answersReleasesEarly());
 }
 
 kj::Promise<Status> startRelease(const std::shared_ptr<SessionState>& session, uint32_t id, uint32_t index,
