@@ -248,6 +248,9 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
     result["display_work_us"] = xrc::tools::percentilesJson(after->displayWorkUs);
     result["display_wake_delay_us"] = xrc::tools::percentilesJson(after->displayWakeDelayUs);
     result["daemon_cpu_us_per_display_frame"] = xrc::tools::percentilesJson(after->daemonCpuUsPerDisplayFrame);
+    // --daemon-arg=--copy-batch-us=N: what the batching did in this run.
+    result["copy_batches"] = after->copyBatches - before->copyBatches;
+    result["copies_batched"] = after->copiesBatched - before->copiesBatched;
   }
   result["frames_displayed"] = displayed;
   result["frames_late"] = late;
@@ -497,6 +500,11 @@ int main(int argc, char** argv) {
           "display frames late on the GPU\n",
           s["clients"].get<int>(), s["steady_s"].get<double>(), s["client_frames_per_s_steady"].get<double>(),
           s["missed_display_frames_steady"].get<uint64_t>(), s["display_frames_gpu_late_steady"].get<uint64_t>());
+    }
+    for (auto& s : report["scenarios"]) {
+      if (s.value("copies_batched", uint64_t(0)) == 0) continue;
+      fmt::print("copy batches ({} clients): {} copies in {} batches\n", s["clients"].get<int>(),
+                 s["copies_batched"].get<uint64_t>(), s["copy_batches"].get<uint64_t>());
     }
     for (auto& s : report["scenarios"]) {
       if (!s.contains("floor")) continue;
