@@ -9,15 +9,12 @@ kj::Promise<void> CopyBatch::join() {
   State& state = *state_;
   if (!state.taking) {
     // The previous batch (if any) has been let go: its forked promise resolved, so replacing it
-    // here, outside its continuation, only drops this object's reference to it.
+    // here, outside its continuation, only drops this object's reference to it. Only the batch
+    // opened here can end `taking`, as no other is open until it does.
     state.taking = true;
     state.batches++;
-    const uint64_t generation = ++state.generation;
-    batch_ = timer_.afterDelay(window_.count() * kj::MICROSECONDS)
-                 .then([state = state_, generation] {
-                   if (state->generation == generation) state->taking = false;
-                 })
-                 .fork();
+    batch_ =
+        timer_.afterDelay(window_.count() * kj::MICROSECONDS).then([state = state_] { state->taking = false; }).fork();
   }
   state.copies++;
   return batch_->addBranch();

@@ -25,14 +25,12 @@ class CopyBatch {
   // the batch it joins is let go, `window` after that batch's first copy joined.
   kj::Promise<void> join();
 
-  std::chrono::microseconds window() const { return window_; }
   uint64_t batches() const { return state_->batches; }  // opened (the latest may still take copies)
   uint64_t copies() const { return state_->copies; }    // that joined one (also those dropped since)
 
  private:
   struct State {
-    uint64_t generation = 0;  // of the batch taking copies
-    bool taking = false;      // a batch takes copies until its window ends
+    bool taking = false;  // the latest batch takes copies until its window ends
     uint64_t batches = 0;
     uint64_t copies = 0;
   };

@@ -84,7 +84,7 @@ struct DaemonStatus {
   EnvironmentBlendMode environmentBlendMode = EnvironmentBlendMode::opaque;
   std::vector<HapticStatus> haptics;               // per hand [left, right] (1.7; empty from older daemons)
   uint64_t acceptFailures = 0;                     // failed accept() calls: the daemon ran out of fds (1.7)
-  uint64_t copyBatches = 0, copiesBatched = 0;     // copy_batch_us: batches let go, copies in them (1.14)
+  uint64_t copyBatches = 0, copiesBatched = 0;     // copy_batch_us: batches opened, copies that joined (1.14)
   std::vector<LimitHit> limitsHit;                 // (1.8)
   uint64_t imageBytes = 0, imageBytesLimit = 0;    // all clients' swapchain images (1.8)
   std::optional<WindowOutputStatus> windowOutput;  // none: no window output (1.10)
