@@ -120,7 +120,19 @@ std::vector<CommittedFrame> FrameScheduler::commit(CommittedFrame frame, int64_t
 
 DisplaySelection FrameScheduler::select(int64_t vsyncNs, int64_t periodNs) {
   const int64_t cpuNow = processCpuNs();
-  Lock lock(mutex_);
+  DisplaySelection out;
+  std::vector<std::function<void()>> latched;
+  {
+    Lock lock(mutex_);
+    out = selectLocked(vsyncNs, periodNs, cpuNow);
+    latched = takeLatchWaitersLocked(vsyncNs, /*idle=*/false);
+  }
+  // Outside the lock: a waiter may call back into the scheduler.
+  for (auto& done : latched) done();
+  return out;
+}
+
+DisplaySelection FrameScheduler::selectLocked(int64_t vsyncNs, int64_t periodNs, int64_t cpuNow) {
   DisplaySelection out;
   // System stats: vsyncs skipped since the last display frame, CPU spent per display frame.
   if (lastVsyncNs_ != 0 && periodNs > 0 && vsyncNs - lastVsyncNs_ > periodNs + periodNs / 2) {
@@ -190,9 +202,42 @@ void FrameScheduler::displayed(int64_t workNs, std::optional<int64_t> wakeDelayN
 }
 
 void FrameScheduler::displayIdle() {
+  std::vector<std::function<void()>> waiting;
+  {
+    Lock lock(mutex_);
+    lastVsyncNs_ = 0;
+    lastCpuNs_ = 0;
+    waiting = takeLatchWaitersLocked(0, /*idle=*/true);
+  }
+  for (auto& done : waiting) done();
+}
+
+bool FrameScheduler::latchPendingLocked(int64_t vsyncNs, int64_t periodNs) const {
+  if (lastVsyncNs_ == 0 || periodNs <= 0) return false;          // idle: nothing will latch it soon
+  if (lastVsyncNs_ >= vsyncNs - periodNs / 2) return false;      // latched already
+  return lastVsyncNs_ >= vsyncNs - 2 * periodNs - periodNs / 2;  // else the display is stalled
+}
+
+bool FrameScheduler::latchPending(int64_t vsyncNs, int64_t periodNs) const {
   Lock lock(mutex_);
-  lastVsyncNs_ = 0;
-  lastCpuNs_ = 0;
+  return latchPendingLocked(vsyncNs, periodNs);
+}
+
+bool FrameScheduler::whenLatched(int64_t vsyncNs, int64_t periodNs, std::function<void()> done) {
+  Lock lock(mutex_);
+  if (!latchPendingLocked(vsyncNs, periodNs)) return false;
+  latchWaiters_.push_back({vsyncNs - periodNs / 2, std::move(done)});
+  return true;
+}
+
+std::vector<std::function<void()>> FrameScheduler::takeLatchWaitersLocked(int64_t vsyncNs, bool idle) {
+  std::vector<std::function<void()>> due;
+  std::erase_if(latchWaiters_, [&](LatchWaiter& w) {
+    if (!idle && w.dueAtVsyncNs > vsyncNs) return false;
+    due.push_back(std::move(w.done));
+    return true;
+  });
+  return due;
 }
 
 DisplayStats FrameScheduler::displayStats() const {

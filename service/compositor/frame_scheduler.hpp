@@ -6,6 +6,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -60,6 +61,18 @@ class FrameScheduler final : public DisplayFeed {
 
   DisplayStats displayStats() const XRC_EXCLUDES(mutex_);
 
+  // Any thread. A client is woken for its next frame when the display latches the one before it
+  // (FramePacer), but the two run on different clocks: a display loop that reaches select() late
+  // would find the client's next frame committed already and drop the one it was due to show.
+  // `done` runs (on the display thread, or a thread calling displayIdle()) once the display has
+  // latched vsync `vsyncNs` (select() for a vsync within half a period of it, or later) or went
+  // idle. Returns false, without keeping `done`, where there is nothing to wait for: the display
+  // latched it already, is idle, or runs more than two periods behind it (stalled: waiting on it
+  // would only delay the client).
+  bool whenLatched(int64_t vsyncNs, int64_t periodNs, std::function<void()> done) XRC_EXCLUDES(mutex_);
+  // The same test without keeping anything: whether whenLatched() would wait now.
+  bool latchPending(int64_t vsyncNs, int64_t periodNs) const XRC_EXCLUDES(mutex_);
+
  private:
   struct Entry {
     std::shared_ptr<ClientRecord> client;
@@ -68,6 +81,10 @@ class FrameScheduler final : public DisplayFeed {
     int64_t lastCommitNs = 0;
   };
   Visibility visibilityLocked(const Entry& e) const XRC_REQUIRES(mutex_);
+  DisplaySelection selectLocked(int64_t vsyncNs, int64_t periodNs, int64_t cpuNow) XRC_REQUIRES(mutex_);
+  bool latchPendingLocked(int64_t vsyncNs, int64_t periodNs) const XRC_REQUIRES(mutex_);
+  // The latch waiters due once the display has latched `vsyncNs` (all of them for `idle`).
+  std::vector<std::function<void()>> takeLatchWaitersLocked(int64_t vsyncNs, bool idle) XRC_REQUIRES(mutex_);
   void electPrimary() XRC_REQUIRES(mutex_);
 
   mutable Mutex mutex_;
@@ -81,6 +98,11 @@ class FrameScheduler final : public DisplayFeed {
   uint64_t missedFrames_ XRC_GUARDED_BY(mutex_) = 0;
   uint64_t framesSinceSelect_ XRC_GUARDED_BY(mutex_) = 0;  // client frames committed
   std::optional<EnvironmentBlendMode> blendMode_ XRC_GUARDED_BY(mutex_);
+  struct LatchWaiter {
+    int64_t dueAtVsyncNs;  // the earliest latched vsync that releases it
+    std::function<void()> done;
+  };
+  std::vector<LatchWaiter> latchWaiters_ XRC_GUARDED_BY(mutex_);  // at most one per waiting client
   struct CpuSample {
     int64_t cpuNs;
     uint64_t clientFrames;

@@ -5,8 +5,9 @@
 #   - the refresh rate the daemon advertises is Monado's (20 Hz; 90 Hz with XRC_MONADO_HZ=90);
 #   - the demo (300 frames) and hello_xr (-g Vulkan2, XRC_MONADO_SECONDS after its first 3 s)
 #     through the daemon submit frames and reach FOCUSED; of each one's frames, >= 98 % are
-#     displayed, none late
-#     (XRC_MONADO_MAX_LATE, default 0); XRC_MONADO_DEMO_ARGS adds demo options (e.g. --stats);
+#     displayed, none late (XRC_MONADO_MAX_LATE, default 0); XRC_MONADO_DEMO_ARGS adds demo
+#     options (e.g. --stats);
+#   - the demo once more with one CPU-bound process per core beside it: >= 99 % displayed;
 #   - no error lines in the daemon's log but Monado's known one (stage bounds).
 #
 #   tests/monado/run-monado.sh BUILD_DIR [OUT_DIR]
@@ -86,10 +87,11 @@ python3 -c 'import sys; sys.exit(abs(float(sys.argv[1]) - float(sys.argv[2])) > 
   fail "refresh rate $refresh Hz, Monado's is $hz Hz"
 
 # One client at a time; its counters are read while it is still connected (held after its last frame).
-check_client() {  # name status.json [baseline status.json: count only the frames after it]
-  python3 - "$1" "$2" "$max_late" "${3:-}" <<'PY'
+check_client() {  # name status.json [baseline status.json: count only the frames after it] [min displayed %]
+  python3 - "$1" "$2" "$max_late" "${3:-}" "${4:-98}" <<'PY'
 import json, sys
 name, path, max_late, baseline = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+min_share = float(sys.argv[5])
 def client(p):
     clients = [c for c in json.load(open(p))["clients"] if c["role"] != "overlay"]
     if len(clients) != 1:
@@ -107,29 +109,49 @@ print(f"monado: {name}: {sub} submitted, {shown} displayed ({share:.1f} %), {lat
       f"latency p50 {c['latency_us']['p50']:.0f} us")
 problems = []
 if sub < 20: problems.append(f"only {sub} frames submitted")
-if share < 98.0: problems.append(f"{share:.1f} % displayed (< 98 %)")
+if share < min_share: problems.append(f"{share:.1f} % displayed (< {min_share:g} %)")
 if late > max_late: problems.append(f"{late} late (> {max_late})")
 if problems: sys.exit(f"monado: {name}: " + "; ".join(problems))
 PY
 }
 
-echo "=== monado: the demo through the daemon (300 frames)"
+# The demo through the daemon: NAME [MIN_DISPLAYED_PERCENT]; its counters are read while it holds.
 frames=${XRC_MONADO_DEMO_FRAMES:-300}
-mkfifo "$root$run_dir/demo.in"
-"${in_root[@]}" xr-compositor-demo --socket "$socket" --frames $frames --hold ${XRC_MONADO_DEMO_ARGS:-} <"$root$run_dir/demo.in" >"$out/demo.log" 2>&1 &
-demo=$!
-xrc_root_track $demo
-exec 7>"$root$run_dir/demo.in"
-for _ in $(seq $((frames * 2 * 1000 / hz / 100 + 100))); do
-  grep -q "holding" "$out/demo.log" 2>/dev/null && break
-  kill -0 $demo 2>/dev/null || break
-  sleep 0.1
+run_demo() {
+  local name=$1 min_share=${2:-98} demo
+  rm -f "$root$run_dir/demo.in" && mkfifo "$root$run_dir/demo.in"
+  "${in_root[@]}" xr-compositor-demo --socket "$socket" --frames $frames --hold ${XRC_MONADO_DEMO_ARGS:-} <"$root$run_dir/demo.in" >"$out/$name.log" 2>&1 &
+  demo=$!
+  xrc_root_track $demo
+  exec 7>"$root$run_dir/demo.in"
+  for _ in $(seq $((frames * 2 * 1000 / hz / 100 + 100))); do
+    grep -q "holding" "$out/$name.log" 2>/dev/null && break
+    kill -0 $demo 2>/dev/null || break
+    sleep 0.1
+  done
+  ctl status --json >"$out/status-$name.json" || true
+  exec 7>&-
+  wait $demo || fail "$name exited with $? (see $out/$name.log)"
+  grep -q "visible=1 focused=1" "$out/$name.log" || fail "$name never became visible and focused"
+  check_client "$name" "$out/status-$name.json" "" "$min_share" || status=1
+}
+
+echo "=== monado: the demo through the daemon ($frames frames)"
+run_demo demo
+
+# Again with every core busy, as on a loaded machine: the daemon's display thread then reaches its
+# frame late, and the client's next frame must still not overtake the one due (the wake waits for
+# the display's latch). 99 %: without that ordering this run drops 2-3 % of its frames.
+echo "=== monado: the demo through the daemon, all $(nproc) cores busy beside it ($frames frames)"
+hogs=()
+for _ in $(seq "$(nproc)"); do
+  (while :; do :; done) &
+  hogs+=($!)
+  xrc_root_track $!
 done
-ctl status --json >"$out/status-demo.json" || true
-exec 7>&-
-wait $demo || fail "the demo exited with $? (see $out/demo.log)"
-grep -q "visible=1 focused=1" "$out/demo.log" || fail "the demo never became visible and focused"
-check_client demo "$out/status-demo.json" || status=1
+run_demo demo-loaded 99
+kill "${hogs[@]}" 2>/dev/null || true
+wait "${hogs[@]}" 2>/dev/null || true
 
 echo "=== monado: hello_xr -g Vulkan2 through the daemon (${seconds} s)"
 mkfifo "$root$run_dir/hello.in"

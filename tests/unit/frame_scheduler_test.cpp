@@ -272,5 +272,57 @@ TEST(FrameScheduler, AFrameForALaterVsyncCountsAsQueued) {
   EXPECT_FALSE(due.framesQueued);
 }
 
+// A client woken for its next frame before the display latched the frame before it waits for
+// that latch (else its next frame, committed first, would supersede the one due now).
+TEST(FrameScheduler, ALatchNotYetTakenIsWaitedForAndReleasedBySelect) {
+  FrameScheduler scheduler;
+  scheduler.addClient(client(1));
+  scheduler.select(vsync(1), kPeriod);
+  int released = 0;
+  EXPECT_TRUE(scheduler.latchPending(vsync(2), kPeriod));
+  ASSERT_TRUE(scheduler.whenLatched(vsync(2), kPeriod, [&] { released++; }));
+  // What the wait protects: frame 1 for vsync 2, committed before the wake, is shown at vsync 2
+  // while frame 2 (vsync 3) is only committed after it.
+  scheduler.commit(frame(1, 1, vsync(2)), vsync(1));
+  EXPECT_EQ(released, 0);
+  auto due = scheduler.select(vsync(2), kPeriod);
+  EXPECT_EQ(released, 1);
+  EXPECT_EQ(shown(due), (std::vector<std::pair<uint32_t, uint64_t>>{{1, 1}}));
+  // Latched now, within half a period of jitter in the display's vsync times: nothing to wait for.
+  EXPECT_FALSE(scheduler.latchPending(vsync(2), kPeriod));
+  EXPECT_FALSE(scheduler.whenLatched(vsync(2) + kPeriod / 3, kPeriod, [&] { released++; }));
+  scheduler.select(vsync(3), kPeriod);
+  EXPECT_EQ(released, 1);  // kept only while waiting
+}
+
+TEST(FrameScheduler, ALatchWaitEndsAtALaterVsyncOrWhenTheDisplayGoesIdle) {
+  FrameScheduler scheduler;
+  scheduler.select(vsync(1), kPeriod);
+  int first = 0, second = 0;
+  ASSERT_TRUE(scheduler.whenLatched(vsync(2), kPeriod, [&] { first++; }));
+  ASSERT_TRUE(scheduler.whenLatched(vsync(3), kPeriod, [&] { second++; }));
+  scheduler.select(vsync(3), kPeriod);  // vsync 2 was skipped: its latch has passed too
+  EXPECT_EQ(first, 1);
+  EXPECT_EQ(second, 1);
+
+  ASSERT_TRUE(scheduler.whenLatched(vsync(4), kPeriod, [&] { first++; }));
+  scheduler.displayIdle();
+  EXPECT_EQ(first, 2);
+}
+
+// Nothing to wait for where no latch is coming soon: an idle display (it sleeps until a frame
+// comes), one that never ran, or one stalled more than two periods behind.
+TEST(FrameScheduler, NoLatchWaitOnAnIdleOrStalledDisplay) {
+  FrameScheduler scheduler;
+  auto never = [] { ADD_FAILURE() << "kept a waiter with nothing to wait for"; };
+  EXPECT_FALSE(scheduler.whenLatched(vsync(2), kPeriod, never));
+  scheduler.select(vsync(1), kPeriod);
+  EXPECT_FALSE(scheduler.whenLatched(vsync(5), kPeriod, never));
+  EXPECT_TRUE(scheduler.latchPending(vsync(3), kPeriod));
+  scheduler.displayIdle();
+  EXPECT_FALSE(scheduler.whenLatched(vsync(2), kPeriod, never));
+  scheduler.select(vsync(6), kPeriod);
+}
+
 }  // namespace
 }  // namespace xrc
