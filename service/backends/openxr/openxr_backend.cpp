@@ -1088,11 +1088,6 @@ void OpenXrBackend::frame() {
     clock_.periodNs = period;
     clock_.latchLeadNs = vsync.value() - latchNs;
   }
-  // Declared before the queue lock: dropping the last reference to a swapchain takes that lock.
-  // A latch due at once is taken before xrBeginFrame: clients are woken for their next frame at
-  // this latch, and a next frame committed before it would supersede the one due now.
-  std::optional<DisplaySelection> selection;
-  if (latchNs <= monotonicNowNs()) selection = feed_.select(vsync.value(), period);
   {
     // At once, as applications do: what the runtime does in xrBeginFrame (under Monado, a round
     // trip to its service) overlaps the wait for clients' frames instead of delaying xrEndFrame.
@@ -1112,15 +1107,17 @@ void OpenXrBackend::frame() {
   for (const int64_t t : {vsync.value(), vsync.value() + period}) {
     if (auto head = locateInStage(*link, link->view.get(), t)) rememberHead(t, *head);
   }
-  if (!selection) {
-    if (const int64_t wait = latchNs - monotonicNowNs(); wait > 0) {
-      std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
-    }
-    selection = feed_.select(vsync.value(), period);
+  if (const int64_t wait = latchNs - monotonicNowNs(); wait > 0) {
+    std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
   }
+
+  // Declared before the queue lock: dropping the last reference to a swapchain takes that lock.
+  // Clients waiting to be woken for their next frame are woken by this latch (FrameScheduler::
+  // whenLatched), after the input sync and the head locations above that their answers carry.
+  DisplaySelection selection = feed_.select(vsync.value(), period);
   FrameLayers layers;
   if (state.shouldRender) {
-    for (const CommittedFrame& f : selection->shown) {
+    for (const CommittedFrame& f : selection.shown) {
       addLayers(f, link->stage.get(), system_.views.size(), xr.layerExtensions(), layers);
     }
   }
@@ -1140,7 +1137,7 @@ void OpenXrBackend::frame() {
   // The bottom frame's mode (the primary's), if this runtime (after a reconnect, maybe another)
   // still offers it; else the runtime's preferred one.
   EnvironmentBlendMode blendMode = runtimeBlendModes_.front();
-  if (auto wanted = selection->environmentBlendMode(); wanted && blendModeSupported(runtimeBlendModes_, *wanted)) {
+  if (auto wanted = selection.environmentBlendMode(); wanted && blendModeSupported(runtimeBlendModes_, *wanted)) {
     blendMode = *wanted;
   }
   end.environmentBlendMode = XrEnvironmentBlendMode(blendMode);
@@ -1158,7 +1155,7 @@ void OpenXrBackend::frame() {
   displayFrames_++;
   feed_.displayed(monotonicNowNs() - start);
   if (mirror_ != nullptr && state.shouldRender) {
-    mirror_->sent(std::move(selection->shown), knownHeadPose(vsync.value()).value_or(Pose{}));
+    mirror_->sent(std::move(selection.shown), knownHeadPose(vsync.value()).value_or(Pose{}));
   }
 }
 
