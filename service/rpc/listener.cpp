@@ -31,6 +31,9 @@ constexpr uint kMaxFdsPerMessage = 1;
 // Between attempts while accept() fails (fds exhausted): long enough not to spin, short enough
 // that a client waits at most this long once fds are free again.
 constexpr int64_t kAcceptBackoffMs = 100;
+// Bursts of accept failures are logged at most this often: with fds at the limit, a connection
+// that closes lets one accept through and ends the burst, and the next starts a new one at once.
+constexpr int64_t kAcceptWarnIntervalNs = 10'000'000'000;
 
 // How often connections are looked at for idleness, and how long a refused one is kept open for
 // its client to read why.
@@ -238,7 +241,12 @@ kj::Promise<void> Listener::backOff(const std::string& why) {
   // ENOMEM... The listener backs off and tries again, so it serves once fds are free, and says so
   // once per burst, not once per attempt.
   if (acceptFailures_++ == 0) {
-    log::warn("accepting connections failed ({}); retrying every {} ms while it lasts", why, kAcceptBackoffMs);
+    const int64_t now = monotonicNowNs();
+    if (acceptWarnedAtNs_ == 0 || now - acceptWarnedAtNs_ >= kAcceptWarnIntervalNs) {
+      acceptWarnedAtNs_ = now;
+      log::warn("accepting connections failed ({}); retrying every {} ms while it lasts (status: accept_failures)", why,
+                kAcceptBackoffMs);
+    }
   }
   ctx_.acceptFailures++;
   return io_.provider->getTimer().afterDelay(kAcceptBackoffMs * kj::MILLISECONDS);

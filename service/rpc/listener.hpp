@@ -61,7 +61,8 @@ class Listener final : private kj::TaskSet::ErrorHandler {
   std::set<Connection*> connections_;
   std::map<uint32_t, size_t> connectionsByUid_;  // of the connections served (not refused)
   size_t refusedOpen_ = 0;
-  uint64_t acceptFailures_ = 0;  // in the current burst (0: accepting works)
+  uint64_t acceptFailures_ = 0;   // in the current burst (0: accepting works)
+  int64_t acceptWarnedAtNs_ = 0;  // when the last burst was logged (0: never)
   // Last: its tasks own the connections, whose ends update the members above.
   kj::TaskSet tasks_;
 };

@@ -175,7 +175,7 @@ TEST(Isolation, TheListenerRecoversFromFdExhaustion) {
       },
       20s))
       << "the bystander kept being displayed";
-  // One warning for the burst, not one per attempt.
+  // One warning for the burst, not one per attempt (nor per burst: at most one in 10 s).
   const std::string log = daemon.process().output();
   size_t warnings = 0;
   for (size_t at = log.find("accepting connections failed"); at != std::string::npos;
