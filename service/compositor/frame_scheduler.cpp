@@ -127,7 +127,7 @@ DisplaySelection FrameScheduler::select(int64_t vsyncNs, int64_t periodNs) {
     out = selectLocked(vsyncNs, periodNs, cpuNow);
     latched = takeLatchWaitersLocked(vsyncNs, /*idle=*/false);
   }
-  // Outside the lock: a waiter may call back into the scheduler.
+  // Outside the scheduler's lock (though maybe under the display's): a waiter hands the news on.
   for (auto& done : latched) done();
   return out;
 }

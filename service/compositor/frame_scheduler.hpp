@@ -64,7 +64,8 @@ class FrameScheduler final : public DisplayFeed {
   // Any thread. A client is woken for its next frame when the display latches the one before it
   // (FramePacer), but the two run on different clocks: a display loop that reaches select() late
   // would find the client's next frame committed already and drop the one it was due to show.
-  // `done` runs (on the display thread, or a thread calling displayIdle()) once the display has
+  // `done` runs (on the display thread, or a thread calling displayIdle(), maybe under the
+  // display's own locks: it must only hand the news on) once the display has
   // latched vsync `vsyncNs` (select() for a vsync within half a period of it, or later) or went
   // idle. Returns false, without keeping `done`, where there is nothing to wait for: the display
   // latched it already, is idle, or runs more than two periods behind it (stalled: waiting on it
@@ -102,7 +103,9 @@ class FrameScheduler final : public DisplayFeed {
     int64_t dueAtVsyncNs;  // the earliest latched vsync that releases it
     std::function<void()> done;
   };
-  std::vector<LatchWaiter> latchWaiters_ XRC_GUARDED_BY(mutex_);  // at most one per waiting client
+  // One per waiting client, and those whose wait ended otherwise (timeout, client gone) until
+  // the next select() or displayIdle() takes them.
+  std::vector<LatchWaiter> latchWaiters_ XRC_GUARDED_BY(mutex_);
   struct CpuSample {
     int64_t cpuNs;
     uint64_t clientFrames;

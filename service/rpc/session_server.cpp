@@ -593,11 +593,16 @@ kj::Promise<Result<WaitAnswer>> SessionServer::startWait(bool implicit) {
   // The frame before this one is latched at the wake (plan.periods periods before its target).
   const int64_t latchedBeforeNs = plan.predictedNs - int64_t(plan.periods) * clock.periodNs;
   return s.timer.afterDelay(std::max<int64_t>(0, plan.wakeNs - now) * kj::NANOSECONDS)
-      .then([state, latchedBeforeNs, period = clock.periodNs]() {
+      .then([state, latchedBeforeNs, period = clock.periodNs]() -> kj::Promise<void> {
+        // A session that never ended a frame has none for its next one to overtake.
+        if (state->client->framesSubmitted.load() == 0) return kj::READY_NOW;
         return afterLatch(state->ctx.scheduler, state->timer, latchedBeforeNs, period);
       })
       .then([state, plan]() { return headAt(state->ctx.backend, plan.predictedNs); })
       .then([state, frameId, plan, clock](Pose head) -> Result<WaitAnswer> {
+        // The client's work is measured from here: the wait for the latch (or for the runtime to
+        // locate the head) was the daemon's, not the client's (FramePacer::answeredAt).
+        state->pacer.answeredAt(monotonicNowNs());
         state->waitPending = false;
         state->answeringWait();
         state->waitedFrame = frameId;
