@@ -155,6 +155,10 @@ TEST(Isolation, TheListenerRecoversFromFdExhaustion) {
   }
   ASSERT_TRUE(before) << before.error().describe() << daemon.process().output();
   ASSERT_GT(before.value().acceptFailures, 0u) << "the daemon never ran out of fds";
+  // A few connections the daemon had accepted close: it takes as many from the backlog (the
+  // failures stop for a moment) and runs out again, a new burst that must not log again.
+  idle.erase(idle.begin(), idle.begin() + 4);
+  std::this_thread::sleep_for(500ms);
   // The bystander renders on meanwhile.
   const auto* b0 = findClient(before.value(), "bystander");
   ASSERT_NE(b0, nullptr);
