@@ -7,6 +7,7 @@
 #include "../input/simulated_controllers.hpp"
 #include "../log.hpp"
 #include "copy_batch.hpp"
+#include "frame_wakes.hpp"
 #include "xrc/wire_convert.hpp"
 
 namespace xrc {
@@ -44,18 +45,6 @@ kj::Promise<Pose> headAt(Backend& backend, int64_t timeNs) {
     (*f)->fulfill(Pose(head));
   });
   return kj::mv(paf.promise);
-}
-
-// Once the display has latched the frame before the one a waitFrame answer hands out (see
-// FrameScheduler::whenLatched): at once in the usual case, else when the display thread's select()
-// says so, and never more than a quarter of a display period late (a display loop that is
-// late by more than that has missed its vsync anyway).
-kj::Promise<void> afterLatch(FrameScheduler& scheduler, kj::Timer& timer, int64_t vsyncNs, int64_t periodNs) {
-  if (!scheduler.latchPending(vsyncNs, periodNs)) return kj::READY_NOW;
-  auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
-  auto fulfiller = std::make_shared<decltype(paf.fulfiller)>(kj::mv(paf.fulfiller));
-  if (!scheduler.whenLatched(vsyncNs, periodNs, [fulfiller] { (*fulfiller)->fulfill(); })) return kj::READY_NOW;
-  return paf.promise.exclusiveJoin(timer.afterDelay(periodNs / 4 * kj::NANOSECONDS));
 }
 
 std::vector<float> floats(capnp::List<float>::Reader list) {
@@ -592,13 +581,11 @@ kj::Promise<Result<WaitAnswer>> SessionServer::startWait(bool implicit) {
   auto state = state_;
   // The frame before this one is latched at the wake (plan.periods periods before its target).
   const int64_t latchedBeforeNs = plan.predictedNs - int64_t(plan.periods) * clock.periodNs;
-  return s.timer.afterDelay(std::max<int64_t>(0, plan.wakeNs - now) * kj::NANOSECONDS)
-      .then([state, latchedBeforeNs, period = clock.periodNs]() -> kj::Promise<void> {
-        // A session that never ended a frame has none for its next one to overtake.
-        if (state->client->framesSubmitted.load() == 0) return kj::READY_NOW;
-        return afterLatch(state->ctx.scheduler, state->timer, latchedBeforeNs, period);
-      })
-      .then([state, plan]() { return headAt(state->ctx.backend, plan.predictedNs); })
+  // A session that never ended a frame has none for its next one to overtake (asked when woken:
+  // an endFrame may come in while this wait is pending).
+  kj::Promise<void> woken = waitFrameWake(s.ctx.scheduler, s.timer, plan.wakeNs, latchedBeforeNs, clock.periodNs,
+                                          [state] { return state->client->framesSubmitted.load() != 0; });
+  return woken.then([state, plan]() { return headAt(state->ctx.backend, plan.predictedNs); })
       .then([state, frameId, plan, clock](Pose head) -> Result<WaitAnswer> {
         // The client's work is measured from here: the wait for the latch (or for the runtime to
         // locate the head) was the daemon's, not the client's (FramePacer::answeredAt).
