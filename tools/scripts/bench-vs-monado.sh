@@ -14,9 +14,12 @@
 #     per app frame (all threads; and without lavapipe's rasterizer threads `llvmpipe-*`, whose
 #     work a GPU does) and the app's own CPU per frame (all threads; and without `llvmpipe-*`).
 # Prints a table of min-max over the runs; every sample is in OUT_DIR/samples.csv, the service's
-# CPU per app frame by thread in OUT_DIR/threads.csv.
+# CPU per app frame by thread in OUT_DIR/threads.csv, the app's in OUT_DIR/app-threads.csv (with how
+# often each thread was put on a CPU per app frame).
 # Env: XRC_BENCH_RUNS (3), XRC_BENCH_RATES ("20 90"), XRC_BENCH_SECONDS (15), XRC_BENCH_IDLE_S
-# (10), XRC_BENCH_WARMUP_S (5), XRC_MONADO_ROOT (/var/tmp/xrc-monado-root).
+# (10), XRC_BENCH_WARMUP_S (5), XRC_MONADO_ROOT (/var/tmp/xrc-monado-root), XRC_BENCH_BASE_DAEMON
+# (unset: an xr-compositord binary, of an earlier commit say, measured as a third side "base" in
+# the same interleaved runs, with BUILD_DIR's client library: an A/B of a daemon change).
 # Needs root (chroot, perf uprobes) and perf; keep the machine otherwise idle while it runs.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,6 +32,8 @@ seconds=${XRC_BENCH_SECONDS:-15}
 idle_seconds=${XRC_BENCH_IDLE_S:-10}
 warmup=${XRC_BENCH_WARMUP_S:-5}
 root=${XRC_MONADO_ROOT:-/var/tmp/xrc-monado-root}
+base_daemon=${XRC_BENCH_BASE_DAEMON:-}
+[ -z "$base_daemon" ] || [ -x "$base_daemon" ] || { echo "bench-vs-monado: $base_daemon is no executable" >&2; exit 2; }
 
 [ "$(id -u)" = 0 ] || { echo "bench-vs-monado: needs root (chroot, perf uprobes)" >&2; exit 2; }
 command -v perf >/dev/null || { echo "bench-vs-monado: needs perf (apt-get install linux-perf)" >&2; exit 2; }
@@ -37,6 +42,7 @@ rc=0
 [ $rc = 0 ] || { echo "bench-vs-monado: preparing the trixie root failed (exit $rc; 3: no Debian archive)" >&2; exit 1; }
 source "$repo/tests/monado/root-lib.sh"
 xrc_root_install "$build" "$root" || { echo "bench-vs-monado: installing the build into the root failed" >&2; exit 1; }
+[ -z "$base_daemon" ] || cp "$base_daemon" "$root/opt/xrc/bin/xr-compositord-base"
 loader=$(ls "$root"/usr/lib/x86_64-linux-gnu/libopenxr_loader.so.1.* | head -1)
 rm -rf "$out" && mkdir -p "$out"
 xrc_root_mount "$root"
@@ -48,18 +54,19 @@ run_dir=/run/xrc-bench
 in_root=(chroot "$root" env -i PATH=/usr/bin:/bin:/opt/xrc/bin HOME=/root XDG_RUNTIME_DIR=$run_dir VK_LAYER_PATH=
   LD_LIBRARY_PATH=/opt/xrc/lib)
 
-# Per-thread CPU of a process: "name ns" lines (threads of the same name summed; the main thread
-# is "main", apart from the driver threads that inherit its name, such as lavapipe's queue thread).
+# Per-thread CPU of a process: "name ns runs" lines, runs being how often the thread was put on a
+# CPU (its wake-ups, about; threads of the same name summed; the main thread is "main", apart from
+# the driver threads that inherit its name, such as lavapipe's queue thread).
 thread_cpu() {
-  local t name ns
+  local t name stat
   for t in /proc/"$1"/task/*; do
     # A thread may end while it is read: it is left out whole.
     name=$(tr ' ' _ <"$t/comm" 2>/dev/null) || continue
-    ns=$(cut -d' ' -f1 "$t/schedstat" 2>/dev/null) || continue
-    [ -n "$name" ] && [ -n "$ns" ] || continue
+    stat=$(cut -d' ' -f1,3 "$t/schedstat" 2>/dev/null) || continue
+    [ -n "$name" ] && [ -n "$stat" ] || continue
     [ "${t##*/}" = "$1" ] && name=main
-    echo "$name $ns"
-  done | awk '{ ns[$1] += $2 } END { for (n in ns) print n, ns[n] }'
+    echo "$name $stat"
+  done | awk '{ ns[$1] += $2; runs[$1] += $3 } END { for (n in ns) print n, ns[n], runs[n] }'
 }
 # Total and non-llvmpipe CPU (ns) between two thread_cpu snapshots: "all without_llvmpipe".
 cpu_delta() {
@@ -79,7 +86,9 @@ measure() {
     ready=$run_dir/monado_comp_ipc
     runtime_json=(XR_RUNTIME_JSON=/usr/share/openxr/1/openxr_monado.json)
   else
-    "${in_root[@]}" xr-compositord --socket "$run_dir/xrc.sock" --view-size 320x240 --refresh-hz "$rate" \
+    local daemon=xr-compositord
+    [ "$side" = base ] && daemon=xr-compositord-base
+    "${in_root[@]}" "$daemon" --socket "$run_dir/xrc.sock" --view-size 320x240 --refresh-hz "$rate" \
       --log-level warn >"$out/$tag.service.log" 2>&1 &
     ready=$run_dir/xrc.sock
     runtime_json=(XR_RUNTIME_JSON=/opt/xrc/lib/openxr_xr-compositor.json XR_COMPOSITOR_SOCKET=$run_dir/xrc.sock)
@@ -117,19 +126,22 @@ measure() {
   [ -n "$frames" ] && [ "$frames" -gt 0 ] || { echo "no frames counted ($side)" >&2; exit 1; }
   read -r svc_all svc_own < <(cpu_delta "$out/$tag.svc0" "$out/$tag.svc1")
   read -r app_all app_own < <(cpu_delta "$out/$tag.app0" "$out/$tag.app1")
-  awk -v f="$frames" -v tag="$side,$rate,$run" 'NR == FNR { a[$1] = $2; next }
-    { printf "%s,%s,%.0f\n", tag, $1, ($2 - a[$1]) / 1000 / f }' "$out/$tag.svc0" "$out/$tag.svc1" >>"$out/threads.csv"
+  awk -v f="$frames" -v tag="$side,$rate,$run" 'NR == FNR { a[$1] = $2; r[$1] = $3; next }
+    { printf "%s,%s,%.0f,%.2f\n", tag, $1, ($2 - a[$1]) / 1000 / f, ($3 - r[$1]) / f }' "$out/$tag.svc0" "$out/$tag.svc1" >>"$out/threads.csv"
+  awk -v f="$frames" -v tag="$side,$rate,$run" 'NR == FNR { a[$1] = $2; r[$1] = $3; next }
+    { printf "%s,%s,%.0f,%.2f\n", tag, $1, ($2 - a[$1]) / 1000 / f, ($3 - r[$1]) / f }' "$out/$tag.app0" "$out/$tag.app1" >>"$out/app-threads.csv"
   echo "$side,$rate,$run,$frames,$seconds,$((svc_all / frames / 1000)),$((svc_own / frames / 1000)),$((app_all / frames / 1000)),$((app_own / frames / 1000)),$(awk -v ns=$idle_all -v s=$idle_seconds 'BEGIN { printf "%.2f", ns / 1e6 / s }')" >>"$out/samples.csv"
   tail -1 "$out/samples.csv"
 }
 
-echo "side,rate_hz,run,thread,us_per_app_frame" >"$out/threads.csv"
+echo "side,rate_hz,run,thread,us_per_app_frame,runs_per_app_frame" >"$out/threads.csv"
+echo "side,rate_hz,run,thread,us_per_app_frame,runs_per_app_frame" >"$out/app-threads.csv"
 echo "side,rate_hz,run,app_frames,seconds,service_us_per_frame,service_us_per_frame_without_llvmpipe,app_us_per_frame,app_us_per_frame_without_llvmpipe,idle_service_ms_per_s" >"$out/samples.csv"
 echo "bench-vs-monado: $runs runs, rates $rates, ${seconds} s with hello_xr, ${idle_seconds} s idle; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for run in $(seq "$runs"); do
   for rate in $rates; do
     # Interleaved, and the order alternates between runs.
-    if [ $((run % 2)) = 1 ]; then sides="monado ours"; else sides="ours monado"; fi
+    if [ $((run % 2)) = 1 ]; then sides="monado ours${base_daemon:+ base}"; else sides="${base_daemon:+base }ours monado"; fi
     for side in $sides; do measure "$side" "$rate" "$run"; done
   done
 done
@@ -143,25 +155,34 @@ def span(side, rate, key):
     fmt = (lambda x: f"{x:.2f}") if key.startswith("idle") else (lambda x: f"{x:.0f}")
     return fmt(lo) if lo == hi else f"{fmt(lo)}–{fmt(hi)}"
 rates = sorted({r["rate_hz"] for r in rows}, key=float)
+sides = [s for s in ("monado", "ours", "base") if any(r["side"] == s for r in rows)]
+label = {"monado": "Monado", "ours": "ours", "base": "base"}
 print()
-print("| | " + " | ".join(f"Monado {r} Hz | ours {r} Hz" for r in rates) + " |")
-print("|---|" + "---|---|" * len(rates))
-for label, key in [("app frames per run", "app_frames"),
+print("| | " + " | ".join(f"{label[s]} {r} Hz" for r in rates for s in sides) + " |")
+print("|---|" + "---|" * len(sides) * len(rates))
+for name, key in [("app frames per run", "app_frames"),
                    ("service CPU per app frame (µs)", "service_us_per_frame"),
                    ("… without lavapipe's llvmpipe-* threads (µs)", "service_us_per_frame_without_llvmpipe"),
                    ("app CPU per frame (µs)", "app_us_per_frame"),
                    ("… without llvmpipe-* (µs)", "app_us_per_frame_without_llvmpipe"),
                    ("service CPU with no client (ms/s)", "idle_service_ms_per_s")]:
-    print(f"| {label} | " + " | ".join(f"{span('monado', r, key)} | {span('ours', r, key)}" for r in rates) + " |")
-threads = list(csv.DictReader(open(sys.argv[1].replace("samples.csv", "threads.csv"))))
-print()
-for side in ("monado", "ours"):
-    for rate in rates:
-        per = {}
-        for t in threads:
-            if t["side"] == side and t["rate_hz"] == rate:
-                per.setdefault(t["thread"], []).append(int(t["us_per_app_frame"]))
-        busy = sorted(((min(v), max(v), n) for n, v in per.items() if max(v) > 0), reverse=True)
-        print(f"{side} {rate} Hz, µs per app frame by thread: " +
-              ", ".join(f"{n} {lo}" + (f"–{hi}" if hi != lo else "") for lo, hi, n in busy))
+    print(f"| {name} | " + " | ".join(span(s, r, key) for r in rates for s in sides) + " |")
+def by_thread(file, who):
+    threads = list(csv.DictReader(open(sys.argv[1].replace("samples.csv", file))))
+    print()
+    for side in sides:
+        for rate in rates:
+            per, runs = {}, {}
+            for t in threads:
+                if t["side"] == side and t["rate_hz"] == rate:
+                    per.setdefault(t["thread"], []).append(int(t["us_per_app_frame"]))
+                    runs.setdefault(t["thread"], []).append(float(t["runs_per_app_frame"]))
+            busy = sorted(((min(v), max(v), n) for n, v in per.items() if max(v) > 0), reverse=True)
+            print(f"{side} {rate} Hz, {who} µs per app frame by thread: " +
+                  ", ".join(f"{n} {lo}" + (f"–{hi}" if hi != lo else "") for lo, hi, n in busy))
+            woken = sorted(((min(v), max(v), n) for n, v in runs.items() if max(v) >= 0.05), reverse=True)
+            print(f"{side} {rate} Hz, {who} times on a CPU per app frame by thread: " +
+                  ", ".join(f"{n} {lo:.1f}" + (f"–{hi:.1f}" if hi != lo else "") for lo, hi, n in woken))
+by_thread("threads.csv", "service")
+by_thread("app-threads.csv", "app")
 PY
