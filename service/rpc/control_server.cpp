@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include "../common/cross_thread_answer.hpp"
 #include "../input/simulated_controllers.hpp"
 #include "../log.hpp"
 #include "copy_batch.hpp"
@@ -185,32 +186,31 @@ kj::Promise<void> ControlServer::readSwapchain(ReadSwapchainContext context) {
     return kj::READY_NOW;
   }
   using Reply = std::pair<Result<Pixels>, uint64_t>;
-  auto paf = kj::newPromiseAndCrossThreadFulfiller<kj::Own<Reply>>();
+  auto read = crossThreadAnswer<kj::Own<Reply>>();
   // The frame worker knows which runtime image holds the newest content.
   DaemonContext& ctx = ctx_;
-  ctx.worker.post([&ctx, core, fulfiller = kj::mv(paf.fulfiller)]() mutable {
-    auto f = std::make_shared<decltype(fulfiller)>(kj::mv(fulfiller));
+  ctx.worker.post([&ctx, core, fulfil = read.fulfil]() {
     // The client's releases may be copied on the RPC thread meanwhile: when the newest content
     // moves on between the lookup and the backend's pin, look again.
     for (int attempt = 0; attempt < 16; ++attempt) {
       const SwapchainCore::Latest latest = core->latest();
       if (!latest.hasContent) {
-        (*f)->fulfill(kj::heap<Reply>(makeError(ErrorCode::callOrder, "swapchain {} has no content yet", core->id), 0));
+        fulfil(kj::heap<Reply>(makeError(ErrorCode::callOrder, "swapchain {} has no content yet", core->id), 0));
         return;
       }
       const uint64_t ordinal = latest.ordinal;
       if (ctx.backend.readRuntimeImage(core->runtime, latest.runtimeIndex, latest.copyValue,
-                                       [ordinal, f](Result<Pixels> pixels) mutable {
-                                         (*f)->fulfill(kj::heap<Reply>(std::move(pixels), ordinal));
+                                       [ordinal, fulfil](Result<Pixels> pixels) mutable {
+                                         fulfil(kj::heap<Reply>(std::move(pixels), ordinal));
                                        })) {
         return;
       }
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
-    (*f)->fulfill(kj::heap<Reply>(
+    fulfil(kj::heap<Reply>(
         makeError(ErrorCode::timeout, "swapchain {}'s content kept changing while it was being read", core->id), 0));
   });
-  return paf.promise.then([context](kj::Own<Reply> reply) mutable {
+  return read.promise.then([context](kj::Own<Reply> reply) mutable {
     auto results = context.getResults();
     if (!reply->first) {
       xrc::toWire(reply->first.error(), results.initError());
@@ -223,12 +223,11 @@ kj::Promise<void> ControlServer::readSwapchain(ReadSwapchainContext context) {
 }
 
 kj::Promise<void> ControlServer::readDisplay(ReadDisplayContext context) {
-  auto paf = kj::newPromiseAndCrossThreadFulfiller<kj::Own<Result<DisplaySnapshot>>>();
-  auto f = std::make_shared<decltype(paf.fulfiller)>(kj::mv(paf.fulfiller));
-  ctx_.backend.readDisplay([f](Result<DisplaySnapshot> snapshot) mutable {
-    (*f)->fulfill(kj::heap<Result<DisplaySnapshot>>(std::move(snapshot)));
+  auto read = crossThreadAnswer<kj::Own<Result<DisplaySnapshot>>>();
+  ctx_.backend.readDisplay([fulfil = read.fulfil](Result<DisplaySnapshot> snapshot) {
+    fulfil(kj::heap<Result<DisplaySnapshot>>(std::move(snapshot)));
   });
-  return paf.promise.then([context](kj::Own<Result<DisplaySnapshot>> snapshot) mutable {
+  return read.promise.then([context](kj::Own<Result<DisplaySnapshot>> snapshot) mutable {
     auto results = context.getResults();
     if (!*snapshot) {
       xrc::toWire(snapshot->error(), results.initError());

@@ -1,8 +1,8 @@
 #include "frame_wakes.hpp"
 
 #include <algorithm>
-#include <memory>
 
+#include "../common/cross_thread_answer.hpp"
 #include "xrc/monotonic_clock.hpp"
 
 namespace xrc {
@@ -12,11 +12,9 @@ namespace {
 // Resolves once `scheduler` says the display latched vsync `vsyncNs` (or went idle); false where
 // there is nothing to wait for (FrameScheduler::whenLatched).
 kj::Maybe<kj::Promise<void>> latchOf(FrameScheduler& scheduler, int64_t vsyncNs, int64_t periodNs) {
-  auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
-  // The callback runs on the display thread; the fulfiller is shared so that it can be copied.
-  auto fulfiller = std::make_shared<decltype(paf.fulfiller)>(kj::mv(paf.fulfiller));
-  if (!scheduler.whenLatched(vsyncNs, periodNs, [fulfiller] { (*fulfiller)->fulfill(); })) return nullptr;
-  return kj::mv(paf.promise);
+  auto latched = crossThreadAnswer<void>();  // fulfilled on the display thread
+  if (!scheduler.whenLatched(vsyncNs, periodNs, latched.fulfil)) return nullptr;
+  return kj::mv(latched.promise);
 }
 
 kj::Promise<void> atWake(FrameScheduler& scheduler, kj::Timer& timer, int64_t wakeNs, int64_t latchedBeforeNs,

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "../common/cross_thread_answer.hpp"
 #include "../input/simulated_controllers.hpp"
 #include "../log.hpp"
 #include "copy_batch.hpp"
@@ -40,11 +41,9 @@ struct PendingLayer {
 // (off the KJ thread, which never waits for a runtime).
 kj::Promise<Pose> headAt(Backend& backend, int64_t timeNs) {
   if (auto known = backend.knownHeadPose(timeNs)) return *known;
-  auto paf = kj::newPromiseAndCrossThreadFulfiller<Pose>();
-  backend.locateHead(timeNs, [f = std::make_shared<decltype(paf.fulfiller)>(kj::mv(paf.fulfiller))](const Pose& head) {
-    (*f)->fulfill(Pose(head));
-  });
-  return kj::mv(paf.promise);
+  auto located = crossThreadAnswer<Pose>();
+  backend.locateHead(timeNs, located.fulfil);
+  return kj::mv(located.promise);
 }
 
 std::vector<float> floats(capnp::List<float>::Reader list) {
@@ -317,11 +316,10 @@ kj::Promise<Status> copyWhenRendered(const std::shared_ptr<SessionState>& sessio
                                      uint32_t id, uint32_t index, uint64_t value, uint64_t copyBytes,
                                      int64_t receivedNs, bool answeredEarly) {
   DaemonContext& ctx = session->ctx;
-  auto rendered = kj::newPromiseAndCrossThreadFulfiller<bool>();
-  auto fulfiller = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<bool>>>(kj::mv(rendered.fulfiller));
-  ctx.renderingWaiter.wait(
-      core->shared->renderingTimeline(), value, receivedNs + ctx.limits.hungClientTimeoutMs * 1'000'000,
-      core->shared->renderingTimelineOwner(), [fulfiller](bool reached) { (*fulfiller)->fulfill(kj::cp(reached)); });
+  auto rendered = crossThreadAnswer<bool>();  // fulfilled on the waiter thread
+  ctx.renderingWaiter.wait(core->shared->renderingTimeline(), value,
+                           receivedNs + ctx.limits.hungClientTimeoutMs * 1'000'000,
+                           core->shared->renderingTimelineOwner(), kj::mv(rendered.fulfil));
   // Rendered: submitted with the copies that became ready with it (copy_batch_us), so it joins
   // its batch before waiting its turn behind the session's earlier copies. Only a release already
   // answered (`answeredEarly`) is held: a release call's answer, and a 1.12 client's next frame,
