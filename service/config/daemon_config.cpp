@@ -180,7 +180,7 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
       return makeError(ErrorCode::invalidArgument,
                        "{}: unknown key '{}' (known: backend, socket, refresh_hz, log_level, view_size, sync_mode, "
                        "device_uuid, shutdown_grace_ms, copy_batch_us, mirror, head_motion, compose, "
-                       "environment_blend_modes, queue_priority, "
+                       "environment_blend_modes, queue_priority, reprojection, "
                        "openxr_overlay, or a limit: {})",
                        where(source, node), k, limitNames());
     }

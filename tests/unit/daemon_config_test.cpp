@@ -3,6 +3,8 @@
 
 #include <cstdio>
 #include <fstream>
+#include <regex>
+#include <string>
 
 #include "config/daemon_config.hpp"
 
@@ -29,6 +31,25 @@ shutdown_grace_ms = 250
   EXPECT_EQ(c.syncMode, "host");
   EXPECT_EQ(c.deviceUuid, "abc");
   EXPECT_EQ(c.shutdownGraceMs, 250);
+}
+
+// The keys config.example.toml documents are the ones the unknown-key error offers instead.
+TEST(DaemonConfig, AnUnknownKeyErrorNamesEveryKeyTheExampleConfigDocuments) {
+  std::ifstream example(XRC_EXAMPLE_CONFIG);
+  ASSERT_TRUE(example) << XRC_EXAMPLE_CONFIG;
+  DaemonConfig c;
+  auto s = applyToml("refresh = 90\n", "x.toml", c);
+  ASSERT_FALSE(s);
+  const std::regex documented(R"(^# ([a-z_]+) *=)");
+  int keys = 0;
+  for (std::string line; std::getline(example, line);) {
+    std::smatch m;
+    if (!std::regex_search(line, m, documented)) continue;
+    keys++;
+    EXPECT_NE(s.error().message.find(m[1].str()), std::string::npos)
+        << m[1] << " is not offered: " << s.error().message;
+  }
+  EXPECT_GT(keys, 20);
 }
 
 TEST(DaemonConfig, ErrorsNameTheFileTheLineAndTheKeyAndChangeNothing) {
