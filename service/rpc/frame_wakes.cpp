@@ -12,25 +12,18 @@ namespace {
 // Resolves once `scheduler` says the display latched vsync `vsyncNs` (or went idle); false where
 // there is nothing to wait for (FrameScheduler::whenLatched).
 kj::Maybe<kj::Promise<void>> latchOf(FrameScheduler& scheduler, int64_t vsyncNs, int64_t periodNs) {
+  // The first test allocates nothing in the usual case (the display latched long ago, or is idle).
+  if (!scheduler.latchPending(vsyncNs, periodNs)) return nullptr;
   auto latched = crossThreadAnswer<void>();  // fulfilled on the display thread
   if (!scheduler.whenLatched(vsyncNs, periodNs, latched.fulfil)) return nullptr;
-  return kj::mv(latched.promise);
-}
-
-kj::Promise<void> atWake(FrameScheduler& scheduler, kj::Timer& timer, int64_t wakeNs, int64_t latchedBeforeNs,
-                         int64_t periodNs, kj::Function<bool()> overtakes) {
-  return timer.afterDelay(std::max<int64_t>(0, wakeNs - monotonicNowNs()) * kj::NANOSECONDS)
-      .then([&scheduler, &timer, latchedBeforeNs, periodNs, overtakes = kj::mv(overtakes)]() mutable {
-        if (!overtakes()) return kj::Promise<void>(kj::READY_NOW);
-        return afterLatch(scheduler, timer, latchedBeforeNs, periodNs);
-      });
+  // A waiter dropped unanswered (the scheduler gone first, at shutdown) counts as a release: the
+  // wake's own checks follow, and the answer does not fail.
+  return latched.promise.catch_([](kj::Exception&&) {});
 }
 
 }  // namespace
 
 kj::Promise<void> afterLatch(FrameScheduler& scheduler, kj::Timer& timer, int64_t vsyncNs, int64_t periodNs) {
-  // The first test allocates nothing in the usual case, where the display latched long ago.
-  if (!scheduler.latchPending(vsyncNs, periodNs)) return kj::READY_NOW;
   KJ_IF_MAYBE (latched, latchOf(scheduler, vsyncNs, periodNs)) {
     return latched->exclusiveJoin(timer.afterDelay(periodNs / 4 * kj::NANOSECONDS));
   }
@@ -39,18 +32,11 @@ kj::Promise<void> afterLatch(FrameScheduler& scheduler, kj::Timer& timer, int64_
 
 kj::Promise<void> waitFrameWake(FrameScheduler& scheduler, kj::Timer& timer, int64_t wakeNs, int64_t latchedBeforeNs,
                                 int64_t periodNs, kj::Function<bool()> overtakes) {
-  if (wakeNs != latchedBeforeNs || !overtakes()) {
-    return atWake(scheduler, timer, wakeNs, latchedBeforeNs, periodNs, kj::mv(overtakes));
-  }
-  KJ_IF_MAYBE (latched, latchOf(scheduler, latchedBeforeNs, periodNs)) {
-    const int64_t boundNs = std::max<int64_t>(0, wakeNs + periodNs / 4 - monotonicNowNs());
-    return latched->exclusiveJoin(timer.afterDelay(boundNs * kj::NANOSECONDS))
-        .then([&scheduler, &timer, wakeNs, latchedBeforeNs, periodNs, overtakes = kj::mv(overtakes)]() mutable {
-          if (monotonicNowNs() >= wakeNs) return kj::Promise<void>(kj::READY_NOW);
-          return atWake(scheduler, timer, wakeNs, latchedBeforeNs, periodNs, kj::mv(overtakes));
-        });
-  }
-  return atWake(scheduler, timer, wakeNs, latchedBeforeNs, periodNs, kj::mv(overtakes));
+  return timer.afterDelay(std::max<int64_t>(0, wakeNs - monotonicNowNs()) * kj::NANOSECONDS)
+      .then([&scheduler, &timer, latchedBeforeNs, periodNs, overtakes = kj::mv(overtakes)]() mutable {
+        if (!overtakes()) return kj::Promise<void>(kj::READY_NOW);
+        return afterLatch(scheduler, timer, latchedBeforeNs, periodNs);
+      });
 }
 
 }  // namespace xrc

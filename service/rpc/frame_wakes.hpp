@@ -20,17 +20,15 @@ namespace xrc {
 kj::Promise<void> afterLatch(FrameScheduler& scheduler, kj::Timer& timer, int64_t vsyncNs, int64_t periodNs);
 
 // The wake of a waitFrame answer planned for `wakeNs`, whose frame must follow the display's latch
-// of vsync `latchedBeforeNs`. `overtakes` says, when asked, whether the session has a frame that its
-// next one could overtake (none before its first endFrame).
+// of vsync `latchedBeforeNs`: a timer at the wake, then afterLatch(). `overtakes` says, when
+// asked at the wake, whether the session has a frame that its next one could overtake (none
+// before its first endFrame; an endFrame may come in while the wait is pending).
 //
-// Where the wake is that very vsync (no latch lead: the display composes at the vsync itself,
-// headless or a window), two threads would wake at the same moment, the RPC thread on its timer
-// and the display thread for its select(), and the answer waits for the second. So the display
-// thread's select() wakes the answer itself: one wake-up of the RPC thread per frame instead of up
-// to two. A timer a quarter period past the wake bounds that wait, and a release before the wake
-// (the display went idle meanwhile) still waits for the wake. Elsewhere, and where nothing will
-// latch (an idle or stalled display, a latch taken already), a timer wakes it, followed by
-// afterLatch().
+// Where the display latches at the vsync itself (headless, a window), the wake and the latch are
+// the same moment on two threads, and the answer waits for whichever comes second. Letting the
+// display thread's select() wake the answer instead of the timer was measured (docs/BENCHMARKS.md,
+// "Side by side with Monado"): no CPU saved, and in sanitized builds on a loaded machine the
+// answers reached clients later more often; not kept.
 kj::Promise<void> waitFrameWake(FrameScheduler& scheduler, kj::Timer& timer, int64_t wakeNs, int64_t latchedBeforeNs,
                                 int64_t periodNs, kj::Function<bool()> overtakes);
 
