@@ -42,7 +42,14 @@ rc=0
 [ $rc = 0 ] || { echo "bench-vs-monado: preparing the trixie root failed (exit $rc; 3: no Debian archive)" >&2; exit 1; }
 source "$repo/tests/monado/root-lib.sh"
 xrc_root_install "$build" "$root" || { echo "bench-vs-monado: installing the build into the root failed" >&2; exit 1; }
-[ -z "$base_daemon" ] || cp "$base_daemon" "$root/opt/xrc/bin/xr-compositord-base"
+if [ -n "$base_daemon" ]; then
+  cp "$base_daemon" "$root/opt/xrc/bin/xr-compositord-base"
+  # Libraries only that binary needs are not among what xrc_root_install brought.
+  if chroot "$root" env LD_LIBRARY_PATH=/opt/xrc/lib ldd /opt/xrc/bin/xr-compositord-base | grep 'not found'; then
+    echo "bench-vs-monado: $base_daemon needs libraries the root lacks (above)" >&2
+    exit 1
+  fi
+fi
 loader=$(ls "$root"/usr/lib/x86_64-linux-gnu/libopenxr_loader.so.1.* | head -1)
 rm -rf "$out" && mkdir -p "$out"
 xrc_root_mount "$root"
