@@ -1,8 +1,8 @@
 // waitFrameWake: when a waitFrame answer leaves, relative to its planned wake and the display's
 // latch of the frame before. The display's select() runs on this thread here; the KJ timer is a
-// manual one. The code under test reads the real
-// clock for the wake and its bounds: the margins below leave this thread tens of milliseconds to
-// be descheduled in (a loaded machine) before a test could mistake one wake for another.
+// manual one. The code under test reads the real clock for the wake and its bounds: the margins
+// below leave this thread tens of milliseconds to be descheduled in (a loaded machine) before a
+// test could mistake one wake for another.
 #include "rpc/frame_wakes.hpp"
 
 #include <gtest/gtest.h>
@@ -30,17 +30,21 @@ struct Loop {
 // A display that latched the vsync before `vsyncNs` and is due to latch `vsyncNs` next.
 void displayBefore(FrameScheduler& scheduler, int64_t vsyncNs) { scheduler.select(vsyncNs - kPeriod, kPeriod); }
 
+// waitFrameWake for a wake at `vsyncNs`, the vsync whose latch it follows; sets `woken` when it
+// resolves.
+kj::Promise<void> wakeAt(Loop& l, FrameScheduler& scheduler, int64_t vsyncNs, bool& woken, bool overtakes = true) {
+  return waitFrameWake(scheduler, l.timer, vsyncNs, vsyncNs, kPeriod, [overtakes] { return overtakes; })
+      .then([&woken] { woken = true; })
+      .eagerlyEvaluate(nullptr);
+}
+
 TEST(FrameWakes, AWakeBeforeTheLatchWaitsForTheLatch) {
   Loop l;
   FrameScheduler scheduler;
   const int64_t vsync = monotonicNowNs() + 100 * kMs;
   displayBefore(scheduler, vsync);
   bool woken = false;
-  auto wake = waitFrameWake(scheduler, l.timer, vsync, vsync, kPeriod, [] {
-                return true;
-              }).then([&] {
-                  woken = true;
-                }).eagerlyEvaluate(nullptr);
+  auto wake = wakeAt(l, scheduler, vsync, woken);
   l.advanceMs(50);
   EXPECT_FALSE(woken) << "answered before its wake";
   l.advanceMs(55);  // the timer's wake: the display has not latched yet
@@ -56,11 +60,7 @@ TEST(FrameWakes, AStalledDisplayDelaysTheWakeByAQuarterPeriodAtMost) {
   const int64_t vsync = monotonicNowNs() + 100 * kMs;
   displayBefore(scheduler, vsync);
   bool woken = false;
-  auto wake = waitFrameWake(scheduler, l.timer, vsync, vsync, kPeriod, [] {
-                return true;
-              }).then([&] {
-                  woken = true;
-                }).eagerlyEvaluate(nullptr);
+  auto wake = wakeAt(l, scheduler, vsync, woken);
   l.advanceMs(105);
   EXPECT_FALSE(woken);
   l.advanceMs(kPeriod / 4 / kMs - 10);
@@ -75,11 +75,7 @@ TEST(FrameWakes, ADisplayGoingIdleBeforeTheWakeStillWaitsForTheWake) {
   const int64_t vsync = monotonicNowNs() + 1000 * kMs;
   displayBefore(scheduler, vsync);
   bool woken = false;
-  auto wake = waitFrameWake(scheduler, l.timer, vsync, vsync, kPeriod, [] {
-                return true;
-              }).then([&] {
-                  woken = true;
-                }).eagerlyEvaluate(nullptr);
+  auto wake = wakeAt(l, scheduler, vsync, woken);
   scheduler.displayIdle();  // releases the latch waiter well before the wake
   l.waitScope.poll();
   EXPECT_FALSE(woken) << "answered before its wake";
@@ -94,11 +90,7 @@ TEST(FrameWakes, ALatchBeforeTheWakeStillWaitsForTheWake) {
   const int64_t vsync = monotonicNowNs() + 1000 * kMs;
   displayBefore(scheduler, vsync);
   bool woken = false;
-  auto wake = waitFrameWake(scheduler, l.timer, vsync, vsync, kPeriod, [] {
-                return true;
-              }).then([&] {
-                  woken = true;
-                }).eagerlyEvaluate(nullptr);
+  auto wake = wakeAt(l, scheduler, vsync, woken);
   scheduler.select(vsync, kPeriod);
   l.waitScope.poll();
   EXPECT_FALSE(woken) << "answered before its wake";
@@ -112,11 +104,7 @@ TEST(FrameWakes, ASessionThatNeverEndedAFrameWaitsForNoLatch) {
   const int64_t vsync = monotonicNowNs() + 100 * kMs;
   displayBefore(scheduler, vsync);
   bool woken = false;
-  auto wake = waitFrameWake(scheduler, l.timer, vsync, vsync, kPeriod, [] {
-                return false;
-              }).then([&] {
-                  woken = true;
-                }).eagerlyEvaluate(nullptr);
+  auto wake = wakeAt(l, scheduler, vsync, woken, /*overtakes=*/false);
   l.advanceMs(50);
   EXPECT_FALSE(woken);
   l.advanceMs(55);
@@ -128,11 +116,7 @@ TEST(FrameWakes, AnIdleDisplayLeavesTheWakeToTheTimer) {
   FrameScheduler scheduler;  // never selected: idle
   const int64_t vsync = monotonicNowNs() + 100 * kMs;
   bool woken = false;
-  auto wake = waitFrameWake(scheduler, l.timer, vsync, vsync, kPeriod, [] {
-                return true;
-              }).then([&] {
-                  woken = true;
-                }).eagerlyEvaluate(nullptr);
+  auto wake = wakeAt(l, scheduler, vsync, woken);
   l.advanceMs(50);
   EXPECT_FALSE(woken);
   l.advanceMs(55);

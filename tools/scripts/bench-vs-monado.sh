@@ -81,6 +81,13 @@ cpu_delta() {
        END { printf "%d %d\n", all, own }' "$1" "$2"
 }
 
+# CSV rows "TAG,thread,us_per_app_frame,runs_per_app_frame" between two thread_cpu snapshots
+# over FRAMES app frames: thread_rows TAG FRAMES BEFORE AFTER.
+thread_rows() {
+  awk -v f="$2" -v tag="$1" 'NR == FNR { a[$1] = $2; r[$1] = $3; next }
+    { printf "%s,%s,%.0f,%.2f\n", tag, $1, ($2 - a[$1]) / 1000 / f, ($3 - r[$1]) / f }' "$3" "$4"
+}
+
 # One measurement: service SIDE (monado|ours) at RATE Hz, run RUN. Appends to samples.csv.
 measure() {
   local side=$1 rate=$2 run=$3 tag="$1-$2hz-run$3" service runtime_json ready
@@ -133,10 +140,8 @@ measure() {
   [ -n "$frames" ] && [ "$frames" -gt 0 ] || { echo "no frames counted ($side)" >&2; exit 1; }
   read -r svc_all svc_own < <(cpu_delta "$out/$tag.svc0" "$out/$tag.svc1")
   read -r app_all app_own < <(cpu_delta "$out/$tag.app0" "$out/$tag.app1")
-  awk -v f="$frames" -v tag="$side,$rate,$run" 'NR == FNR { a[$1] = $2; r[$1] = $3; next }
-    { printf "%s,%s,%.0f,%.2f\n", tag, $1, ($2 - a[$1]) / 1000 / f, ($3 - r[$1]) / f }' "$out/$tag.svc0" "$out/$tag.svc1" >>"$out/threads.csv"
-  awk -v f="$frames" -v tag="$side,$rate,$run" 'NR == FNR { a[$1] = $2; r[$1] = $3; next }
-    { printf "%s,%s,%.0f,%.2f\n", tag, $1, ($2 - a[$1]) / 1000 / f, ($3 - r[$1]) / f }' "$out/$tag.app0" "$out/$tag.app1" >>"$out/app-threads.csv"
+  thread_rows "$side,$rate,$run" "$frames" "$out/$tag.svc0" "$out/$tag.svc1" >>"$out/threads.csv"
+  thread_rows "$side,$rate,$run" "$frames" "$out/$tag.app0" "$out/$tag.app1" >>"$out/app-threads.csv"
   echo "$side,$rate,$run,$frames,$seconds,$((svc_all / frames / 1000)),$((svc_own / frames / 1000)),$((app_all / frames / 1000)),$((app_own / frames / 1000)),$(awk -v ns=$idle_all -v s=$idle_seconds 'BEGIN { printf "%.2f", ns / 1e6 / s }')" >>"$out/samples.csv"
   tail -1 "$out/samples.csv"
 }
