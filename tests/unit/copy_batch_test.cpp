@@ -5,21 +5,14 @@
 #include <kj/async.h>
 #include <kj/timer.h>
 
+#include "manual_timer_loop.hpp"
+
 namespace xrc {
 namespace {
 
 using std::chrono::microseconds;
 
-struct Loop {
-  kj::EventLoop loop;
-  kj::WaitScope waitScope{loop};
-  kj::TimerImpl timer{kj::origin<kj::TimePoint>()};
-  // Advances the clock by `us` and runs what became ready.
-  void advance(int64_t us) {
-    timer.advanceTo(timer.now() + us * kj::MICROSECONDS);
-    loop.run();
-  }
-};
+using Loop = test::ManualTimerLoop;
 
 TEST(CopyBatch, OffLetsEachCopyGoAtOnce) {
   Loop l;
@@ -35,23 +28,23 @@ TEST(CopyBatch, CopiesJoiningWithinTheWindowGoTogetherWhenItEnds) {
   CopyBatch batch(l.timer, microseconds(3000));
   bool firstGone = false, secondGone = false, thirdGone = false;
   auto first = batch.join().then([&] { firstGone = true; }).eagerlyEvaluate(nullptr);
-  l.advance(2000);
+  l.advance(2000 * kj::MICROSECONDS);
   auto second = batch.join().then([&] { secondGone = true; }).eagerlyEvaluate(nullptr);
-  l.advance(999);
+  l.advance(999 * kj::MICROSECONDS);
   EXPECT_FALSE(firstGone);
   EXPECT_FALSE(secondGone);
   EXPECT_EQ(batch.batches(), 1u);
   EXPECT_EQ(batch.copies(), 2u);
 
-  l.advance(1);  // the window of the first copy ends: both go
+  l.advance(1 * kj::MICROSECONDS);  // the window of the first copy ends: both go
   EXPECT_TRUE(firstGone);
   EXPECT_TRUE(secondGone);
 
   // A copy after it starts the next batch, with a window of its own.
   auto third = batch.join().then([&] { thirdGone = true; }).eagerlyEvaluate(nullptr);
-  l.advance(2999);
+  l.advance(2999 * kj::MICROSECONDS);
   EXPECT_FALSE(thirdGone);
-  l.advance(1);
+  l.advance(1 * kj::MICROSECONDS);
   EXPECT_TRUE(thirdGone);
   EXPECT_EQ(batch.batches(), 2u);
   EXPECT_EQ(batch.copies(), 3u);
@@ -67,7 +60,7 @@ TEST(CopyBatch, ACopyDroppedBeforeItsBatchGoesLeavesTheOthersInIt) {
     keptCopy = batch.join().then([&] { kept = true; }).eagerlyEvaluate(nullptr);
     // `dropped` (a session that went away) and the batch itself go before the window ends.
   }
-  l.advance(1000);
+  l.advance(1000 * kj::MICROSECONDS);
   EXPECT_TRUE(kept);
 }
 

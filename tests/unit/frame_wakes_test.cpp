@@ -9,6 +9,7 @@
 #include <kj/async.h>
 #include <kj/timer.h>
 
+#include "manual_timer_loop.hpp"
 #include "xrc/monotonic_clock.hpp"
 
 namespace xrc {
@@ -17,15 +18,7 @@ namespace {
 constexpr int64_t kPeriod = 200'000'000;  // 5 Hz: a quarter period is 50 ms
 constexpr int64_t kMs = 1'000'000;
 
-struct Loop {
-  kj::EventLoop loop;
-  kj::WaitScope waitScope{loop};
-  kj::TimerImpl timer{kj::origin<kj::TimePoint>()};
-  void advanceMs(int64_t ms) {
-    timer.advanceTo(timer.now() + ms * kj::MILLISECONDS);
-    waitScope.poll();
-  }
-};
+using Loop = test::ManualTimerLoop;
 
 // A display that latched the vsync before `vsyncNs` and is due to latch `vsyncNs` next.
 void displayBefore(FrameScheduler& scheduler, int64_t vsyncNs) { scheduler.select(vsyncNs - kPeriod, kPeriod); }
@@ -45,9 +38,9 @@ TEST(FrameWakes, AWakeBeforeTheLatchWaitsForTheLatch) {
   displayBefore(scheduler, vsync);
   bool woken = false;
   auto wake = wakeAt(l, scheduler, vsync, woken);
-  l.advanceMs(50);
+  l.advance(50 * kj::MILLISECONDS);
   EXPECT_FALSE(woken) << "answered before its wake";
-  l.advanceMs(55);  // the timer's wake: the display has not latched yet
+  l.advance(55 * kj::MILLISECONDS);  // the timer's wake: the display has not latched yet
   EXPECT_FALSE(woken) << "answered before the display latched the frame before";
   scheduler.select(vsync, kPeriod);
   l.waitScope.poll();
@@ -61,11 +54,11 @@ TEST(FrameWakes, AStalledDisplayDelaysTheWakeByAQuarterPeriodAtMost) {
   displayBefore(scheduler, vsync);
   bool woken = false;
   auto wake = wakeAt(l, scheduler, vsync, woken);
-  l.advanceMs(105);
+  l.advance(105 * kj::MILLISECONDS);
   EXPECT_FALSE(woken);
-  l.advanceMs(kPeriod / 4 / kMs - 10);
+  l.advance((kPeriod / 4 / kMs - 10) * kj::MILLISECONDS);
   EXPECT_FALSE(woken);
-  l.advanceMs(15);  // a quarter period past the wake
+  l.advance(15 * kj::MILLISECONDS);  // a quarter period past the wake
   EXPECT_TRUE(woken);
 }
 
@@ -79,7 +72,7 @@ TEST(FrameWakes, ADisplayGoingIdleBeforeTheWakeStillWaitsForTheWake) {
   scheduler.displayIdle();  // releases the latch waiter well before the wake
   l.waitScope.poll();
   EXPECT_FALSE(woken) << "answered before its wake";
-  l.advanceMs(1005);
+  l.advance(1005 * kj::MILLISECONDS);
   EXPECT_TRUE(woken);
 }
 
@@ -94,7 +87,7 @@ TEST(FrameWakes, ALatchBeforeTheWakeStillWaitsForTheWake) {
   scheduler.select(vsync, kPeriod);
   l.waitScope.poll();
   EXPECT_FALSE(woken) << "answered before its wake";
-  l.advanceMs(1005);
+  l.advance(1005 * kj::MILLISECONDS);
   EXPECT_TRUE(woken);
 }
 
@@ -105,9 +98,9 @@ TEST(FrameWakes, ASessionThatNeverEndedAFrameWaitsForNoLatch) {
   displayBefore(scheduler, vsync);
   bool woken = false;
   auto wake = wakeAt(l, scheduler, vsync, woken, /*overtakes=*/false);
-  l.advanceMs(50);
+  l.advance(50 * kj::MILLISECONDS);
   EXPECT_FALSE(woken);
-  l.advanceMs(55);
+  l.advance(55 * kj::MILLISECONDS);
   EXPECT_TRUE(woken) << "waited for a latch although there is no frame to overtake";
 }
 
@@ -117,9 +110,9 @@ TEST(FrameWakes, AnIdleDisplayLeavesTheWakeToTheTimer) {
   const int64_t vsync = monotonicNowNs() + 100 * kMs;
   bool woken = false;
   auto wake = wakeAt(l, scheduler, vsync, woken);
-  l.advanceMs(50);
+  l.advance(50 * kj::MILLISECONDS);
   EXPECT_FALSE(woken);
-  l.advanceMs(55);
+  l.advance(55 * kj::MILLISECONDS);
   EXPECT_TRUE(woken);
 }
 
