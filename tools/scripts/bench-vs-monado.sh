@@ -13,11 +13,13 @@
 #     (xrEndFrame calls, counted by a perf uprobe on the root's OpenXR loader), the service's CPU
 #     per app frame (all threads; and without lavapipe's rasterizer threads `llvmpipe-*`, whose
 #     work a GPU does) and the app's own CPU per frame (all threads; and without `llvmpipe-*`).
+#   - before each, a reference: the CPU per wake-up of a thread that only sleeps to each period
+#     of the rate (XRC_BENCH_WAKE_S seconds, built with cc), this machine's price of a wake-up then.
 # Prints a table of min-max over the runs; every sample is in OUT_DIR/samples.csv, the service's
 # CPU per app frame by thread in OUT_DIR/threads.csv, the app's in OUT_DIR/app-threads.csv (with how
 # often each thread was put on a CPU per app frame).
 # Env: XRC_BENCH_RUNS (3), XRC_BENCH_RATES ("20 90"), XRC_BENCH_SECONDS (15), XRC_BENCH_IDLE_S
-# (10), XRC_BENCH_WARMUP_S (5), XRC_MONADO_ROOT (/var/tmp/xrc-monado-root), XRC_BENCH_BASE_DAEMON
+# (10), XRC_BENCH_WARMUP_S (5), XRC_BENCH_WAKE_S (3), XRC_MONADO_ROOT (/var/tmp/xrc-monado-root), XRC_BENCH_BASE_DAEMON
 # (unset: an xr-compositord binary, of an earlier commit say, measured as a third side "base" in
 # the same interleaved runs, with BUILD_DIR's client library: an A/B of a daemon change).
 # Needs root (chroot, perf uprobes) and perf; keep the machine otherwise idle while it runs.
@@ -31,6 +33,7 @@ rates=${XRC_BENCH_RATES:-20 90}
 seconds=${XRC_BENCH_SECONDS:-15}
 idle_seconds=${XRC_BENCH_IDLE_S:-10}
 warmup=${XRC_BENCH_WARMUP_S:-5}
+wake_seconds=${XRC_BENCH_WAKE_S:-3}
 root=${XRC_MONADO_ROOT:-/var/tmp/xrc-monado-root}
 base_daemon=${XRC_BENCH_BASE_DAEMON:-}
 [ -z "$base_daemon" ] || [ -x "$base_daemon" ] || { echo "bench-vs-monado: $base_daemon is no executable" >&2; exit 2; }
@@ -88,9 +91,45 @@ thread_rows() {
     { printf "%s,%s,%.0f,%.2f\n", tag, $1, ($2 - a[$1]) / 1000 / f, ($3 - r[$1]) / f }' "$3" "$4"
 }
 
+# The machine's own cost of a wake-up at RATE Hz, as a reference for the figures above: a thread
+# that sleeps to each period on a timerfd and does nothing else, its CPU per wake-up (schedstat,
+# so scheduler and interrupt time charged to it count, as for the services' threads). On a VM
+# whose CPUs idle between wake-ups this is most of what a thread that wakes once per frame costs.
+wake_reference_bin=$out/wake-reference
+cc -O2 -x c -o "$wake_reference_bin" - <<'C'
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+static void stat_now(unsigned long long* ns, unsigned long long* runs) {
+  FILE* f = fopen("/proc/thread-self/schedstat", "r");
+  unsigned long long waited;
+  if (!f || fscanf(f, "%llu %llu %llu", ns, &waited, runs) != 3) exit(1);
+  fclose(f);
+}
+int main(int argc, char** argv) {
+  const double rate = atof(argv[1]);
+  const long n = (long)(rate * atof(argv[2]));
+  const long periodNs = (long)(1e9 / rate);
+  struct itimerspec spec = {{periodNs / 1000000000, periodNs % 1000000000}, {periodNs / 1000000000, periodNs % 1000000000}};
+  int fd = timerfd_create(CLOCK_MONOTONIC, 0);
+  if (fd < 0 || n <= 0 || timerfd_settime(fd, 0, &spec, NULL) != 0) return 1;
+  unsigned long long ns0, runs0, ns1, runs1;
+  uint64_t expirations;
+  stat_now(&ns0, &runs0);
+  for (long i = 0; i < n; ++i)
+    if (read(fd, &expirations, sizeof expirations) != sizeof expirations) return 1;
+  stat_now(&ns1, &runs1);
+  printf("%.1f\n", (double)(ns1 - ns0) / 1000.0 / (double)n);
+  return 0;
+}
+C
+
 # One measurement: service SIDE (monado|ours) at RATE Hz, run RUN. Appends to samples.csv.
 measure() {
-  local side=$1 rate=$2 run=$3 tag="$1-$2hz-run$3" service runtime_json ready
+  local side=$1 rate=$2 run=$3 tag="$1-$2hz-run$3" service runtime_json ready wake_us
+  wake_us=$("$wake_reference_bin" "$rate" "$wake_seconds") || { echo "the wake-up reference failed" >&2; exit 1; }
   rm -rf "${root:?}$run_dir" && mkdir -p "$root$run_dir" && chmod 700 "$root$run_dir"
   if [ "$side" = monado ]; then
     local bin=/usr/bin/monado-service
@@ -142,13 +181,13 @@ measure() {
   read -r app_all app_own < <(cpu_delta "$out/$tag.app0" "$out/$tag.app1")
   thread_rows "$side,$rate,$run" "$frames" "$out/$tag.svc0" "$out/$tag.svc1" >>"$out/threads.csv"
   thread_rows "$side,$rate,$run" "$frames" "$out/$tag.app0" "$out/$tag.app1" >>"$out/app-threads.csv"
-  echo "$side,$rate,$run,$frames,$seconds,$((svc_all / frames / 1000)),$((svc_own / frames / 1000)),$((app_all / frames / 1000)),$((app_own / frames / 1000)),$(awk -v ns=$idle_all -v s=$idle_seconds 'BEGIN { printf "%.2f", ns / 1e6 / s }')" >>"$out/samples.csv"
+  echo "$side,$rate,$run,$frames,$seconds,$((svc_all / frames / 1000)),$((svc_own / frames / 1000)),$((app_all / frames / 1000)),$((app_own / frames / 1000)),$(awk -v ns=$idle_all -v s=$idle_seconds 'BEGIN { printf "%.2f", ns / 1e6 / s }'),$wake_us" >>"$out/samples.csv"
   tail -1 "$out/samples.csv"
 }
 
 echo "side,rate_hz,run,thread,us_per_app_frame,runs_per_app_frame" >"$out/threads.csv"
 echo "side,rate_hz,run,thread,us_per_app_frame,runs_per_app_frame" >"$out/app-threads.csv"
-echo "side,rate_hz,run,app_frames,seconds,service_us_per_frame,service_us_per_frame_without_llvmpipe,app_us_per_frame,app_us_per_frame_without_llvmpipe,idle_service_ms_per_s" >"$out/samples.csv"
+echo "side,rate_hz,run,app_frames,seconds,service_us_per_frame,service_us_per_frame_without_llvmpipe,app_us_per_frame,app_us_per_frame_without_llvmpipe,idle_service_ms_per_s,wake_reference_us" >"$out/samples.csv"
 echo "bench-vs-monado: $runs runs, rates $rates, ${seconds} s with hello_xr, ${idle_seconds} s idle; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for run in $(seq "$runs"); do
   for rate in $rates; do
@@ -177,7 +216,8 @@ for name, key in [("app frames per run", "app_frames"),
                    ("… without lavapipe's llvmpipe-* threads (µs)", "service_us_per_frame_without_llvmpipe"),
                    ("app CPU per frame (µs)", "app_us_per_frame"),
                    ("… without llvmpipe-* (µs)", "app_us_per_frame_without_llvmpipe"),
-                   ("service CPU with no client (ms/s)", "idle_service_ms_per_s")]:
+                   ("service CPU with no client (ms/s)", "idle_service_ms_per_s"),
+                   ("reference: CPU per wake-up of an idle thread at the rate (µs)", "wake_reference_us")]:
     print(f"| {name} | " + " | ".join(span(s, r, key) for r in rates for s in sides) + " |")
 def by_thread(file, who):
     threads = list(csv.DictReader(open(sys.argv[1].replace("samples.csv", file))))
