@@ -6,7 +6,7 @@ set -euo pipefail
 XRC_PACKAGES=(
   g++ meson ninja-build pkg-config glslang-tools
   capnproto libcapnp-dev libboost-dev libvulkan-dev libopenxr-dev libfmt-dev libsystemd-dev systemd
-  libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libgtest-dev libgmock-dev
+  libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libgtest-dev libgmock-dev libjemalloc-dev
   mesa-vulkan-drivers vulkan-validationlayers
   libopenxr-loader1 libopenxr-utils openxr-layer-corevalidation
   libjsoncpp25 python3
