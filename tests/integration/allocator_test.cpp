@@ -1,6 +1,7 @@
 // The daemon runs on the allocator its build chose (meson.build: jemalloc, except under the
-// sanitizers): a build or package that silently fell back to glibc's allocator would cost the
-// daemon's RPC thread ~15 % more CPU per client frame without any test noticing.
+// sanitizers). This guards the link: a daemon built without it (the dependency dropped from the
+// executable, or by the linker) would cost ~10 % more CPU per client frame with many clients on a
+// small machine (docs/BENCHMARKS.md) without any other test noticing.
 #include <gtest/gtest.h>
 
 #include <fstream>

@@ -109,6 +109,7 @@ static void stat_now(unsigned long long* ns, unsigned long long* runs) {
   fclose(f);
 }
 int main(int argc, char** argv) {
+  if (argc < 3) return 2;
   const double rate = atof(argv[1]);
   const long n = (long)(rate * atof(argv[2]));
   const long periodNs = (long)(1e9 / rate);
@@ -203,7 +204,7 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 def span(side, rate, key):
     v = [float(r[key]) for r in rows if r["side"] == side and r["rate_hz"] == rate]
     lo, hi = min(v), max(v)
-    fmt = (lambda x: f"{x:.2f}") if key.startswith("idle") else (lambda x: f"{x:.0f}")
+    fmt = (lambda x: f"{x:.2f}") if key.startswith("idle") else (lambda x: f"{x:.1f}") if key.startswith("wake") else (lambda x: f"{x:.0f}")
     return fmt(lo) if lo == hi else f"{fmt(lo)}–{fmt(hi)}"
 rates = sorted({r["rate_hz"] for r in rows}, key=float)
 sides = [s for s in ("monado", "ours", "base") if any(r["side"] == s for r in rows)]
