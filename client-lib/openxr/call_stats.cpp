@@ -1,20 +1,22 @@
 #include "call_stats.hpp"
 
+#include <unistd.h>
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <string>
-#include <unistd.h>
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace xrc::openxr {
 
 namespace {
 const char* callName(Call call) {
-  static const char* kNames[] = {"xrWaitFrame",           "xrBeginFrame",          "xrEndFrame",
-                                 "xrAcquireSwapchainImage", "xrWaitSwapchainImage", "xrReleaseSwapchainImage",
-                                 "xrLocateViews",         "xrLocateSpace",         "xrSyncActions"};
+  static const char* kNames[] = {"xrWaitFrame",          "xrBeginFrame",
+                                 "xrEndFrame",           "xrAcquireSwapchainImage",
+                                 "xrWaitSwapchainImage", "xrReleaseSwapchainImage",
+                                 "xrLocateViews",        "xrLocateSpace",
+                                 "xrSyncActions"};
   return kNames[size_t(call)];
 }
 
@@ -34,10 +36,11 @@ std::unique_ptr<CallStats> CallStats::fromEnvironment() {
   return std::make_unique<CallStats>(file);
 }
 
-void CallStats::record(Call call, std::chrono::nanoseconds duration) {
+void CallStats::record(Call call, std::chrono::nanoseconds duration, std::chrono::nanoseconds cpu) {
   Lock lock(mutex_);
   auto& list = samples_[size_t(call)];
   if (list.size() < kMaxSamples) list.push_back(duration.count());
+  cpuNs_[size_t(call)] += cpu.count();
 }
 
 void CallStats::frameBoundary(uint64_t blockingRoundTrips) {
@@ -59,14 +62,20 @@ std::string CallStats::summary() const {
     most = std::max(most, n);
   }
   out["blocking_round_trips_per_frame"] = {
-      {"mean", roundTripsPerFrame_.empty() ? 0.0 : double(total) / double(roundTripsPerFrame_.size())},
-      {"max", most}};
+      {"mean", roundTripsPerFrame_.empty() ? 0.0 : double(total) / double(roundTripsPerFrame_.size())}, {"max", most}};
+  int64_t cpuNs = 0;
   for (size_t c = 0; c < size_t(Call::count); ++c) {
     const auto& list = samples_[c];
     if (list.empty()) continue;
-    out["calls"][callName(Call(c))] = {
-        {"count", list.size()}, {"p50_us", percentileUs(list, 0.5)}, {"p99_us", percentileUs(list, 0.99)}};
+    out["calls"][callName(Call(c))] = {{"count", list.size()},
+                                       {"p50_us", percentileUs(list, 0.5)},
+                                       {"p99_us", percentileUs(list, 0.99)},
+                                       {"cpu_us", double(cpuNs_[c]) / 1000.0}};
+    cpuNs += cpuNs_[c];
   }
+  // The calls' CPU on the app's threads per frame (one xrWaitFrame per frame).
+  const size_t frames = samples_[size_t(Call::waitFrame)].size();
+  out["app_thread_cpu_us_per_frame"] = frames == 0 ? 0.0 : double(cpuNs) / 1000.0 / double(frames);
   return out.dump(2);
 }
 

@@ -145,7 +145,10 @@ measure() {
     "${in_root[@]}" "$daemon" --socket "$run_dir/xrc.sock" --view-size 320x240 --refresh-hz "$rate" \
       --log-level warn >"$out/$tag.service.log" 2>&1 &
     ready=$run_dir/xrc.sock
-    runtime_json=(XR_RUNTIME_JSON=/opt/xrc/lib/openxr_xr-compositor.json XR_COMPOSITOR_SOCKET=$run_dir/xrc.sock)
+    # Our runtime also reports the CPU its calls cost the app's threads (XRC_OPENXR_STATS; two
+    # clock reads per call, counted against us).
+    runtime_json=(XR_RUNTIME_JSON=/opt/xrc/lib/openxr_xr-compositor.json XR_COMPOSITOR_SOCKET=$run_dir/xrc.sock
+      XRC_OPENXR_STATS=$run_dir/runtime-stats.json)
   fi
   service=$!
   xrc_root_track $service
@@ -172,6 +175,13 @@ measure() {
   echo >&8
   exec 8>&-
   wait $app 2>/dev/null || true
+  local runtime_us=""
+  if [ "$side" != monado ]; then
+    # Written when hello_xr's session ends; over the whole session, warm-up included.
+    runtime_us=$(python3 -c 'import json, sys; print(round(json.load(open(sys.argv[1]))["app_thread_cpu_us_per_frame"]))' \
+      "$root$run_dir/runtime-stats.json") || { echo "no runtime stats from hello_xr ($side)" >&2; exit 1; }
+    cp "$root$run_dir/runtime-stats.json" "$out/$tag.runtime-stats.json"
+  fi
   kill $service 2>/dev/null || true
   wait $service 2>/dev/null || true
   xrc_root_pids=()
@@ -182,13 +192,13 @@ measure() {
   read -r app_all app_own < <(cpu_delta "$out/$tag.app0" "$out/$tag.app1")
   thread_rows "$side,$rate,$run" "$frames" "$out/$tag.svc0" "$out/$tag.svc1" >>"$out/threads.csv"
   thread_rows "$side,$rate,$run" "$frames" "$out/$tag.app0" "$out/$tag.app1" >>"$out/app-threads.csv"
-  echo "$side,$rate,$run,$frames,$seconds,$((svc_all / frames / 1000)),$((svc_own / frames / 1000)),$((app_all / frames / 1000)),$((app_own / frames / 1000)),$(awk -v ns=$idle_all -v s=$idle_seconds 'BEGIN { printf "%.2f", ns / 1e6 / s }'),$wake_us" >>"$out/samples.csv"
+  echo "$side,$rate,$run,$frames,$seconds,$((svc_all / frames / 1000)),$((svc_own / frames / 1000)),$((app_all / frames / 1000)),$((app_own / frames / 1000)),$(awk -v ns=$idle_all -v s=$idle_seconds 'BEGIN { printf "%.2f", ns / 1e6 / s }'),$wake_us,$runtime_us" >>"$out/samples.csv"
   tail -1 "$out/samples.csv"
 }
 
 echo "side,rate_hz,run,thread,us_per_app_frame,runs_per_app_frame" >"$out/threads.csv"
 echo "side,rate_hz,run,thread,us_per_app_frame,runs_per_app_frame" >"$out/app-threads.csv"
-echo "side,rate_hz,run,app_frames,seconds,service_us_per_frame,service_us_per_frame_without_llvmpipe,app_us_per_frame,app_us_per_frame_without_llvmpipe,idle_service_ms_per_s,wake_reference_us" >"$out/samples.csv"
+echo "side,rate_hz,run,app_frames,seconds,service_us_per_frame,service_us_per_frame_without_llvmpipe,app_us_per_frame,app_us_per_frame_without_llvmpipe,idle_service_ms_per_s,wake_reference_us,runtime_app_thread_us_per_frame" >"$out/samples.csv"
 echo "bench-vs-monado: $runs runs, rates $rates, ${seconds} s with hello_xr, ${idle_seconds} s idle; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for run in $(seq "$runs"); do
   for rate in $rates; do
@@ -202,7 +212,9 @@ python3 - "$out/samples.csv" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 def span(side, rate, key):
-    v = [float(r[key]) for r in rows if r["side"] == side and r["rate_hz"] == rate]
+    v = [float(r[key]) for r in rows if r["side"] == side and r["rate_hz"] == rate and r.get(key)]
+    if not v:
+        return "—"
     lo, hi = min(v), max(v)
     fmt = (lambda x: f"{x:.2f}") if key.startswith("idle") else (lambda x: f"{x:.1f}") if key.startswith("wake") else (lambda x: f"{x:.0f}")
     return fmt(lo) if lo == hi else f"{fmt(lo)}–{fmt(hi)}"
@@ -218,7 +230,8 @@ for name, key in [("app frames per run", "app_frames"),
                    ("app CPU per frame (µs)", "app_us_per_frame"),
                    ("… without llvmpipe-* (µs)", "app_us_per_frame_without_llvmpipe"),
                    ("service CPU with no client (ms/s)", "idle_service_ms_per_s"),
-                   ("reference: CPU per wake-up of an idle thread at the rate (µs)", "wake_reference_us")]:
+                   ("reference: CPU per wake-up of an idle thread at the rate (µs)", "wake_reference_us"),
+                   ("our runtime's calls: CPU on the app's threads per frame (µs)", "runtime_app_thread_us_per_frame")]:
     print(f"| {name} | " + " | ".join(span(s, r, key) for r in rates for s in sides) + " |")
 def by_thread(file, who):
     threads = list(csv.DictReader(open(sys.argv[1].replace("samples.csv", file))))
@@ -238,4 +251,25 @@ def by_thread(file, who):
                   ", ".join(f"{n} {lo:.1f}" + (f"–{hi:.1f}" if hi != lo else "") for lo, hi, n in woken))
 by_thread("threads.csv", "service")
 by_thread("app-threads.csv", "app")
+# Monado's client library runs on the app's main thread; ours on it and on client-lib's I/O
+# thread. hello_xr's own main-thread work is the same on both sides: ours less our runtime's
+# calls. So Monado's library, estimated: Monado's app main thread less that work.
+app = list(csv.DictReader(open(sys.argv[1].replace("samples.csv", "app-threads.csv"))))
+def app_us(side, rate, run, thread):
+    return sum(int(t["us_per_app_frame"]) for t in app
+               if t["side"] == side and t["rate_hz"] == rate and t["run"] == run and t["thread"] == thread)
+print()
+for r in rows:
+    if r["side"] != "ours" or not r.get("runtime_app_thread_us_per_frame"):
+        continue
+    rate, run = r["rate_hz"], r["run"]
+    if not any(m["side"] == "monado" and m["rate_hz"] == rate and m["run"] == run for m in rows):
+        continue
+    ours_main, io = app_us("ours", rate, run, "main"), app_us("ours", rate, run, "xrc-client-io")
+    runtime = int(r["runtime_app_thread_us_per_frame"])
+    own = ours_main - runtime
+    monado_lib = app_us("monado", rate, run, "main") - own
+    print(f"{rate} Hz run {run}: client-lib's I/O thread {io} µs per frame, its calls on the app's threads {runtime} "
+          f"(together {io + runtime}); Monado's client library, estimated {monado_lib} (Monado's app main thread "
+          f"{monado_lib + own} less hello_xr's own main-thread work {own})")
 PY
