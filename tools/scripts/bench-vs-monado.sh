@@ -102,11 +102,12 @@ cc -O2 -x c -o "$wake_reference_bin" - <<'C'
 #include <stdlib.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
-static void stat_now(unsigned long long* ns, unsigned long long* runs) {
+static unsigned long long cpu_ns(void) {
+  unsigned long long ns;
   FILE* f = fopen("/proc/thread-self/schedstat", "r");
-  unsigned long long waited;
-  if (!f || fscanf(f, "%llu %llu %llu", ns, &waited, runs) != 3) exit(1);
+  if (!f || fscanf(f, "%llu", &ns) != 1) exit(1);
   fclose(f);
+  return ns;
 }
 int main(int argc, char** argv) {
   if (argc < 3) return 2;
@@ -116,13 +117,11 @@ int main(int argc, char** argv) {
   struct itimerspec spec = {{periodNs / 1000000000, periodNs % 1000000000}, {periodNs / 1000000000, periodNs % 1000000000}};
   int fd = timerfd_create(CLOCK_MONOTONIC, 0);
   if (fd < 0 || n <= 0 || timerfd_settime(fd, 0, &spec, NULL) != 0) return 1;
-  unsigned long long ns0, runs0, ns1, runs1;
   uint64_t expirations;
-  stat_now(&ns0, &runs0);
+  const unsigned long long before = cpu_ns();
   for (long i = 0; i < n; ++i)
     if (read(fd, &expirations, sizeof expirations) != sizeof expirations) return 1;
-  stat_now(&ns1, &runs1);
-  printf("%.1f\n", (double)(ns1 - ns0) / 1000.0 / (double)n);
+  printf("%.1f\n", (double)(cpu_ns() - before) / 1000.0 / (double)n);
   return 0;
 }
 C
@@ -233,8 +232,9 @@ for name, key in [("app frames per run", "app_frames"),
                    ("reference: CPU per wake-up of an idle thread at the rate (µs)", "wake_reference_us"),
                    ("our runtime's calls: CPU on the app's threads per frame (µs)", "runtime_app_thread_us_per_frame")]:
     print(f"| {name} | " + " | ".join(span(s, r, key) for r in rates for s in sides) + " |")
+per_thread = {f: list(csv.DictReader(open(sys.argv[1].replace("samples.csv", f)))) for f in ("threads.csv", "app-threads.csv")}
 def by_thread(file, who):
-    threads = list(csv.DictReader(open(sys.argv[1].replace("samples.csv", file))))
+    threads = per_thread[file]
     print()
     for side in sides:
         for rate in rates:
@@ -254,9 +254,8 @@ by_thread("app-threads.csv", "app")
 # Monado's client library runs on the app's main thread; ours on it and on client-lib's I/O
 # thread. hello_xr's own main-thread work is the same on both sides: ours less our runtime's
 # calls. So Monado's library, estimated: Monado's app main thread less that work.
-app = list(csv.DictReader(open(sys.argv[1].replace("samples.csv", "app-threads.csv"))))
 def app_us(side, rate, run, thread):
-    return sum(int(t["us_per_app_frame"]) for t in app
+    return sum(int(t["us_per_app_frame"]) for t in per_thread["app-threads.csv"]
                if t["side"] == side and t["rate_hz"] == rate and t["run"] == run and t["thread"] == thread)
 print()
 for r in rows:
@@ -267,9 +266,8 @@ for r in rows:
         continue
     ours_main, io = app_us("ours", rate, run, "main"), app_us("ours", rate, run, "xrc-client-io")
     runtime = int(r["runtime_app_thread_us_per_frame"])
-    own = ours_main - runtime
-    monado_lib = app_us("monado", rate, run, "main") - own
+    own, monado_main = ours_main - runtime, app_us("monado", rate, run, "main")
     print(f"{rate} Hz run {run}: client-lib's I/O thread {io} µs per frame, its calls on the app's threads {runtime} "
-          f"(together {io + runtime}); Monado's client library, estimated {monado_lib} (Monado's app main thread "
-          f"{monado_lib + own} less hello_xr's own main-thread work {own})")
+          f"(together {io + runtime}); Monado's client library, estimated {monado_main - own} (Monado's app main "
+          f"thread {monado_main} less hello_xr's own main-thread work {own})")
 PY
