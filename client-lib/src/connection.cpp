@@ -134,7 +134,35 @@ void Connection::Impl::sendTracked(kj::Function<kj::Promise<Status>(IoState&)> s
   });
 }
 
+Status Connection::Impl::finishUnsentRenderings() {
+  std::vector<VkFence> fences;
+  for (const UnsentRelease& r : unsentReleases) {
+    if (r.renderingFence != VK_NULL_HANDLE) fences.push_back(r.renderingFence);
+  }
+  if (fences.empty()) return {};
+  const VkResult r = waitFencesRunnable(vulkan.device, fences.data(), uint32_t(fences.size()), kReleaseFenceTimeout);
+  Status status = r == VK_TIMEOUT ? Status(makeError(ErrorCode::timeout,
+                                                     "release: the GPU did not finish the application's rendering of "
+                                                     "{} released image(s) in {} s",
+                                                     fences.size(), kReleaseFenceTimeout.count()))
+                                  : vk::check(r, "vkWaitForFences(release)");
+  if (!status) {
+    // Never sent: the daemon would copy unfinished images. Each one's acquire gets the error.
+    std::erase_if(unsentReleases, [&](const UnsentRelease& u) {
+      if (u.renderingFence == VK_NULL_HANDLE) return false;
+      u.answers->answered(u.index, status);
+      return true;
+    });
+    return status;
+  }
+  // The fences stay signalled: each is reset by its image's next release, before it is submitted.
+  for (UnsentRelease& u : unsentReleases) u.renderingFence = VK_NULL_HANDLE;
+  return {};
+}
+
 void Connection::Impl::sendUnsentReleases() {
+  // A failure is answered to those releases; the application's next call returns it too.
+  if (auto s = finishUnsentRenderings(); !s) errors->record(s.error());
   for (UnsentRelease& r : unsentReleases)
     link->post(releaseCall(*link, std::move(r.answers), r.swapchainId, r.index, true, r.renderingValue));
   unsentReleases.clear();
@@ -461,6 +489,8 @@ Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::
   if (!impl_->begunFrame || *impl_->begunFrame != frameId) {
     return makeError(ErrorCode::callOrder, "endFrame: frame {} was not begun", frameId);
   }
+  // Host mode: the frame's releases leave once their rendering is complete, all in one wait.
+  if (auto s = impl_->finishUnsentRenderings(); !s) return s;
   impl_->begunFrame.reset();
   const bool alsoBegin = impl_->beginUnsent == frameId;
   impl_->beginUnsent.reset();

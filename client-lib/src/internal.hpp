@@ -13,6 +13,9 @@
 
 namespace xrc::client {
 
+// How long the application's rendering of a released image may take to complete (host mode).
+constexpr std::chrono::seconds kReleaseFenceTimeout{2};
+
 // Errors of calls sent without waiting (answered on the I/O thread): the first one is kept for
 // the application's next call to return.
 class AsyncErrors {
@@ -45,6 +48,9 @@ struct UnsentRelease {
   uint32_t index = 0;
   std::shared_ptr<ReleaseAnswers> answers;
   uint64_t renderingValue = 0;  // timeline mode
+  // Host mode: signalled once the application's rendering of the image is complete; waited for
+  // (with those of the frame's other releases, in one wait) before the release leaves.
+  VkFence renderingFence = VK_NULL_HANDLE;
 };
 
 struct Connection::Impl {
@@ -96,6 +102,10 @@ struct Connection::Impl {
   // 1.5: posts the unsent releases as release calls, for when something must not wait for the
   // next endFrame (an acquire that needs their answers, a waitFrame, a swapchain's destruction).
   void sendUnsentReleases() XRC_REQUIRES(frameMutex);
+  // Host mode: waits, once for all of them, until the rendering of every unsent release is
+  // complete (the daemon copies without waiting on our GPU). Bounded; where it fails, those
+  // releases are answered with the error and dropped (never sent), and the error is returned.
+  Status finishUnsentRenderings() XRC_REQUIRES(frameMutex);
   void flushReleases();
 
   // Sends what `send` builds on the I/O thread without waiting; an error in its answer (or a
@@ -108,11 +118,12 @@ struct Swapchain::Impl {
   struct PerImage {
     vk::Memory memory;  // declared first: destroyed after the image
     vk::Image image;
-    vk::Semaphore renderingDone;  // binary mode
-    vk::Semaphore copyingDone;    // binary mode
-    uint64_t releaseValue = 0;    // timeline mode: the value of this image's last release
-    vk::Fence fence;              // "per-image fence", created signalled (seed 000)
-    vk::Fence releaseFence;       // host mode: waited before the release call
+    vk::Semaphore renderingDone;         // binary mode
+    vk::Semaphore copyingDone;           // binary mode
+    uint64_t releaseValue = 0;           // timeline mode: the value of this image's last release
+    vk::Fence fence;                     // "per-image fence", created signalled (seed 000)
+    vk::Fence releaseFence;              // host mode: the application's rendering is complete
+    bool releaseFenceSubmitted = false;  // reset before it is submitted again
     VkCommandBuffer acquireCommands = VK_NULL_HANDLE;
     VkCommandBuffer releaseCommands = VK_NULL_HANDLE;
     bool everAcquired = false;

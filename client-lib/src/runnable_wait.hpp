@@ -45,17 +45,23 @@ bool waitRunnable(std::condition_variable& cv, std::unique_lock<std::mutex>& loc
   return ready();
 }
 
-// vkWaitForFences on one fence, counted the same way: VK_TIMEOUT once `timeout` has passed.
-inline VkResult waitFenceRunnable(VkDevice device, VkFence fence, std::chrono::nanoseconds timeout) {
+// vkWaitForFences on all of `count` fences, counted the same way: VK_TIMEOUT once `timeout` has
+// passed.
+inline VkResult waitFencesRunnable(VkDevice device, const VkFence* fences, uint32_t count,
+                                   std::chrono::nanoseconds timeout) {
   RunnableBudget budget(timeout);
   for (;;) {
     const auto start = RunnableBudget::Clock::now();
     const auto slice = std::chrono::duration_cast<std::chrono::nanoseconds>(budget.slice());
-    const VkResult r = vkWaitForFences(device, 1, &fence, VK_TRUE, uint64_t(slice.count()));
+    const VkResult r = vkWaitForFences(device, count, fences, VK_TRUE, uint64_t(slice.count()));
     if (r != VK_TIMEOUT) return r;
     budget.charge(start);
     if (budget.exhausted()) return VK_TIMEOUT;
   }
+}
+
+inline VkResult waitFenceRunnable(VkDevice device, VkFence fence, std::chrono::nanoseconds timeout) {
+  return waitFencesRunnable(device, &fence, 1, timeout);
 }
 
 }  // namespace xrc::client

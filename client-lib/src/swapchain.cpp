@@ -6,7 +6,6 @@
 namespace xrc::client {
 
 namespace {
-constexpr std::chrono::seconds kReleaseFenceTimeout{2};
 // The daemon answers a release within its own bounded waits (a free runtime image, then the
 // copy: up to 2 s each) and names its error when one expires, so the answer is waited for as
 // long as any call's: a daemon slowed down (a loaded machine, sanitizers) is not taken for a
@@ -448,6 +447,7 @@ Status Swapchain::release() {
   VkDevice device = conn.vulkan.device;
 
   uint64_t renderingValue = 0;
+  VkFence hostFence = VK_NULL_HANDLE;  // host mode, 1.5: waited for before the release leaves
   if (conn.syncMode == SyncMode::binary && !local) {
     if (auto s = sc.submit(per.releaseCommands, {}, {per.renderingDone.get(), 0}, VK_NULL_HANDLE); !s) return s;
   } else if (conn.syncMode == SyncMode::timeline && !local) {
@@ -459,15 +459,31 @@ Status Swapchain::release() {
     sc.lastRenderingValue = renderingValue;
     per.releaseValue = renderingValue;
   } else {
-    // Host mode: the daemon cannot wait on our GPU, so the release is complete before we call.
+    // Host mode: the daemon cannot wait on our GPU, so the release is complete before it leaves.
     // Local mode too: nobody would wait on rendering_done (and it must not be signalled twice).
     VkFence fence = per.releaseFence.get();
+    if (per.releaseFenceSubmitted) {
+      // Its last submission was waited for before that release left (or below): signalled, and
+      // this returns at once. Bounded all the same: reset it only once nothing signals it.
+      const VkResult r = waitFenceRunnable(device, fence, kReleaseFenceTimeout);
+      if (r == VK_TIMEOUT) {
+        return makeError(ErrorCode::timeout, "release: the GPU did not finish image {}'s last release in time", index);
+      }
+      if (auto s = vk::check(r, "vkWaitForFences(last release)"); !s) return s;
+      vkResetFences(device, 1, &fence);
+      per.releaseFenceSubmitted = false;
+    }
     if (auto s = sc.submit(per.releaseCommands, {}, {}, fence); !s) return s;
-    VkResult r = waitFenceRunnable(device, fence, kReleaseFenceTimeout);
-    if (r == VK_TIMEOUT)
-      return makeError(ErrorCode::timeout, "release: the GPU did not finish image {} in time", index);
-    if (auto s = vk::check(r, "vkWaitForFences(release)"); !s) return s;
-    vkResetFences(device, 1, &fence);
+    per.releaseFenceSubmitted = true;
+    // 1.5: the frame's endFrame carries the release and waits for this fence with its other
+    // releases' in one wait (a wake-up per frame, not per swapchain; docs/SYNC.md).
+    hostFence = !local && conn.oneCallFrames ? fence : VK_NULL_HANDLE;
+    if (hostFence == VK_NULL_HANDLE) {
+      VkResult r = waitFenceRunnable(device, fence, kReleaseFenceTimeout);
+      if (r == VK_TIMEOUT)
+        return makeError(ErrorCode::timeout, "release: the GPU did not finish image {} in time", index);
+      if (auto s = vk::check(r, "vkWaitForFences(release)"); !s) return s;
+    }
   }
   // The per-image fence is not reset here (seed 000 does): acquire() resets it right before the
   // submission that signals it, and one driver call fewer keeps release cheap (docs/SYNC.md, 12).
@@ -484,7 +500,7 @@ Status Swapchain::release() {
     // 1.5: the frame's endFrame carries it (docs/SYNC.md).
     Lock lock(conn.frameMutex);
     if (conn.unsentReleases.size() >= kMaxReleasesPerEndFrame) conn.sendUnsentReleases();
-    conn.unsentReleases.push_back(UnsentRelease{sc.id, index, sc.answers, renderingValue});
+    conn.unsentReleases.push_back(UnsentRelease{sc.id, index, sc.answers, renderingValue, hostFence});
     return {};
   }
   // Not sent yet: the I/O thread builds it when the next message wakes it (the frame's endFrame,

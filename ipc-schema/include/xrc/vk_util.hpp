@@ -57,6 +57,7 @@ using Buffer = DeviceHandle<VkBuffer, vkDestroyBuffer>;
 using Memory = DeviceHandle<VkDeviceMemory, vkFreeMemory>;
 using Semaphore = DeviceHandle<VkSemaphore, vkDestroySemaphore>;
 using Fence = DeviceHandle<VkFence, vkDestroyFence>;
+using Event = DeviceHandle<VkEvent, vkDestroyEvent>;
 using CommandPool = DeviceHandle<VkCommandPool, vkDestroyCommandPool>;
 using QueryPool = DeviceHandle<VkQueryPool, vkDestroyQueryPool>;
 using ImageView = DeviceHandle<VkImageView, vkDestroyImageView>;
