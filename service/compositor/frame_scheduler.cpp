@@ -47,7 +47,20 @@ void FrameScheduler::electPrimary() {
   }
 }
 
+void FrameScheduler::setLatchOnDemand(std::function<void()> latch) {
+  Lock lock(latchHookMutex_);
+  latchesOnDemand_.store(latch != nullptr);
+  latchHook_ = std::move(latch);
+}
+
+void FrameScheduler::latchDue() {
+  if (!latchesOnDemand_.load()) return;
+  Lock lock(latchHookMutex_);
+  if (latchHook_) latchHook_();
+}
+
 void FrameScheduler::setHung(uint32_t clientId, bool hung) {
+  latchDue();  // the vsyncs before it was found hung showed what it had
   Lock lock(mutex_);
   auto it = entries_.find(clientId);
   if (it == entries_.end()) return;
@@ -62,6 +75,7 @@ void FrameScheduler::setHung(uint32_t clientId, bool hung) {
 }
 
 Status FrameScheduler::setPrimary(uint32_t clientId) {
+  latchDue();  // the vsyncs before the switch showed the old primary
   Lock lock(mutex_);
   auto it = entries_.find(clientId);
   if (it == entries_.end()) return makeError(ErrorCode::notFound, "no client {}", clientId);
@@ -80,6 +94,7 @@ Visibility FrameScheduler::visibilityLocked(const Entry& e) const {
 }
 
 void FrameScheduler::setSystemVisibility(Visibility system) {
+  latchDue();
   Lock lock(mutex_);
   system_ = system;
 }

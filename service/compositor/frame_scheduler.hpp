@@ -5,6 +5,7 @@
 // control interface switches the primary. Frame accounting and the per-client and system stats live here too.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <map>
@@ -61,6 +62,16 @@ class FrameScheduler final : public DisplayFeed {
 
   DisplayStats displayStats() const XRC_EXCLUDES(mutex_);
 
+  // A display that latches on demand (headless, composed only when read: nothing happens at its
+  // vsyncs) gives how to latch every vsync that has passed; null takes it back, once any call
+  // under way has returned. Then what changes what a vsync shows (primary, hung, system
+  // visibility) first latches the vsyncs before the change, and latchDue() does it for a caller
+  // about to read what was shown (status) or to wait for a latch (afterLatch()). Must not be
+  // called under the display's locks.
+  void setLatchOnDemand(std::function<void()> latch) XRC_EXCLUDES(latchHookMutex_);
+  void latchDue() XRC_EXCLUDES(latchHookMutex_);
+  bool latchesOnDemand() const { return latchesOnDemand_.load(); }
+
   // Any thread. A client is woken for its next frame when the display latches the one before it
   // (FramePacer), but the two run on different clocks: a display loop that reaches select() late
   // would find the client's next frame committed already and drop the one it was due to show.
@@ -87,6 +98,11 @@ class FrameScheduler final : public DisplayFeed {
   // The latch waiters due once the display has latched `vsyncNs` (all of them for `idle`).
   std::vector<std::function<void()>> takeLatchWaitersLocked(int64_t vsyncNs, bool idle) XRC_REQUIRES(mutex_);
   void electPrimary() XRC_REQUIRES(mutex_);
+
+  // Held while the hook runs: taken before the display's locks and the scheduler's own.
+  Mutex latchHookMutex_;
+  std::function<void()> latchHook_ XRC_GUARDED_BY(latchHookMutex_);
+  std::atomic<bool> latchesOnDemand_{false};
 
   mutable Mutex mutex_;
   std::map<uint32_t, Entry> entries_ XRC_GUARDED_BY(mutex_);  // by client id = connection order

@@ -86,6 +86,7 @@ DisplayCore::~DisplayCore() {
 Status DisplayCore::init() {
   VkDevice device = gpu_.device();
   composeEveryFrame_ = options_.composeEveryFrame || output_.showsCompositions();
+  latchOnDemand_ = !composeEveryFrame_;
   auto submitter = gpu::SerialSubmitter::create(gpu_, gpu_.graphicsQueue(), "display submission");
   if (!submitter) return submitter.error();
   submitter_ = std::move(submitter).value();
@@ -136,17 +137,28 @@ std::optional<RuntimeImageLease> DisplayCore::freeImageLocked(LocalSwapchain& sw
 }
 
 std::optional<RuntimeImageLease> DisplayCore::tryAcquireImage(RuntimeSwapchain& base) {
+  latchDue();  // a vsync that passed may have let go of an image
   Lock lock(stateMutex_);
   return freeImageLocked(static_cast<LocalSwapchain&>(base));
 }
 
 Result<RuntimeImageLease> DisplayCore::acquireImage(RuntimeSwapchain& base, std::chrono::milliseconds timeout) {
   auto& swapchain = static_cast<LocalSwapchain&>(base);
-  Lock lock(stateMutex_);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
+    latchDue();  // a vsync that passed may have let go of an image
+    Lock lock(stateMutex_);
     if (auto lease = freeImageLocked(swapchain)) return *lease;
-    if (stateChanged_.wait_until(lock.native(), deadline) == std::cv_status::timeout) {
+    // Latched on demand, nobody latches the next vsync, which may let go of one: wait until then
+    // at most, and latch it.
+    auto until = deadline;
+    if (latchOnDemand_) {
+      const auto vsync = std::chrono::steady_clock::time_point(
+          std::chrono::nanoseconds(output_.clock().nextVsyncAfter(monotonicNowNs())));
+      until = std::min(until, vsync);
+    }
+    if (stateChanged_.wait_until(lock.native(), until) == std::cv_status::timeout &&
+        std::chrono::steady_clock::now() >= deadline) {
       return makeError(ErrorCode::timeout, "no runtime image became free within {} ms", timeout.count());
     }
   }
@@ -175,13 +187,27 @@ void DisplayCore::release(const std::vector<CommittedFrame>& frames) {
 }
 
 void DisplayCore::commitFrame(CommittedFrame frame) {
+  if (!latchOnDemand_) {
+    commitToScheduler(std::move(frame));
+    return;
+  }
+  // The vsyncs before this commit are latched without it; latching is held off until it is in.
+  Lock latch(latchMutex_);
+  const int64_t now = monotonicNowNs();
+  latchDueLocked(now);
+  if (nextLatchNs_ == 0) nextLatchNs_ = output_.clock().nextVsyncAfter(now);  // idle until now
+  commitToScheduler(std::move(frame));
+}
+
+void DisplayCore::commitToScheduler(CommittedFrame frame) {
   // The scheduler holds the frame until a newer one replaces it; its images stay unleasable.
   Lock lock(stateMutex_);
   adjustHolds(frame, +1);
   release(scheduler_.commit(std::move(frame), monotonicNowNs()));
   if (idle_) {
     idle_ = false;
-    boost::asio::post(io_, [this] { wakeFromIdle(); });
+    // Latched on demand, the loop's backstop wakes at the same pace idle or not.
+    if (!latchOnDemand_) boost::asio::post(io_, [this] { wakeFromIdle(); });
   }
 }
 
@@ -190,6 +216,7 @@ void DisplayCore::removeClient(uint32_t clientId) {
     Lock lock(reprojectedMutex_);
     reprojected_.erase(clientId);
   }
+  latchDue();  // the vsyncs before it left still show its frames
   Lock lock(stateMutex_);
   release(scheduler_.removeClient(clientId));
 }
@@ -200,8 +227,40 @@ uint64_t DisplayCore::framesReprojected(uint32_t clientId) const {
   return it == reprojected_.end() ? 0 : it->second;
 }
 
+void DisplayCore::latchDue() {
+  if (!latchOnDemand_) return;
+  Lock latch(latchMutex_);
+  latchDueLocked(monotonicNowNs());
+}
+
+void DisplayCore::latchDueLocked(int64_t nowNs) {
+  if (nextLatchNs_ == 0 || stalledForTest_.load()) return;
+  const DisplayClock clock = output_.clock();
+  // Normally latched at most one backstop interval late. Much later than that (the daemon was
+  // stopped, the machine stalled), the vsyncs in between count as missed, not as a burst.
+  const int64_t maxBehindNs = 2 * std::chrono::duration_cast<std::chrono::nanoseconds>(options_.idleWake).count();
+  if (nowNs - nextLatchNs_ > maxBehindNs) nextLatchNs_ = clock.nextVsyncAfter(nowNs - clock.periodNs);
+  while (nextLatchNs_ != 0 && nextLatchNs_ <= nowNs) {
+    if (tick(nextLatchNs_)) {
+      nextLatchNs_ = 0;  // idle: the next commit restarts latching
+    } else {
+      nextLatchNs_ = clock.nextVsyncAfter(nextLatchNs_);
+    }
+  }
+}
+
 void DisplayCore::start() {
   nextTickNs_ = output_.clock().nextVsyncAfter(monotonicNowNs());
+  if (latchOnDemand_) {
+    {
+      Lock latch(latchMutex_);
+      nextLatchNs_ = nextTickNs_;
+    }
+    // What changes what a vsync shows, or reads what it showed, latches the vsyncs before first.
+    scheduler_.setLatchOnDemand([this] { latchDue(); });
+    // The loop itself only wakes as a backstop (stats, idling, the health monitor's liveness).
+    nextTickNs_ = monotonicNowNs() + std::chrono::duration_cast<std::chrono::nanoseconds>(options_.idleWake).count();
+  }
   scheduleTick();
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "xrc-display");
@@ -210,6 +269,7 @@ void DisplayCore::start() {
 }
 
 void DisplayCore::stop() {
+  if (latchOnDemand_) scheduler_.setLatchOnDemand(nullptr);  // waits for a latch under way
   if (!thread_.joinable()) return;
   io_.stop();
   thread_.join();
@@ -221,7 +281,23 @@ void DisplayCore::scheduleTick() {
   timer_.async_wait([this, generation](const boost::system::error_code& ec) {
     // Re-arming cancels a pending wait, but not one whose handler its expiry had already queued.
     if (ec || generation != tickGeneration_) return;
-    const bool idle = !stalledForTest_.load() && tick(nextTickNs_);
+    if (latchOnDemand_) {
+      // The backstop: latches what nobody asked for (stats stay current, an idle display goes
+      // idle) and counts a loop round for the health monitor.
+      {
+        Lock latch(latchMutex_);
+        if (!stalledForTest_.load()) loopIterations_++;
+        latchDueLocked(monotonicNowNs());
+      }
+      nextTickNs_ = monotonicNowNs() + std::chrono::duration_cast<std::chrono::nanoseconds>(options_.idleWake).count();
+      scheduleTick();
+      return;
+    }
+    bool idle = false;
+    if (!stalledForTest_.load()) {
+      Lock latch(latchMutex_);
+      idle = tick(nextTickNs_);
+    }
     if (idle) {
       nextTickNs_ = output_.clock().nextVsyncAfter(
           monotonicNowNs() + std::chrono::duration_cast<std::chrono::nanoseconds>(options_.idleWake).count());
@@ -269,8 +345,9 @@ bool DisplayCore::tick(int64_t vsyncNs) {
     }
   }
   if (idle) {
-    // The window keeps being presented, slowly: it follows resizes and close requests.
-    presentOutput();
+    // The window keeps being presented, slowly: it follows resizes and close requests. (Latched
+    // on demand there is no window, and this may be any thread.)
+    if (!latchOnDemand_) presentOutput();
     return true;
   }
   Composition composition = plan(frames, vsyncNs);
@@ -296,7 +373,9 @@ bool DisplayCore::tick(int64_t vsyncNs) {
     unreadFrame_ = UnreadFrame{std::move(frames), std::move(composition), false};
   }
   displayFrames_++;
-  scheduler_.displayed(monotonicNowNs() - start, start - vsyncNs);
+  // Latched on demand, a display frame is settled whenever asked: no wake-up at its vsync.
+  scheduler_.displayed(monotonicNowNs() - start,
+                       latchOnDemand_ ? std::nullopt : std::optional<int64_t>(start - vsyncNs));
   return false;
 }
 
@@ -448,16 +527,37 @@ bool DisplayCore::readRuntimeImage(std::shared_ptr<RuntimeSwapchain> base, uint3
 
 void DisplayCore::readDisplay(std::function<void(Result<DisplaySnapshot>)> done) {
   boost::asio::post(io_, [this, done = std::move(done)] {
-    if (unreadFrame_ && !unreadFrame_->composed) {
+    std::optional<UnreadFrame> toCompose;
+    DisplaySnapshot snapshot;
+    {
+      Lock latch(latchMutex_);
+      if (latchOnDemand_) latchDueLocked(monotonicNowNs());
+      if (unreadFrame_ && !unreadFrame_->composed) {
+        toCompose = *unreadFrame_;
+        unreadFrame_->composed = true;
+        // Held by this read too: a vsync latched meanwhile (on another thread) lets go of
+        // unreadFrame_, and no copy may go into these images before the composition reading
+        // them is submitted (compose() records each image's last read, which copies wait for).
+        Lock lock(stateMutex_);
+        for (const auto& frame : toCompose->frames) adjustHolds(frame, +1);
+      }
+      snapshot.shown = shown_;
+      snapshot.displayFrame = displayFrames_.load();
+    }
+    if (toCompose) {
       // Composed as it would have been at its vsync: the same frames, images and plan.
-      if (auto s = compose(unreadFrame_->frames, unreadFrame_->composition); !s) {
-        done(s.error());
+      const Status composed = compose(toCompose->frames, toCompose->composition);
+      {
+        Lock lock(stateMutex_);
+        release(toCompose->frames);
+      }
+      if (!composed) {
+        done(composed.error());
         return;
       }
-      unreadFrame_->composed = true;
       // Kept alive until the composition is known done, even if the read-back below fails before
       // it waits: the next display frame lets go of unreadFrame_ without waiting for the GPU.
-      inFlight_ = unreadFrame_->frames;
+      inFlight_ = std::move(toCompose->frames);
     }
     if (outputLayout_ != VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL) {
       done(makeError(ErrorCode::callOrder, "nothing has been displayed yet"));
@@ -471,10 +571,7 @@ void DisplayCore::readDisplay(std::function<void(Result<DisplaySnapshot>)> done)
       done(pixels.error());
       return;
     }
-    DisplaySnapshot snapshot;
     snapshot.pixels = std::move(pixels).value();
-    snapshot.shown = shown_;
-    snapshot.displayFrame = displayFrames_.load();
     done(std::move(snapshot));
   });
 }

@@ -2,6 +2,9 @@
 // later): it owns the runtime images clients' releases are copied into, runs the display loop
 // (wake at the output's vsync, ask the FrameScheduler what each client shows, compose with the
 // shared LayerRenderer, submit, hand the composition to the output, count) and the read-backs.
+// Where nobody looks at the display frames (headless, composed only when read), nothing needs to
+// happen at a vsync itself: which frames each vsync showed is decided when next asked ("latched
+// on demand", latchDue()), and the loop only wakes as a backstop.
 // The headset says what the display is and where the head is; the output says when its vsyncs
 // are, gives the image to compose into and shows it. The openxr backend, which hands layers to
 // its runtime instead of composing, is not built on it.
@@ -86,6 +89,10 @@ class DisplayCore final : public Backend {
   void start() override;
   void stop() override;
   void setStalledForTest(bool stalled) override { stalledForTest_.store(stalled); }
+  // Latched on demand: settles every vsync up to now (what each showed, the stats, the runtime
+  // images it let go, the clients waiting for its latch). Any thread holding none of the core's
+  // locks; a no-op where the loop latches at each vsync itself.
+  void latchDue() XRC_EXCLUDES(latchMutex_);
   std::optional<present::PresenterStats> windowOutput() const override { return output_.windowStats(); }
 
  private:
@@ -95,7 +102,10 @@ class DisplayCore final : public Backend {
   // Returns whether the loop is idle now: nothing shown, nothing queued, the output already
   // blank. It then sleeps options_.idleWake at a time (the watchdog sees it alive) until a frame
   // comes.
-  bool tick(int64_t vsyncNs);
+  bool tick(int64_t vsyncNs) XRC_REQUIRES(latchMutex_);
+  // Latched on demand: tick() for every vsync from nextLatchNs_ up to `nowNs`.
+  void latchDueLocked(int64_t nowNs) XRC_REQUIRES(latchMutex_);
+  void commitToScheduler(CommittedFrame frame) XRC_EXCLUDES(stateMutex_);
   void wakeFromIdle();
   void presentOutput();  // display thread: the output image, as last composed, to the output
   // Display thread: what `frames` show at `vsyncNs` (culling, reprojection), counted in the stats.
@@ -130,21 +140,29 @@ class DisplayCore final : public Backend {
 
   // Graphics-queue work of the display thread: composition and readbacks. Display thread only.
   std::unique_ptr<gpu::SerialSubmitter> submitter_;
-  std::vector<CommittedFrame> inFlight_;                    // display thread only: read by the pending submission
-  std::optional<LayerRenderer> renderer_;                   // display thread only
-  VkImageLayout outputLayout_ = VK_IMAGE_LAYOUT_UNDEFINED;  // display thread only
-  std::vector<ShownLayer> shown_;                           // display thread only: last display frame's
-  uint64_t composedValue_ = 0;                              // display thread only: last compose's
-  bool outputBlank_ = false;                                // display thread only: last frame showed nothing
+  std::vector<CommittedFrame> inFlight_;                       // display thread only: read by the pending submission
+  std::optional<LayerRenderer> renderer_;                      // display thread only
+  VkImageLayout outputLayout_ = VK_IMAGE_LAYOUT_UNDEFINED;     // display thread only
+  std::vector<ShownLayer> shown_ XRC_GUARDED_BY(latchMutex_);  // the last display frame's
+  uint64_t composedValue_ = 0;                                 // display thread only: last compose's
+  bool outputBlank_ XRC_GUARDED_BY(latchMutex_) = false;       // the last display frame showed nothing
   // Whether every display frame is composed (options_.composeEveryFrame, or an output that shows
-  // them); otherwise the last one waits in unreadFrame_ until a read composes it.
+  // them); otherwise the last one waits in unreadFrame_ until a read composes it, and display
+  // frames are latched on demand (latchOnDemand_).
   bool composeEveryFrame_ = true;
+  bool latchOnDemand_ = false;
   struct UnreadFrame {
     std::vector<CommittedFrame> frames;  // their runtime images held (displayHolds) until the next display frame
     Composition composition;
     bool composed = false;
   };
-  std::optional<UnreadFrame> unreadFrame_;  // display thread only
+  std::optional<UnreadFrame> unreadFrame_ XRC_GUARDED_BY(latchMutex_);
+  // Serializes latching display frames (tick()), on the display thread or, latched on demand, on
+  // any thread that asks. Taken before stateMutex_, never after it.
+  mutable Mutex latchMutex_;
+  // Latched on demand: the next vsync to latch; 0 while the display is idle (the next commit
+  // restarts it).
+  int64_t nextLatchNs_ XRC_GUARDED_BY(latchMutex_) = 0;
 
   mutable Mutex reprojectedMutex_;
   std::map<uint32_t, uint64_t> reprojected_ XRC_GUARDED_BY(reprojectedMutex_);  // client id -> display frames

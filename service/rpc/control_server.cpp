@@ -69,6 +69,7 @@ void fillSystemDescription(DaemonContext& ctx, wire::SystemDescription::Builder 
 }
 
 kj::Promise<void> ControlServer::status(StatusContext context) {
+  ctx_.scheduler.latchDue();  // a display latched on demand: the vsyncs up to now count
   auto results = context.getResults();
   setOk(results.initError());
   auto status = results.initStatus();

@@ -24,6 +24,18 @@ kj::Maybe<kj::Promise<void>> latchOf(FrameScheduler& scheduler, int64_t vsyncNs,
 }  // namespace
 
 kj::Promise<void> afterLatch(FrameScheduler& scheduler, kj::Timer& timer, int64_t vsyncNs, int64_t periodNs) {
+  if (scheduler.latchesOnDemand()) {
+    // Nobody latches at the vsync itself: this wake does, once the vsync has come. (KJ's timer
+    // counts from the clock as read before its wait, and fires up to a fraction of a
+    // millisecond early.)
+    const int64_t earlyNs = vsyncNs - monotonicNowNs();
+    if (earlyNs > 0) {
+      return timer.afterDelay(earlyNs * kj::NANOSECONDS).then([&scheduler, &timer, vsyncNs, periodNs] {
+        return afterLatch(scheduler, timer, vsyncNs, periodNs);
+      });
+    }
+    scheduler.latchDue();  // then nothing is pending, unless the display is stalled
+  }
   KJ_IF_MAYBE (latched, latchOf(scheduler, vsyncNs, periodNs)) {
     return latched->exclusiveJoin(timer.afterDelay(periodNs / 4 * kj::NANOSECONDS));
   }

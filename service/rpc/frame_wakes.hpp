@@ -16,7 +16,8 @@ namespace xrc {
 
 // Once the display has latched vsync `vsyncNs`: at once in the usual case, else when the display
 // thread's select() says so, and never more than a quarter of a display period late (a display
-// loop that is late by more than that has missed its vsync anyway).
+// loop that is late by more than that has missed its vsync anyway). A display that latches on
+// demand (FrameScheduler::latchesOnDemand) is latched here, once the vsync has come.
 kj::Promise<void> afterLatch(FrameScheduler& scheduler, kj::Timer& timer, int64_t vsyncNs, int64_t periodNs);
 
 // The wake of a waitFrame answer planned for `wakeNs`, whose frame must follow the display's latch

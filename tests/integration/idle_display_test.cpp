@@ -1,10 +1,13 @@
 // A display with nothing to show sleeps: no display frames while no client has a frame, a frame
 // that comes wakes it (and is shown, pixel-checked), a client that leaves lets it sleep again,
-// and the vsyncs it slept through are not counted as missed.
+// and the vsyncs it slept through are not counted as missed. A display nobody watches (headless,
+// composed only when read) does not wake at its vsyncs even while it shows frames.
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "harness.hpp"
@@ -100,6 +103,67 @@ TEST(IdleDisplay, SleepsWithNothingToShowAndWakesForAFrame) {
   EXPECT_TRUE(blackAgain.value().shown.empty());
   EXPECT_EQ(nonBlackPixels(blackAgain.value().pixels), 0u);
   EXPECT_TRUE(daemon.process().running());
+}
+
+// How many times thread `name` of process `pid` went on a CPU (schedstat's third field); nullopt
+// without such a thread or without schedstats.
+std::optional<uint64_t> threadRuns(pid_t pid, const std::string& name) {
+  const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
+    std::ifstream comm(task.path() / "comm");
+    std::string threadName;
+    std::getline(comm, threadName);
+    if (threadName != name) continue;
+    std::ifstream schedstat(task.path() / "schedstat");
+    uint64_t runNs = 0, waitNs = 0, runs = 0;
+    if (schedstat >> runNs >> waitNs >> runs) return runs;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// Nobody looks at a headless display whose frames are composed only when read, so which frames
+// each vsync showed is settled when next asked (a commit, a client's next frame, a status read),
+// not at the vsync: the display thread wakes only as a backstop, a few times a second, while a
+// client's frames keep being shown at every vsync.
+TEST(IdleDisplay, AnUnwatchedDisplayDoesNotWakeAtItsVsyncs) {
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  auto control = daemon.control();
+  ASSERT_TRUE(control);
+  auto demo = startDemo(daemon, dir, DemoSpec{"unwatched", 3, 1'000'000});
+  ASSERT_TRUE(demo->waitForOutput("connected", 30s)) << demo->output();
+  ASSERT_TRUE(keepsBeingDisplayed(daemon, "unwatched")) << demo->output();
+
+  const auto runsBefore = threadRuns(daemon.process().pid(), "xrc-display");
+  if (!runsBefore) GTEST_SKIP() << "no per-thread schedstat on this kernel";
+  auto before = control->status();
+  ASSERT_TRUE(before) << before.error().describe();
+  std::this_thread::sleep_for(2s);
+  const auto runsAfter = threadRuns(daemon.process().pid(), "xrc-display");
+  auto after = control->status();
+  ASSERT_TRUE(after) << after.error().describe();
+  ASSERT_TRUE(runsAfter);
+
+  const uint64_t vsyncs = after.value().displayFrames - before.value().displayFrames;
+  const uint64_t runs = *runsAfter - *runsBefore;
+  const auto* was = findClient(before.value(), "unwatched");
+  const auto* is = findClient(after.value(), "unwatched");
+  ASSERT_TRUE(was != nullptr && is != nullptr);
+  std::printf("unwatched display: %llu display frames, %llu of the client's shown, display thread ran %llu times\n",
+              static_cast<unsigned long long>(vsyncs),
+              static_cast<unsigned long long>(is->framesDisplayed - was->framesDisplayed),
+              static_cast<unsigned long long>(runs));
+  EXPECT_GE(vsyncs, 20u);
+  EXPECT_GT(is->framesDisplayed, was->framesDisplayed + 10);
+  EXPECT_LT(runs * 4, vsyncs) << "the display thread woke for its vsyncs";
+  EXPECT_EQ(after.value().missedDisplayFrames, before.value().missedDisplayFrames);
+  // Once the client is gone, the display goes to sleep as it does when latched at each vsync.
+  demo->signal(SIGTERM);
+  demo->wait(10s);
+  EXPECT_TRUE(waitUntilAsleep(*control, 1s, 30s)) << "the display did not go idle";
 }
 
 }  // namespace
