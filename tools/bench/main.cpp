@@ -12,12 +12,12 @@
 #include <fstream>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <string_view>
 #include <thread>
 
 #include "../common/percentiles_json.hpp"
 #include "../common/process.hpp"
+#include "../common/thread_use.hpp"
 #include "floor.hpp"
 #include "gpu_floor.hpp"
 #include "references.hpp"
@@ -26,8 +26,11 @@
 
 namespace {
 
+using xrc::tools::cpuSeconds;
 using xrc::tools::Process;
 using xrc::tools::TempDir;
+using xrc::tools::ThreadUse;
+using xrc::tools::useByThread;
 
 struct Options {
   std::string daemon;  // start this daemon per scenario...
@@ -51,61 +54,6 @@ struct Options {
   double floorSeconds = 3;
   bool json = false;
 };
-
-// utime + stime of a process (or of one of its threads), in seconds.
-double cpuSeconds(pid_t pid, pid_t tid = 0) {
-  std::ifstream in("/proc/" + std::to_string(pid) + (tid ? "/task/" + std::to_string(tid) : std::string()) + "/stat");
-  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::istringstream rest(content.substr(content.rfind(')') + 2));
-  std::string field;
-  unsigned long long utime = 0, stime = 0;
-  for (int i = 3; i <= 15; ++i) {
-    rest >> field;
-    if (i == 14) utime = std::stoull(field);
-    if (i == 15) stime = std::stoull(field);
-  }
-  return double(utime + stime) / double(sysconf(_SC_CLK_TCK));
-}
-
-// Context switches (voluntary + involuntary) of one thread: each time it slept or was preempted.
-// Per client frame they count the daemon's wake-ups, which cost more than its own code.
-uint64_t contextSwitches(pid_t pid, pid_t tid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/status");
-  uint64_t total = 0;
-  for (std::string line; std::getline(in, line);) {
-    if (line.starts_with("voluntary_ctxt_switches:") || line.starts_with("nonvoluntary_ctxt_switches:")) {
-      total += std::stoull(line.substr(line.find(':') + 1));
-    }
-  }
-  return total;
-}
-
-struct ThreadUse {
-  double cpuSeconds = 0;
-  uint64_t switches = 0;
-};
-
-// CPU seconds and context switches of each thread of `pid`, summed by thread name (the daemon
-// names its threads).
-std::map<std::string, ThreadUse> useByThread(pid_t pid) {
-  std::map<std::string, ThreadUse> byName;
-  const std::string taskDir = "/proc/" + std::to_string(pid) + "/task";
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(taskDir, ec)) {
-    std::ifstream comm(entry.path() / "comm");
-    std::string name;
-    std::getline(comm, name);
-    const pid_t tid = std::stoi(entry.path().filename().string());
-    // The main thread runs the RPC event loop; other unnamed threads belong to the Vulkan driver.
-    if (tid == pid)
-      name = "rpc-main";
-    else if (name.starts_with("xr-compositord") || name.starts_with("xr-comp"))
-      name = "driver";
-    byName[name].cpuSeconds += cpuSeconds(pid, tid);
-    byName[name].switches += contextSwitches(pid, tid);
-  }
-  return byName;
-}
 
 double field(const std::string& text, const std::string& key) {
   auto pos = text.find(key + "=");

@@ -1,0 +1,56 @@
+#include "thread_use.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+namespace xrc::tools {
+
+double cpuSeconds(pid_t pid, pid_t tid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + (tid ? "/task/" + std::to_string(tid) : std::string()) + "/stat");
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::istringstream rest(content.substr(content.rfind(')') + 2));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15; ++i) {
+    rest >> field;
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) stime = std::stoull(field);
+  }
+  return double(utime + stime) / double(sysconf(_SC_CLK_TCK));
+}
+
+uint64_t contextSwitches(pid_t pid, pid_t tid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/status");
+  uint64_t total = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("voluntary_ctxt_switches:") || line.starts_with("nonvoluntary_ctxt_switches:")) {
+      total += std::stoull(line.substr(line.find(':') + 1));
+    }
+  }
+  return total;
+}
+
+std::map<std::string, ThreadUse> useByThread(pid_t pid) {
+  std::map<std::string, ThreadUse> byName;
+  const std::string taskDir = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(taskDir, ec)) {
+    std::ifstream comm(entry.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    const pid_t tid = std::stoi(entry.path().filename().string());
+    if (tid == pid)
+      name = "rpc-main";
+    else if (name.starts_with("xr-compositord") || name.starts_with("xr-comp"))
+      name = "driver";
+    byName[name].cpuSeconds += cpuSeconds(pid, tid);
+    byName[name].switches += contextSwitches(pid, tid);
+  }
+  return byName;
+}
+
+}  // namespace xrc::tools
