@@ -393,107 +393,132 @@ TEST_F(ClientLib, ReleasesPastTheCopyBudgetAreSkipped) {
   EXPECT_EQ(hits, h->releasesSkipped);
 }
 
+// Host mode, where the application's rendering of a released image waits on the GPU for an event
+// the test sets: a daemon connection, a 64x64 RGBA8 swapchain, a begun frame, and its image
+// acquired, "rendered" (cleared green once the event is set) and released.
+class HostRelease : public ClientLib {
+ protected:
+  // Sets up the above; tests ASSERT on what it sets up. Skips where the device shares semaphores.
+  void releaseWhileRendering(const char* name) {
+    connect(name);
+    if (HasFatalFailure()) return;
+    client::Connection& c = connection();
+    if (c.syncMode() != SyncMode::host) GTEST_SKIP() << "the device shares semaphores: no host-mode releases";
+    ASSERT_GE(system_.protocolMinor, 5u);
+    device_ = app_->device();
+    VkEventCreateInfo eventInfo{};
+    eventInfo.sType = VK_STRUCTURE_TYPE_EVENT_CREATE_INFO;
+    VkEvent rawEvent = VK_NULL_HANDLE;
+    ASSERT_EQ(vkCreateEvent(device_, &eventInfo, nullptr, &rawEvent), VK_SUCCESS);
+    renderingMayEnd_ = vk::Event(device_, rawEvent);
+    VkCommandPoolCreateInfo poolInfo{};
+    poolInfo.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+    poolInfo.queueFamilyIndex = app_->queueFamily();
+    VkCommandPool rawPool = VK_NULL_HANDLE;
+    ASSERT_EQ(vkCreateCommandPool(device_, &poolInfo, nullptr, &rawPool), VK_SUCCESS);
+    pool_ = vk::CommandPool(device_, rawPool);
+
+    SwapchainRequest request;
+    request.usageFlags = 0x1 | 0x10;  // COLOR_ATTACHMENT | TRANSFER_DST
+    request.format = 37;              // VK_FORMAT_R8G8B8A8_UNORM
+    request.width = 64;
+    request.height = 64;
+    auto created = c.createSwapchain(request);
+    ASSERT_TRUE(created) << created.error().describe();
+    swapchain_ = std::move(created).value();
+    client::Swapchain& sc = *swapchain_;
+
+    auto frame = c.waitFrame();
+    ASSERT_TRUE(frame) << frame.error().describe();
+    frame_ = frame.value();
+    ASSERT_TRUE(c.beginFrame(frame_.frameId));
+    auto index = sc.acquire();
+    ASSERT_TRUE(index) << index.error().describe();
+    ASSERT_TRUE(sc.wait(std::chrono::seconds(2)));
+
+    // The application's rendering: green, once the event is set.
+    VkCommandBufferAllocateInfo allocate{};
+    allocate.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+    allocate.commandPool = pool_.get();
+    allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    allocate.commandBufferCount = 1;
+    VkCommandBuffer cb = VK_NULL_HANDLE;
+    ASSERT_EQ(vkAllocateCommandBuffers(device_, &allocate, &cb), VK_SUCCESS);
+    VkCommandBufferBeginInfo begin{};
+    begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    ASSERT_EQ(vkBeginCommandBuffer(cb, &begin), VK_SUCCESS);
+    const VkImageLayout attachment = vk::attachmentLayout(VkFormat(request.format));
+    VkImageMemoryBarrier toClear{};
+    toClear.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
+    toClear.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    toClear.oldLayout = attachment;
+    toClear.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+    toClear.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    toClear.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    toClear.image = sc.images()[index.value()];
+    toClear.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    VkEvent event = renderingMayEnd_.get();
+    vkCmdWaitEvents(cb, 1, &event, VK_PIPELINE_STAGE_HOST_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, nullptr, 0, nullptr,
+                    1, &toClear);
+    const VkClearColorValue green{{0.0f, 1.0f, 0.0f, 1.0f}};
+    vkCmdClearColorImage(cb, toClear.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &green, 1, &toClear.subresourceRange);
+    VkImageMemoryBarrier back = toClear;
+    back.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    back.dstAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
+    back.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+    back.newLayout = attachment;
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT, 0, 0,
+                         nullptr, 0, nullptr, 1, &back);
+    ASSERT_EQ(vkEndCommandBuffer(cb), VK_SUCCESS);
+    VkSubmitInfo submit{};
+    submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+    submit.commandBufferCount = 1;
+    submit.pCommandBuffers = &cb;
+    ASSERT_EQ(vkQueueSubmit(app_->queue(), 1, &submit, VK_NULL_HANDLE), VK_SUCCESS);
+    rendering_ = true;
+
+    // Returns with the rendering still waiting on the GPU (a wait here would time out).
+    auto released = sc.release();
+    ASSERT_TRUE(released) << released.error().describe();
+  }
+  void letRenderingEnd() { ASSERT_EQ(vkSetEvent(device_, renderingMayEnd_.get()), VK_SUCCESS); }
+  uint64_t releasesSeen() {
+    auto status = daemon().control()->status();
+    EXPECT_TRUE(status) << status.error().describe();
+    return status && status.value().clients.size() == 1 ? status.value().clients[0].releases : ~uint64_t(0);
+  }
+  void TearDown() override {
+    // Whatever failed, the rendering ends before the swapchain waits for its queue to idle.
+    if (rendering_) vkSetEvent(device_, renderingMayEnd_.get());
+    swapchain_.reset();
+  }
+
+  VkDevice device_ = VK_NULL_HANDLE;
+  vk::Event renderingMayEnd_;
+  vk::CommandPool pool_;
+  std::unique_ptr<client::Swapchain> swapchain_;
+  client::FrameTiming frame_;
+  bool rendering_ = false;
+};
+
 // Host mode: a release leaves only once the application's rendering of the image is complete,
 // but that wait is the frame's, at endFrame, for all its releases at once (one wake-up a frame,
 // not one a swapchain): release() itself returns while the GPU still renders. Here the
 // rendering waits on the GPU for an event this test sets only after release() returned (a
 // release that waited for it would time out); the daemon then gets the finished image.
-TEST_F(ClientLib, HostModeReleaseLeavesItsRenderingWaitToTheFramesEnd) {
-  connect("host-release");
-  if (HasFatalFailure()) return;
+TEST_F(HostRelease, ReleaseLeavesItsRenderingWaitToTheFramesEnd) {
+  releaseWhileRendering("host-release");
+  if (HasFatalFailure() || IsSkipped()) return;
   client::Connection& c = connection();
-  if (c.syncMode() != SyncMode::host) GTEST_SKIP() << "the device shares semaphores: no host-mode releases";
-  ASSERT_GE(system_.protocolMinor, 5u);
-  VkDevice device = app_->device();
-  VkEventCreateInfo eventInfo{};
-  eventInfo.sType = VK_STRUCTURE_TYPE_EVENT_CREATE_INFO;
-  VkEvent rawEvent = VK_NULL_HANDLE;
-  ASSERT_EQ(vkCreateEvent(device, &eventInfo, nullptr, &rawEvent), VK_SUCCESS);
-  vk::Event renderingMayEnd(device, rawEvent);
-  VkCommandPoolCreateInfo poolInfo{};
-  poolInfo.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
-  poolInfo.queueFamilyIndex = app_->queueFamily();
-  VkCommandPool rawPool = VK_NULL_HANDLE;
-  ASSERT_EQ(vkCreateCommandPool(device, &poolInfo, nullptr, &rawPool), VK_SUCCESS);
-  vk::CommandPool pool(device, rawPool);
-
-  SwapchainRequest request;
-  request.usageFlags = 0x1 | 0x10;  // COLOR_ATTACHMENT | TRANSFER_DST
-  request.format = 37;              // VK_FORMAT_R8G8B8A8_UNORM
-  request.width = 64;
-  request.height = 64;
-  auto created = c.createSwapchain(request);
-  ASSERT_TRUE(created) << created.error().describe();
-  client::Swapchain& sc = *created.value();
-  // Whatever fails below, the rendering ends before the swapchain waits for its queue to idle.
-  struct SetOnExit {
-    VkDevice device;
-    VkEvent event;
-    ~SetOnExit() { vkSetEvent(device, event); }
-  } setOnExit{device, renderingMayEnd.get()};
-
-  auto frame = c.waitFrame();
-  ASSERT_TRUE(frame) << frame.error().describe();
-  ASSERT_TRUE(c.beginFrame(frame.value().frameId));
-  auto index = sc.acquire();
-  ASSERT_TRUE(index) << index.error().describe();
-  ASSERT_TRUE(sc.wait(std::chrono::seconds(2)));
-
-  // The application's rendering: green, once the event is set.
-  VkCommandBufferAllocateInfo allocate{};
-  allocate.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-  allocate.commandPool = pool.get();
-  allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  allocate.commandBufferCount = 1;
-  VkCommandBuffer cb = VK_NULL_HANDLE;
-  ASSERT_EQ(vkAllocateCommandBuffers(device, &allocate, &cb), VK_SUCCESS);
-  VkCommandBufferBeginInfo begin{};
-  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-  ASSERT_EQ(vkBeginCommandBuffer(cb, &begin), VK_SUCCESS);
-  const VkImageLayout attachment = vk::attachmentLayout(VkFormat(request.format));
-  VkImageMemoryBarrier toClear{};
-  toClear.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
-  toClear.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  toClear.oldLayout = attachment;
-  toClear.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
-  toClear.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  toClear.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  toClear.image = sc.images()[index.value()];
-  toClear.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-  VkEvent event = renderingMayEnd.get();
-  vkCmdWaitEvents(cb, 1, &event, VK_PIPELINE_STAGE_HOST_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, nullptr, 0, nullptr, 1,
-                  &toClear);
-  const VkClearColorValue green{{0.0f, 1.0f, 0.0f, 1.0f}};
-  vkCmdClearColorImage(cb, toClear.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &green, 1, &toClear.subresourceRange);
-  VkImageMemoryBarrier back = toClear;
-  back.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  back.dstAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
-  back.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
-  back.newLayout = attachment;
-  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT, 0, 0, nullptr,
-                       0, nullptr, 1, &back);
-  ASSERT_EQ(vkEndCommandBuffer(cb), VK_SUCCESS);
-  VkSubmitInfo submit{};
-  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &cb;
-  ASSERT_EQ(vkQueueSubmit(app_->queue(), 1, &submit, VK_NULL_HANDLE), VK_SUCCESS);
-
-  // Returns with the rendering still waiting on the GPU (a wait here would time out).
-  auto released = sc.release();
-  ASSERT_TRUE(released) << released.error().describe();
   std::this_thread::sleep_for(100ms);
-  auto status = daemon().control()->status();
-  ASSERT_TRUE(status) << status.error().describe();
-  ASSERT_EQ(status.value().clients.size(), 1u);
-  EXPECT_EQ(status.value().clients[0].releases, 0u) << "the release left before its rendering was complete";
+  EXPECT_EQ(releasesSeen(), 0u) << "the release left before its rendering was complete";
 
-  ASSERT_EQ(vkSetEvent(device, event), VK_SUCCESS);
-  auto ended = c.endFrame(frame.value().frameId, frame.value().predictedDisplayTimeNs, {});
+  letRenderingEnd();
+  auto ended = c.endFrame(frame_.frameId, frame_.predictedDisplayTimeNs, {});
   ASSERT_TRUE(ended) << ended.error().describe();
   ASSERT_TRUE(daemon().waitForStatus(
       [](const control::DaemonStatus& s) { return s.clients.size() == 1 && s.clients[0].releases == 1; }, 5s));
-  auto read = daemon().control()->readSwapchain(c.clientId(), sc.id());
+  auto read = daemon().control()->readSwapchain(c.clientId(), swapchain_->id());
   ASSERT_TRUE(read) << read.error().describe();
   const auto& px = read.value().pixels;
   ASSERT_EQ(px.data.size(), size_t(64) * 64 * 4);
@@ -502,6 +527,20 @@ TEST_F(ClientLib, HostModeReleaseLeavesItsRenderingWaitToTheFramesEnd) {
     if (px.data[i] != 0 || px.data[i + 1] != 255 || px.data[i + 2] != 0 || px.data[i + 3] != 255) notGreen++;
   }
   EXPECT_EQ(notGreen, 0u) << "the daemon copied the image before its rendering was complete";
+}
+
+// A rendering that does not complete within the release bound (2 s) fails the frame's endFrame
+// with `timeout`, and its release is never sent: the daemon would copy an unfinished image.
+TEST_F(HostRelease, RenderingThatNeverCompletesFailsTheFramesEndAndIsNotSent) {
+  releaseWhileRendering("host-release-stuck");
+  if (HasFatalFailure() || IsSkipped()) return;
+  client::Connection& c = connection();
+  auto ended = c.endFrame(frame_.frameId, frame_.predictedDisplayTimeNs, {});
+  ASSERT_FALSE(ended) << "endFrame sent a release whose rendering never completed";
+  EXPECT_EQ(ended.error().code, ErrorCode::timeout) << ended.error().describe();
+  letRenderingEnd();
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(releasesSeen(), 0u) << "the unfinished release reached the daemon";
 }
 
 }  // namespace
