@@ -474,6 +474,9 @@ struct ClientStatus {
   # 1.11, timeline mode: releases not copied because the client's rendering had not reached their
   # value after hung_client_timeout_ms (the swapchain kept its last complete content).
   releasesRenderTimedOut @25 :UInt64;
+  # Queue submissions that carried its copies: one per endFrame for the releases it carries that
+  # could be copied at once, one per other copy (0 from daemons that do not count them).
+  copySubmissions @26 :UInt64;
 }
 
 struct DaemonStatus {

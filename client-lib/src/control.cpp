@@ -154,6 +154,7 @@ Result<DaemonStatus> ControlClient::status() {
                 s.framesStale = c.getFramesStale();
                 s.releasesSkipped = c.getReleasesSkipped();
                 s.releasesRenderTimedOut = c.getReleasesRenderTimedOut();
+                s.copySubmissions = c.getCopySubmissions();
                 s.framesReprojected = c.getFramesReprojected();
                 out.clients.push_back(std::move(s));
               }

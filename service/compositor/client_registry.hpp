@@ -49,6 +49,7 @@ struct ClientRecord {
   std::atomic<uint64_t> framesStale{0};
   // Timeline mode: releases not copied, the client's rendering unfinished after hung_client_timeout_ms.
   std::atomic<uint64_t> releasesRenderTimedOut{0};
+  std::atomic<uint64_t> copySubmissions{0};  // queue submissions that carried its copies
   std::atomic<uint64_t> releasesSkipped{0};  // acknowledged without a copy: over max_copy_mib_per_period  // display
                                              // frames that showed its last frame again: the next was due
   std::atomic<uint32_t> displayPeriods{1};

@@ -24,11 +24,11 @@ Status createExportedSemaphore(GpuDevice& gpu, VkSemaphoreType type, vk::Semapho
 }
 }  // namespace
 
-Result<std::unique_ptr<SharedSwapchain>> SharedSwapchain::create(GpuDevice& gpu, const VkImageCreateInfo& info,
-                                                                 uint32_t count, SyncMode mode,
-                                                                 std::vector<ExportedImage>& exported,
+Result<std::unique_ptr<SharedSwapchain>> SharedSwapchain::create(GpuDevice& gpu, Timeline& copyTimeline,
+                                                                 const VkImageCreateInfo& info, uint32_t count,
+                                                                 SyncMode mode, std::vector<ExportedImage>& exported,
                                                                  ExportedTimelines& timelines) {
-  auto swapchain = std::make_unique<SharedSwapchain>(gpu, mode);
+  auto swapchain = std::make_unique<SharedSwapchain>(gpu, copyTimeline, mode);
   swapchain->info_ = info;
   swapchain->images_.resize(count);
   VkDevice device = gpu.device();
@@ -119,11 +119,6 @@ Status SharedSwapchain::createImage(uint32_t index, ExportedImage& out) {
     }
   }
 
-  VkFenceCreateInfo fenceInfo{};
-  fenceInfo.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
-  VkFence fence = VK_NULL_HANDLE;
-  if (auto s = vk::check(vkCreateFence(device, &fenceInfo, nullptr, &fence), "vkCreateFence"); !s) return s;
-  per.copyFence = vk::Fence(device, fence);
   return {};
 }
 
@@ -246,7 +241,7 @@ std::optional<double> SharedSwapchain::readCopyTime(uint32_t index) {
 bool SharedSwapchain::readyForCopy(uint32_t index) {
   if (index >= images_.size()) return false;
   const PerImage& per = images_[index];
-  return !per.submitted || vkGetFenceStatus(gpu_.device(), per.copyFence.get()) == VK_SUCCESS;
+  return !per.submitted || copyTimeline_.reached(per.submittedValue);
 }
 
 Result<std::optional<double>> SharedSwapchain::finishCopy(uint32_t index, std::chrono::milliseconds timeout) {
@@ -256,83 +251,102 @@ Result<std::optional<double>> SharedSwapchain::finishCopy(uint32_t index, std::c
   return gpuCopyUs;
 }
 
-Result<CopyResult> SharedSwapchain::copyToRuntime(uint32_t index, const RuntimeImageLease& lease,
-                                                  Timeline& copyTimeline, std::chrono::milliseconds timeout,
-                                                  bool waitInHostMode) {
+Result<PreparedCopy> SharedSwapchain::prepareCopy(uint32_t index, const RuntimeImageLease& lease,
+                                                  std::chrono::milliseconds timeout) {
   if (index >= images_.size()) return makeError(ErrorCode::internal, "copy of image {} out of range", index);
   PerImage& per = images_[index];
-  CopyResult result;
-  result.runtimeIndex = lease.index;
+  PreparedCopy copy;
+  copy.swapchain = this;
+  copy.index = index;
+  copy.result.runtimeIndex = lease.index;
 
   // The command buffer of this image's previous copy must be done before submitting another. In
   // binary mode that copy signalled copying_done which the client waited for before rendering
   // again, so this is (almost always) already signalled.
-  if (auto s = waitPrevious(per, index, timeout, &result.gpuCopyUs); !s) return s.error();
+  if (auto s = waitPrevious(per, index, timeout, &copy.result.gpuCopyUs); !s) return s.error();
 
-  const bool timed = timestamps_ && per.copiesUntilTimed == 0;
-  auto commands = copyCommands(per, index, lease, timed);
+  copy.timed = timestamps_ && per.copiesUntilTimed == 0;
+  auto commands = copyCommands(per, index, lease, copy.timed);
   if (!commands) return commands.error();
+  copy.commands = commands.value();
 
-  std::array<VkSemaphore, 2> waits{};
-  std::array<uint64_t, 2> waitValues{};
-  std::array<VkPipelineStageFlags, 2> waitStages{};
-  uint32_t waitCount = 0;
   if (mode_ == SyncMode::binary) {
-    waits[waitCount] = per.renderingDone.get();
-    waitStages[waitCount++] = VK_PIPELINE_STAGE_TRANSFER_BIT;
+    copy.waits[copy.waitCount] = per.renderingDone.get();
+    copy.waitStages[copy.waitCount++] = VK_PIPELINE_STAGE_TRANSFER_BIT;
   }
   if (lease.waitSemaphore != VK_NULL_HANDLE) {
-    waits[waitCount] = lease.waitSemaphore;
-    waitValues[waitCount] = lease.waitValue;
-    waitStages[waitCount++] = VK_PIPELINE_STAGE_TRANSFER_BIT;
+    copy.waits[copy.waitCount] = lease.waitSemaphore;
+    copy.waitValues[copy.waitCount] = lease.waitValue;
+    copy.waitStages[copy.waitCount++] = VK_PIPELINE_STAGE_TRANSFER_BIT;
   }
-  std::array<VkSemaphore, 3> signals{};
-  std::array<uint64_t, 3> signalValues{};
-  uint32_t signalCount = 0;
-  if (mode_ == SyncMode::binary) signals[signalCount++] = per.copyingDone.get();
+  if (mode_ == SyncMode::binary) copy.signals[copy.signalCount++] = per.copyingDone.get();
   if (mode_ == SyncMode::timeline) {
     // The client's rendering is complete already: the daemon waited for it on the CPU.
-    signals[signalCount] = copyingTimeline_.get();
-    signalValues[signalCount++] = per.releaseValue;
+    copy.signals[copy.signalCount] = copyingTimeline_.get();
+    copy.signalValues[copy.signalCount++] = per.releaseValue;
   }
-  signals[signalCount] = copyTimeline.get();
-  const uint32_t copyValueSlot = signalCount++;
+  copy.signals[copy.signalCount++] = copyTimeline_.get();  // its value is taken at submission
+  return copy;
+}
 
-  VkTimelineSemaphoreSubmitInfo timelineInfo{};
-  timelineInfo.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
-  timelineInfo.waitSemaphoreValueCount = waitCount;
-  timelineInfo.pWaitSemaphoreValues = waitValues.data();
-  timelineInfo.signalSemaphoreValueCount = signalCount;
-  timelineInfo.pSignalSemaphoreValues = signalValues.data();
-  VkSubmitInfo submit{};
-  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-  submit.pNext = &timelineInfo;
-  submit.waitSemaphoreCount = waitCount;
-  submit.pWaitSemaphores = waits.data();
-  submit.pWaitDstStageMask = waitStages.data();
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &commands.value();
-  submit.signalSemaphoreCount = signalCount;
-  submit.pSignalSemaphores = signals.data();
+Status submitCopies(GpuDevice& gpu, Timeline& copyTimeline, std::span<PreparedCopy> copies) {
+  if (copies.empty()) return {};
+  std::vector<VkTimelineSemaphoreSubmitInfo> values(copies.size());
+  std::vector<VkSubmitInfo> submits(copies.size());
   {
     // Copies are submitted from more than one thread: the timeline's values must rise in the
-    // order the queue executes them, so the value is taken under the queue's lock.
-    Queue& queue = gpu_.copyQueue();
+    // order the queue executes them, so they are taken under the queue's lock.
+    Queue& queue = gpu.copyQueue();
     Lock lock(queue.submitMutex);
-    result.copyValue = copyTimeline.next();
-    signalValues[copyValueSlot] = result.copyValue;
-    if (auto s = vk::check(vkQueueSubmit(queue.queue, 1, &submit, per.copyFence.get()), "vkQueueSubmit(copy)"); !s) {
-      return s.error();
+    for (size_t i = 0; i < copies.size(); ++i) {
+      PreparedCopy& copy = copies[i];
+      copy.result.copyValue = copyTimeline.next();
+      copy.signalValues[copy.signalCount - 1] = copy.result.copyValue;
+      VkTimelineSemaphoreSubmitInfo& timeline = values[i];
+      timeline.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
+      timeline.waitSemaphoreValueCount = copy.waitCount;
+      timeline.pWaitSemaphoreValues = copy.waitValues.data();
+      timeline.signalSemaphoreValueCount = copy.signalCount;
+      timeline.pSignalSemaphoreValues = copy.signalValues.data();
+      VkSubmitInfo& submit = submits[i];
+      submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+      submit.pNext = &timeline;
+      submit.waitSemaphoreCount = copy.waitCount;
+      submit.pWaitSemaphores = copy.waits.data();
+      submit.pWaitDstStageMask = copy.waitStages.data();
+      submit.commandBufferCount = 1;
+      submit.pCommandBuffers = &copy.commands;
+      submit.signalSemaphoreCount = copy.signalCount;
+      submit.pSignalSemaphores = copy.signals.data();
+    }
+    if (auto s = vk::check(vkQueueSubmit(queue.queue, uint32_t(submits.size()), submits.data(), VK_NULL_HANDLE),
+                           "vkQueueSubmit(copy)");
+        !s) {
+      return s;
     }
   }
-  per.submitted = true;
-  per.timedInFlight = timed;
-  if (timestamps_) per.copiesUntilTimed = timed ? kCopyTimeSampleInterval - 1 : per.copiesUntilTimed - 1;
+  for (PreparedCopy& copy : copies) {
+    SharedSwapchain::PerImage& per = copy.swapchain->images_[copy.index];
+    per.submitted = true;
+    per.submittedValue = copy.result.copyValue;
+    per.timedInFlight = copy.timed;
+    if (copy.swapchain->timestamps_) {
+      per.copiesUntilTimed = copy.timed ? SharedSwapchain::kCopyTimeSampleInterval - 1 : per.copiesUntilTimed - 1;
+    }
+  }
+  return {};
+}
 
+Result<CopyResult> SharedSwapchain::copyToRuntime(uint32_t index, const RuntimeImageLease& lease,
+                                                  std::chrono::milliseconds timeout, bool waitInHostMode) {
+  auto prepared = prepareCopy(index, lease, timeout);
+  if (!prepared) return prepared.error();
+  if (auto s = submitCopies(gpu_, copyTimeline_, std::span(&prepared.value(), 1)); !s) return s.error();
+  CopyResult result = prepared.value().result;
   if (mode_ == SyncMode::host && waitInHostMode) {
     // Host mode: no copying_done semaphore, so the client may only reuse the image once the copy
-    // is complete; the release answer waits for this fence.
-    if (auto s = waitPrevious(per, index, timeout, &result.gpuCopyUs); !s) return s.error();
+    // is complete; the release answer waits for it.
+    if (auto s = waitPrevious(images_[index], index, timeout, &result.gpuCopyUs); !s) return s.error();
   }
   return result;
 }
@@ -340,19 +354,18 @@ Result<CopyResult> SharedSwapchain::copyToRuntime(uint32_t index, const RuntimeI
 Status SharedSwapchain::waitPrevious(PerImage& per, uint32_t index, std::chrono::milliseconds timeout,
                                      std::optional<double>* gpuCopyUs) {
   if (!per.submitted) return {};
-  VkFence fence = per.copyFence.get();
-  VkResult r = vkWaitForFences(gpu_.device(), 1, &fence, VK_TRUE, toNs(timeout));
-  if (r == VK_TIMEOUT) {
-    return makeError(ErrorCode::timeout, "previous copy of image {} did not finish within {} ms", index,
-                     timeout.count());
+  if (!copyTimeline_.reached(per.submittedValue)) {
+    if (auto s = copyTimeline_.wait(per.submittedValue, toNs(timeout)); !s) {
+      if (s.error().code != ErrorCode::timeout) return s;
+      return makeError(ErrorCode::timeout, "previous copy of image {} did not finish within {} ms", index,
+                       timeout.count());
+    }
   }
-  if (auto s = vk::check(r, "vkWaitForFences(copy)"); !s) return s;
   // Only sampled copies are timed: reading the queries costs a software driver (lavapipe) a
   // round trip to its queue thread on the caller's thread, which cost the RPC thread more than
   // the rest of a release.
   if (gpuCopyUs != nullptr && per.timedInFlight) *gpuCopyUs = readCopyTime(index);
   per.timedInFlight = false;
-  vkResetFences(gpu_.device(), 1, &fence);
   per.submitted = false;
   return {};
 }
@@ -365,26 +378,30 @@ Status SharedSwapchain::passThrough(uint32_t index, std::chrono::milliseconds ti
   VkSemaphore wait = per.renderingDone.get();
   VkSemaphore signal = binary ? per.copyingDone.get() : copyingTimeline_.get();
   VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+  // The copy timeline too, as every submission of the image's: its reuse waits for that value.
+  std::array<VkSemaphore, 2> signals{signal, copyTimeline_.get()};
+  std::array<uint64_t, 2> signalValues{per.releaseValue, 0};
   VkTimelineSemaphoreSubmitInfo values{};
   values.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
-  values.signalSemaphoreValueCount = 1;
-  values.pSignalSemaphoreValues = &per.releaseValue;
+  values.signalSemaphoreValueCount = uint32_t(signals.size());
+  values.pSignalSemaphoreValues = signalValues.data();
   VkSubmitInfo submit{};
   submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-  submit.pNext = binary ? nullptr : &values;
+  submit.pNext = &values;
   // Timeline mode puts no wait on a client's semaphore into the queue, not even here.
   submit.waitSemaphoreCount = binary ? 1 : 0;
   submit.pWaitSemaphores = &wait;
   submit.pWaitDstStageMask = &stage;
-  submit.signalSemaphoreCount = 1;
-  submit.pSignalSemaphores = &signal;
+  submit.signalSemaphoreCount = uint32_t(signals.size());
+  submit.pSignalSemaphores = signals.data();
   Queue& queue = gpu_.copyQueue();
   Lock lock(queue.submitMutex);
-  if (auto s = vk::check(vkQueueSubmit(queue.queue, 1, &submit, per.copyFence.get()), "vkQueueSubmit(pass-through)");
-      !s) {
+  signalValues[1] = copyTimeline_.next();
+  if (auto s = vk::check(vkQueueSubmit(queue.queue, 1, &submit, VK_NULL_HANDLE), "vkQueueSubmit(pass-through)"); !s) {
     return s;
   }
   per.submitted = true;
+  per.submittedValue = signalValues[1];
   return {};
 }
 
@@ -398,10 +415,8 @@ bool SharedSwapchain::idle() {
 Status SharedSwapchain::waitIdle(std::chrono::milliseconds timeout) {
   for (PerImage& per : images_) {
     if (!per.submitted) continue;
-    VkFence fence = per.copyFence.get();
-    VkResult r = vkWaitForFences(gpu_.device(), 1, &fence, VK_TRUE, toNs(timeout));
-    if (r != VK_SUCCESS) {
-      return makeError(ErrorCode::timeout, "copy still in flight at swapchain destruction ({})", vk::resultName(r));
+    if (auto s = copyTimeline_.wait(per.submittedValue, toNs(timeout)); !s) {
+      return makeError(ErrorCode::timeout, "copy still in flight at swapchain destruction ({})", s.error().message);
     }
     per.submitted = false;
   }

@@ -4,9 +4,11 @@
 // into a runtime image (seed 000).
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "../backends/backend.hpp"
@@ -37,15 +39,42 @@ struct CopyResult {
   std::optional<double> gpuCopyUs;  // of this copy (host mode) or of the image's previous one, when sampled
 };
 
+class SharedSwapchain;
+
+// One copy recorded and ready for the copy queue: what its batch waits for and signals. The copy
+// timeline's value is taken when it is submitted (submitCopies).
+struct PreparedCopy {
+  SharedSwapchain* swapchain = nullptr;
+  uint32_t index = 0;
+  VkCommandBuffer commands = VK_NULL_HANDLE;
+  bool timed = false;
+  std::array<VkSemaphore, 2> waits{};
+  std::array<uint64_t, 2> waitValues{};
+  std::array<VkPipelineStageFlags, 2> waitStages{};
+  uint32_t waitCount = 0;
+  std::array<VkSemaphore, 3> signals{};
+  std::array<uint64_t, 3> signalValues{};
+  uint32_t signalCount = 0;  // the last one is the copy timeline
+  CopyResult result;         // copyValue set once submitted
+};
+
+// Submits `copies` (prepared by their swapchains, in that order) to the copy queue as one
+// submission: one vkQueueSubmit, and on a driver with a submit thread (lavapipe) one wake-up of it,
+// for all of them. Each signals the next value of the copy timeline. On failure none is submitted.
+Status submitCopies(GpuDevice& gpu, Timeline& copyTimeline, std::span<PreparedCopy> copies);
+
 class SharedSwapchain {
  public:
   // Creates `count` images like `info` and, in binary mode, their semaphores (in timeline mode,
   // the swapchain's pair, exported into `timelines`). Exports an fd set per image into
   // `exported` (the caller sends them; the swapchain keeps no fds).
-  static Result<std::unique_ptr<SharedSwapchain>> create(GpuDevice& gpu, const VkImageCreateInfo& info, uint32_t count,
-                                                         SyncMode mode, std::vector<ExportedImage>& exported,
+  // Every submission of the swapchain's signals `copyTimeline`, and its images' reuse waits for it.
+  static Result<std::unique_ptr<SharedSwapchain>> create(GpuDevice& gpu, Timeline& copyTimeline,
+                                                         const VkImageCreateInfo& info, uint32_t count, SyncMode mode,
+                                                         std::vector<ExportedImage>& exported,
                                                          ExportedTimelines& timelines);
-  SharedSwapchain(GpuDevice& gpu, SyncMode mode) : gpu_(gpu), mode_(mode) {}
+  SharedSwapchain(GpuDevice& gpu, Timeline& copyTimeline, SyncMode mode)
+      : gpu_(gpu), copyTimeline_(copyTimeline), mode_(mode) {}
   ~SharedSwapchain();
 
   const VkImageCreateInfo& createInfo() const { return info_; }
@@ -65,10 +94,13 @@ class SharedSwapchain {
   // Records and submits the copy of shared image `index` into the runtime image leased from the
   // backend, per seed 000; in host mode waits for it (bounded) unless `waitInHostMode` is false,
   // when the caller must call finishCopy() before the client may reuse the image.
-  Result<CopyResult> copyToRuntime(uint32_t index, const RuntimeImageLease& lease, Timeline& copyTimeline,
-                                   std::chrono::milliseconds timeout, bool waitInHostMode = true);
+  Result<CopyResult> copyToRuntime(uint32_t index, const RuntimeImageLease& lease, std::chrono::milliseconds timeout,
+                                   bool waitInHostMode = true);
+  // The first half of copyToRuntime: waits (bounded) for the image's previous copy and records
+  // this one, for submitCopies. Until that submission is made, nothing of this image may be.
+  Result<PreparedCopy> prepareCopy(uint32_t index, const RuntimeImageLease& lease, std::chrono::milliseconds timeout);
   // True when a copy of `index` can be recorded and submitted without waiting: the image's
-  // previous copy (whose command buffer and fence are reused) has finished.
+  // previous copy (whose command buffer is reused) has finished.
   bool readyForCopy(uint32_t index);
   // Host mode: waits (bounded) for the copy copyToRuntime(..., false) submitted; its GPU time.
   Result<std::optional<double>> finishCopy(uint32_t index, std::chrono::milliseconds timeout);
@@ -104,8 +136,11 @@ class SharedSwapchain {
     uint64_t releaseValue = 0;              // timeline mode
     std::vector<RecordedCopy> copies;       // by runtime image index, grown as each is first leased
     std::vector<RecordedCopy> timedCopies;  // the same with timestamps around the copy command
-    vk::Fence copyFence;
-    bool submitted = false;      // copyFence will signal / has signalled for the last copy
+    // The copy timeline's value that the image's last submission signals: reached, the image
+    // and its command buffers are free again (one value per submission, so a batch of copies
+    // needs no fence of its own).
+    uint64_t submittedValue = 0;
+    bool submitted = false;      // a submission of this image's may still be running
     bool timedInFlight = false;  // the last copy submitted was a timed one, not yet read back
     // Copies of this image to pass before the next is timed: the first ones (cold, the first use
     // of its memory and command buffers) are not, as they would stand out in a sampled p99.
@@ -114,7 +149,7 @@ class SharedSwapchain {
 
   Status createImage(uint32_t index, ExportedImage& out);
   std::optional<double> readCopyTime(uint32_t index);
-  // Waits for the image's previous submission (its command buffer and fence are reused).
+  // Waits for the image's previous submission (its command buffer is reused).
   Status waitPrevious(PerImage& image, uint32_t index, std::chrono::milliseconds timeout,
                       std::optional<double>* gpuCopyUs);
   // The command buffer that copies shared image `index` into the leased runtime image; `timed`:
@@ -122,7 +157,10 @@ class SharedSwapchain {
   Result<VkCommandBuffer> copyCommands(PerImage& image, uint32_t index, const RuntimeImageLease& lease, bool timed);
   void recordCopy(VkCommandBuffer cb, PerImage& image, uint32_t index, const RuntimeImageLease& lease, bool timed);
 
+  friend Status submitCopies(GpuDevice&, Timeline&, std::span<PreparedCopy>);
+
   GpuDevice& gpu_;
+  Timeline& copyTimeline_;
   SyncMode mode_;
   VkImageCreateInfo info_{};
   std::vector<PerImage> images_;

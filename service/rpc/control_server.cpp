@@ -161,6 +161,7 @@ kj::Promise<void> ControlServer::status(StatusContext context) {
     out.setFramesStale(c.framesStale.load());
     out.setReleasesSkipped(c.releasesSkipped.load());
     out.setReleasesRenderTimedOut(c.releasesRenderTimedOut.load());
+    out.setCopySubmissions(c.copySubmissions.load());
     out.setFramesReprojected(ctx_.backend.framesReprojected(c.id));
     const int64_t lastProgressNs = c.lastProgressNs.load();
     out.setStalledMs(

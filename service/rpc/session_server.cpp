@@ -8,6 +8,7 @@
 #include "../input/simulated_controllers.hpp"
 #include "../log.hpp"
 #include "copy_batch.hpp"
+#include "end_frame_copies.hpp"
 #include "frame_wakes.hpp"
 #include "xrc/wire_convert.hpp"
 
@@ -109,9 +110,8 @@ void commitLayers(DaemonContext& ctx, CommittedFrame frame, const std::vector<Pe
 // newest content (the display waits for the copy on the GPU, through the copy timeline). A failed
 // copy gives the lease back and, in binary mode, still passes the client's semaphores through so
 // that its next acquire does not wait forever.
-Result<gpu::CopyResult> copyRelease(DaemonContext& ctx, SwapchainCore& core, ClientRecord& client, uint32_t index,
-                                    const RuntimeImageLease& lease, bool waitInHostMode) {
-  auto copy = core.shared->copyToRuntime(index, lease, ctx.copyTimeline, ctx.gpuTimeout, waitInHostMode);
+Result<gpu::CopyResult> settleCopy(DaemonContext& ctx, SwapchainCore& core, ClientRecord& client, uint32_t index,
+                                   const RuntimeImageLease& lease, Result<gpu::CopyResult> copy) {
   if (!copy) {
     ctx.backend.abandonImage(*core.runtime, lease.index);
     if (auto s = core.shared->passThrough(index, ctx.gpuTimeout); !s) log::error("{}", s.error().describe());
@@ -121,6 +121,13 @@ Result<gpu::CopyResult> copyRelease(DaemonContext& ctx, SwapchainCore& core, Cli
   ctx.backend.releaseImage(*core.runtime, lease.index, copy.value().copyValue);
   core.copied(lease.index, copy.value().copyValue);
   return copy;
+}
+
+Result<gpu::CopyResult> copyRelease(DaemonContext& ctx, SwapchainCore& core, ClientRecord& client, uint32_t index,
+                                    const RuntimeImageLease& lease, bool waitInHostMode) {
+  auto copy = core.shared->copyToRuntime(index, lease, ctx.gpuTimeout, waitInHostMode);
+  if (copy) client.copySubmissions++;
+  return settleCopy(ctx, core, client, index, lease, std::move(copy));
 }
 
 // Runs `job` on the frame worker as the session's next queued frame-path job (counted in
@@ -242,10 +249,43 @@ kj::Promise<Status> settleHostCopy(const std::shared_ptr<SessionState>& session,
 // when the session's next waitFrame is answered (settleHostCopy), else at once.
 kj::Promise<Status> copyReleased(const std::shared_ptr<SessionState>& session, std::shared_ptr<SwapchainCore> core,
                                  uint32_t id, uint32_t index, uint64_t copyBytes, int64_t receivedNs,
-                                 bool settleAtNextWait) {
+                                 bool settleAtNextWait, EndFrameCopies* batch = nullptr) {
   DaemonContext& ctx = session->ctx;
   auto finish = finishRelease(session, id, index, receivedNs);
-  if (!session->copyBudget.tryCharge(copyBytes, receivedNs, ctx.backend.clock().periodNs)) {
+  const bool host = session->client->syncMode == SyncMode::host;
+  std::optional<RuntimeImageLease> lease;
+  const bool charged = session->copyBudget.tryCharge(copyBytes, receivedNs, ctx.backend.clock().periodNs);
+  if (charged && session->workerJobs == 0) lease = ctx.backend.tryAcquireImage(*core->runtime);
+  if (lease && !core->shared->readyForCopy(index)) {
+    ctx.backend.abandonImage(*core->runtime, lease->index);
+    lease.reset();
+  }
+  if (lease && batch != nullptr) {
+    // Joins the frame's other copies, submitted together once its releases are all accepted.
+    auto prepared = core->shared->prepareCopy(index, *lease, ctx.gpuTimeout);
+    if (!prepared) {
+      return finish(Status(settleCopy(ctx, *core, *session->client, index, *lease, prepared.error()).error()));
+    }
+    auto submitted = batch->add(id, std::move(prepared).value(),
+                                [&ctx, core, client = session->client, index, lease = *lease, host,
+                                 finish](Result<gpu::CopyResult> copy) mutable -> Status {
+                                  auto settled = settleCopy(ctx, *core, *client, index, lease, std::move(copy));
+                                  const Status status = settled ? Status{} : Status(settled.error());
+                                  // Binary mode: the image is free again once its copy is submitted, in the frame's
+                                  // order.
+                                  if (!settled || !host) return finish(status);
+                                  return status;
+                                });
+    if (!host) return submitted;
+    return submitted.then([session, core, id, index, receivedNs, settleAtNextWait](Status s) -> kj::Promise<Status> {
+      if (!s) return s;  // settled already
+      return settleHostCopy(session, core, id, index, settleAtNextWait ? session->hostCopyCheck() : kj::READY_NOW)
+          .then(finishRelease(session, id, index, receivedNs, monotonicNowNs()));
+    });
+  }
+  // Anything else of this session's copies comes after the frame's copies held so far.
+  if (batch != nullptr) batch->submit();
+  if (!charged) {
     // Over max_copy_mib_per_period: acknowledged without its copy (its semaphores passed
     // through in binary and timeline mode), in the session's order like any release.
     session->client->releasesSkipped++;
@@ -256,15 +296,9 @@ kj::Promise<Status> copyReleased(const std::shared_ptr<SessionState>& session, s
     if (session->workerJobs == 0 && core->shared->readyForCopy(index)) return finish(skip());
     return runOnWorker(session, kj::mv(skip)).then(kj::mv(finish));
   }
-  std::optional<RuntimeImageLease> lease;
-  if (session->workerJobs == 0) lease = ctx.backend.tryAcquireImage(*core->runtime);
-  if (lease && !core->shared->readyForCopy(index)) {
-    ctx.backend.abandonImage(*core->runtime, lease->index);
-    lease.reset();
-  }
   if (lease) {
     auto copied = copyRelease(ctx, *core, *session->client, index, *lease, /*waitInHostMode=*/false);
-    if (!copied || session->client->syncMode != SyncMode::host) {
+    if (!copied || !host) {
       return finish(copied ? Status{} : Status(copied.error()));
     }
     return settleHostCopy(session, core, id, index, settleAtNextWait ? session->hostCopyCheck() : kj::READY_NOW)
@@ -393,10 +427,11 @@ Result<AcceptedRelease> acceptRelease(SessionState& session, uint32_t id, uint32
 // The copy of an accepted release. Resolves when the release may be answered (see copyReleased
 // and copyWhenRendered).
 kj::Promise<Status> copyAccepted(const std::shared_ptr<SessionState>& session, uint32_t id, uint32_t index,
-                                 uint64_t renderingValue, AcceptedRelease accepted, bool settleAtNextWait) {
+                                 uint64_t renderingValue, AcceptedRelease accepted, bool settleAtNextWait,
+                                 EndFrameCopies* batch = nullptr) {
   if (session->client->syncMode != SyncMode::timeline) {
     return copyReleased(session, std::move(accepted.core), id, index, accepted.copyBytes, accepted.receivedNs,
-                        settleAtNextWait);
+                        settleAtNextWait, batch);
   }
   // An endFrame's releases (`settleAtNextWait`) are answered once accepted for a 1.13 client.
   return copyWhenRendered(session, std::move(accepted.core), id, index, renderingValue, accepted.copyBytes,
@@ -513,7 +548,8 @@ kj::Promise<void> SessionServer::createSwapchain(CreateSwapchainContext context)
   if (!charge) return refuseImages(context, s, request, limit, charge.error());
   std::vector<gpu::ExportedImage> exported;
   gpu::ExportedTimelines timelines;
-  auto shared = gpu::SharedSwapchain::create(s.ctx.gpu, info, sharedCount, s.client->syncMode, exported, timelines);
+  auto shared = gpu::SharedSwapchain::create(s.ctx.gpu, s.ctx.copyTimeline, info, sharedCount, s.client->syncMode,
+                                             exported, timelines);
   if (!shared) return answer(context, shared.error());
 
   auto core = std::make_shared<SwapchainCore>();
@@ -899,14 +935,17 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
   // for the wait) never waits for the GPU to finish its last one.
   const bool answerEarly = state_->answersReleasesEarly();
   kj::Vector<kj::Promise<Status>> released(toRelease.size());
+  EndFrameCopies copies(state_->ctx.gpu, state_->ctx.copyTimeline, state_->client->copySubmissions);
   for (const Release& r : toRelease) {
+    // A second release of a swapchain in one frame: its first copy goes first.
+    if (copies.holds(r.id)) copies.submit();
     auto accepted = acceptRelease(*state_, r.id, r.index, true, r.renderingValue);
     if (!accepted) {
       released.add(Status(accepted.error()));
       continue;
     }
-    auto copied =
-        copyAccepted(state_, r.id, r.index, r.renderingValue, std::move(accepted).value(), /*settleAtNextWait=*/true);
+    auto copied = copyAccepted(state_, r.id, r.index, r.renderingValue, std::move(accepted).value(),
+                               /*settleAtNextWait=*/true, &copies);
     if (!answerEarly) {
       released.add(kj::mv(copied));
       continue;
@@ -924,6 +963,8 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
                       }));
     released.add(Status{});
   }
+  // The frame's copies are submitted and published before the frame that shows them is committed.
+  copies.submit();
   // The releases are under way now: a frame that fails to decode is answered as an error.
   auto ended = kj::evalNow([&] { return end(params, answerEarly); })
                    .catch_([](kj::Exception&& e) {

@@ -42,12 +42,13 @@ struct Options {
   std::string viewSize = "1440x1600";
   std::vector<std::string> daemonArgs;  // passed on to the daemon it starts
   std::string syncMode = "auto";
-  uint32_t quadPx = 0;        // > 0: each client also submits a quad layer
-  uint32_t workMs = 0;        // simulated render time per frame (slower clients)
-  uint32_t renderUs = 0;      // clients sleep this long between an image\'s wait and its release
-  bool pattern = false;       // clients write the CPU test pattern (milliseconds per full-size frame)
-  bool finishRender = false;  // clients wait for their rendering before release
-  bool renderOnce = false;    // clients render each image once, then only cycle them
+  std::string stereo = "array";  // array: one 2-layer swapchain per client; separate: one per view
+  uint32_t quadPx = 0;           // > 0: each client also submits a quad layer
+  uint32_t workMs = 0;           // simulated render time per frame (slower clients)
+  uint32_t renderUs = 0;         // clients sleep this long between an image\'s wait and its release
+  bool pattern = false;          // clients write the CPU test pattern (milliseconds per full-size frame)
+  bool finishRender = false;     // clients wait for their rendering before release
+  bool renderOnce = false;       // clients render each image once, then only cycle them
   uint32_t protocolMinor = xrc::kProtocolMinor;  // clients speak this minor (3: separate frame calls)
   uint32_t overlayAlpha = 255;                   // < 255: overlays are blended, so the display draws every layer
   bool floor = false;                            // also measure the floor reference at each client count
@@ -100,8 +101,8 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
   std::vector<std::unique_ptr<Process>> demos;
   for (uint32_t i = 0; i < clients; ++i) {
     std::vector<std::string> argv{
-        o.demo,           "--socket", socket,  "--frames", std::to_string(frames),     "--stats",
-        "--hold",         "--stereo", "array", "--name",   fmt::format("bench-{}", i), "--seed",
+        o.demo,           "--socket", socket,   "--frames", std::to_string(frames),     "--stats",
+        "--hold",         "--stereo", o.stereo, "--name",   fmt::format("bench-{}", i), "--seed",
         std::to_string(i)};
     if (!o.pattern) argv.push_back("--clear-only");
     // Every client after the first is an overlay, so that every client's frames are displayed.
@@ -214,6 +215,7 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
   const double totalFrames = double(clients) * double(frames);
   result["ok"] = ok;
   result["sync_mode"] = sync;
+  result["stereo"] = o.stereo;
   result["client_render"] = o.renderOnce ? "once" : (o.pattern ? "pattern" : "clear");
   result["release_call_us"] = {
       {"p50", median(releaseP50)},
@@ -341,7 +343,11 @@ int main(int argc, char** argv) {
                  "Pass this argument on to the daemon started with --daemon (repeatable; e.g. "
                  "--daemon-arg=--queue-priority=medium)")
       ->allow_extra_args(false);
-  app.add_option("--view-size", o.viewSize, "Per-view size; each client submits a 2-layer swapchain of it")
+  app.add_option("--view-size", o.viewSize, "Per-view size of each client's swapchains")->capture_default_str();
+  app.add_option("--stereo", o.stereo,
+                 "array: each client renders both views into one 2-layer swapchain (one copy per frame); separate: "
+                 "a swapchain per view, as hello_xr does (two copies per frame, released with one endFrame)")
+      ->check(CLI::IsMember({"array", "separate"}))
       ->capture_default_str();
   app.add_option("--sync-mode", o.syncMode, "auto, host, binary or timeline")->capture_default_str();
   app.add_flag("--floor", o.floor,

@@ -51,6 +51,7 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
                        {"frames_stale", c.framesStale},
                        {"releases_skipped", c.releasesSkipped},
                        {"releases_render_timed_out", c.releasesRenderTimedOut},
+                       {"copy_submissions", c.copySubmissions},
                        {"frames_reprojected", c.framesReprojected}});
   }
   nlohmann::json haptics = nlohmann::json::array();

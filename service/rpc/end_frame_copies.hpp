@@ -1,0 +1,57 @@
+// The copies of one endFrame's releases that can start at once, submitted to the copy queue
+// together once the frame's releases are all accepted and before the frame is committed: one
+// vkQueueSubmit for the frame instead of one per released swapchain. On a driver that runs its
+// queue on a thread of its own (lavapipe) that is one wake-up of that thread per frame, not one per
+// view; on a GPU, one submission for the daemon's context to be scheduled for.
+// KJ thread only.
+#pragma once
+
+#include <kj/async.h>
+#include <kj/function.h>
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "../gpu/shared_swapchain.hpp"
+
+namespace xrc {
+
+class EndFrameCopies {
+ public:
+  // What follows a copy's submission (or its failure): publishes it, or gives its runtime image
+  // back. Runs within submit(), in the order the copies were added; its status is the copy's.
+  using Settle = kj::Function<Status(Result<gpu::CopyResult>)>;
+
+  // Each submission made is counted in `submissions` (the client's).
+  EndFrameCopies(gpu::GpuDevice& gpu, gpu::Timeline& copyTimeline, std::atomic<uint64_t>& submissions)
+      : gpu_(gpu), copyTimeline_(copyTimeline), submissions_(submissions) {}
+  EndFrameCopies(const EndFrameCopies&) = delete;
+  EndFrameCopies& operator=(const EndFrameCopies&) = delete;
+  // Submits what it still holds: a copy prepared is never dropped unsubmitted.
+  ~EndFrameCopies();
+
+  // Holds `copy` (prepared by swapchain `swapchainId`) for the next submit(). Resolves, after
+  // that submission, to what `settle` made of it.
+  kj::Promise<Status> add(uint32_t swapchainId, gpu::PreparedCopy copy, Settle settle);
+  // Whether a copy of that swapchain is held: a second one must not be prepared before the
+  // first is submitted (its image may be the one the first reuses).
+  bool holds(uint32_t swapchainId) const;
+  // Submits the copies held, in one submission, and settles each.
+  void submit();
+
+ private:
+  struct Held {
+    uint32_t swapchainId;
+    Settle settle;
+    kj::Own<kj::PromiseFulfiller<Status>> settled;
+  };
+
+  gpu::GpuDevice& gpu_;
+  gpu::Timeline& copyTimeline_;
+  std::vector<gpu::PreparedCopy> copies_;
+  std::vector<Held> held_;  // one per copy, same order
+  std::atomic<uint64_t>& submissions_;
+};
+
+}  // namespace xrc
