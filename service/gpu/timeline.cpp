@@ -29,8 +29,13 @@ Status Timeline::wait(uint64_t value, uint64_t timeoutNs) const {
 }
 
 bool Timeline::reached(uint64_t value) const {
+  if (value <= seenReached_.load(std::memory_order_relaxed)) return true;
   uint64_t now = 0;
-  return vkGetSemaphoreCounterValue(device_, semaphore_.get(), &now) == VK_SUCCESS && now >= value;
+  if (vkGetSemaphoreCounterValue(device_, semaphore_.get(), &now) != VK_SUCCESS) return false;
+  uint64_t seen = seenReached_.load(std::memory_order_relaxed);
+  while (now > seen && !seenReached_.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
+  }
+  return now >= value;
 }
 
 Timeline::~Timeline() {

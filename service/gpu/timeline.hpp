@@ -24,13 +24,16 @@ class Timeline {
   uint64_t last() const { return last_.load(); }
   // Host wait with a bound, e.g. before a readback.
   Status wait(uint64_t value, uint64_t timeoutNs) const;
-  // Whether `value` is reached now; never waits (false if the value cannot be read).
+  // Whether `value` is reached now; never waits (false if the value cannot be read). A value at
+  // or below one seen reached before is answered without asking the driver (on some a query of
+  // the counter is a system call).
   bool reached(uint64_t value) const;
 
  private:
   VkDevice device_;
   vk::Semaphore semaphore_;
   std::atomic<uint64_t> last_{0};
+  mutable std::atomic<uint64_t> seenReached_{0};  // the highest counter value read (timelines only rise)
 };
 
 }  // namespace xrc::gpu

@@ -936,6 +936,8 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
   const bool answerEarly = state_->answersReleasesEarly();
   kj::Vector<kj::Promise<Status>> released(toRelease.size());
   EndFrameCopies copies(state_->ctx.gpu, state_->ctx.copyTimeline, state_->client->copySubmissions);
+  // A single release is copied as a release call's is: holding it would save no submission.
+  EndFrameCopies* batch = toRelease.size() > 1 ? &copies : nullptr;
   for (const Release& r : toRelease) {
     // A second release of a swapchain in one frame: its first copy goes first.
     if (copies.holds(r.id)) copies.submit();
@@ -945,7 +947,7 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
       continue;
     }
     auto copied = copyAccepted(state_, r.id, r.index, r.renderingValue, std::move(accepted).value(),
-                               /*settleAtNextWait=*/true, &copies);
+                               /*settleAtNextWait=*/true, batch);
     if (!answerEarly) {
       released.add(kj::mv(copied));
       continue;
