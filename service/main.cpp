@@ -36,7 +36,9 @@
 #include "platform/systemd.hpp"
 #include "present/window_presenter.hpp"
 #include "rpc/copy_batch.hpp"
+#include "rpc/frame_wakes.hpp"
 #include "rpc/listener.hpp"
+#include "xrc/monotonic_clock.hpp"
 #include "xrc/socket_path.hpp"
 
 namespace {
@@ -450,8 +452,9 @@ int run(const Options& options) {
       // is none: a client's first check may come a second late, well within any hung timeout).
       HungClientWatch hungWatch(ctx);
       std::function<kj::Promise<void>()> watchHung = [&] {
-        const auto interval = ctx.clients.empty() ? 1000 * kj::MILLISECONDS : 250 * kj::MILLISECONDS;
-        return io.provider->getTimer().afterDelay(interval).then([&] {
+        const int64_t intervalNs = ctx.clients.empty() ? 1'000'000'000 : 250'000'000;
+        const int64_t wakeNs = housekeepingWakeNs(ctx.backend.clock(), monotonicNowNs(), intervalNs);
+        return atMonotonicNs(io.provider->getTimer(), wakeNs).then([&] {
           hungWatch.check(monotonicNowNs());
           return watchHung();
         });

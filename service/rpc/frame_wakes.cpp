@@ -25,12 +25,9 @@ kj::Maybe<kj::Promise<void>> latchOf(FrameScheduler& scheduler, int64_t vsyncNs,
 
 kj::Promise<void> afterLatch(FrameScheduler& scheduler, kj::Timer& timer, int64_t vsyncNs, int64_t periodNs) {
   if (scheduler.latchesOnDemand()) {
-    // Nobody latches at the vsync itself: this wake does, once the vsync has come. (KJ's timer
-    // counts from the clock as read before its wait, and fires up to a fraction of a
-    // millisecond early.)
-    const int64_t earlyNs = vsyncNs - monotonicNowNs();
-    if (earlyNs > 0) {
-      return timer.afterDelay(earlyNs * kj::NANOSECONDS).then([&scheduler, &timer, vsyncNs, periodNs] {
+    // Nobody latches at the vsync itself: this wake does, once the vsync has come.
+    if (vsyncNs > monotonicNowNs()) {
+      return atMonotonicNs(timer, vsyncNs).then([&scheduler, &timer, vsyncNs, periodNs] {
         return afterLatch(scheduler, timer, vsyncNs, periodNs);
       });
     }
@@ -44,7 +41,7 @@ kj::Promise<void> afterLatch(FrameScheduler& scheduler, kj::Timer& timer, int64_
 
 kj::Promise<void> waitFrameWake(FrameScheduler& scheduler, kj::Timer& timer, int64_t wakeNs, int64_t latchedBeforeNs,
                                 int64_t periodNs, kj::Function<bool()> overtakes) {
-  return timer.afterDelay(std::max<int64_t>(0, wakeNs - monotonicNowNs()) * kj::NANOSECONDS)
+  return atMonotonicNs(timer, wakeNs)
       .then([&scheduler, &timer, latchedBeforeNs, periodNs, overtakes = kj::mv(overtakes)]() mutable {
         if (!overtakes()) return kj::Promise<void>(kj::READY_NOW);
         return afterLatch(scheduler, timer, latchedBeforeNs, periodNs);

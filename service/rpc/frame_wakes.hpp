@@ -10,9 +10,30 @@
 
 #include <cstdint>
 
+#include "../backends/backend.hpp"
 #include "../compositor/frame_scheduler.hpp"
 
 namespace xrc {
+
+// A timer at `ns` on CLOCK_MONOTONIC (monotonicNowNs()). KJ's event loop reads that clock for its
+// timer (kj::systemPreciseMonotonicClock), so the deadline is a TimePoint that far from KJ's
+// origin. A delay (afterDelay) counts from the timer's reading at the start of the event loop's
+// turn instead, and so fires early by however long the turn had run: a second wake-up to wait
+// out the rest.
+inline kj::Promise<void> atMonotonicNs(kj::Timer& timer, int64_t ns) {
+  return timer.atTime(kj::origin<kj::TimePoint>() + ns * kj::NANOSECONDS);
+}
+
+// When the daemon's periodic housekeeping (hung-client checks, the connection sweep) next runs,
+// at most `intervalNs` after `nowNs`: the next vsync of `clock` on a grid of whole periods about
+// `intervalNs` apart, counted from the clock's origin. A headless display's waitFrame answers
+// leave at its vsyncs, so the housekeeping shares their wake-up of the event loop, and timers of
+// one interval share theirs, instead of each waking it on its own.
+inline int64_t housekeepingWakeNs(const DisplayClock& clock, int64_t nowNs, int64_t intervalNs) {
+  if (clock.periodNs <= 0 || clock.periodNs >= intervalNs || nowNs < clock.originNs) return nowNs + intervalNs;
+  const int64_t step = intervalNs / clock.periodNs * clock.periodNs;
+  return clock.originNs + ((nowNs - clock.originNs) / step + 1) * step;
+}
 
 // Once the display has latched vsync `vsyncNs`: at once in the usual case, else when the display
 // thread's select() says so, and never more than a quarter of a display period late (a display

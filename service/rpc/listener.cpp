@@ -13,6 +13,7 @@
 #include "../log.hpp"
 #include "answer_limited_network.hpp"
 #include "compositor_server.hpp"
+#include "frame_wakes.hpp"
 #include "xrc/batching_stream.hpp"
 #include "xrc/monotonic_clock.hpp"
 #include "xrc/socket_path.hpp"
@@ -332,7 +333,8 @@ void Listener::close(Connection& connection, std::string_view limit, std::string
 
 kj::Promise<void> Listener::sweepLoop() {
   const int64_t intervalMs = connections_.empty() ? kIdleSweepIntervalMs : kSweepIntervalMs;
-  return io_.provider->getTimer().afterDelay(intervalMs * kj::MILLISECONDS).then([this] {
+  const int64_t wakeNs = housekeepingWakeNs(ctx_.backend.clock(), monotonicNowNs(), intervalMs * 1'000'000);
+  return atMonotonicNs(io_.provider->getTimer(), wakeNs).then([this] {
     sweep(monotonicNowNs());
     checkSocketFile();
     return sweepLoop();
