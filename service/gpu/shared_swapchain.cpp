@@ -289,8 +289,11 @@ Result<PreparedCopy> SharedSwapchain::prepareCopy(uint32_t index, const RuntimeI
   return copy;
 }
 
-Status submitCopies(GpuDevice& gpu, Timeline& copyTimeline, std::span<PreparedCopy> copies) {
+Status submitCopies(std::span<PreparedCopy> copies) {
   if (copies.empty()) return {};
+  // One device and one copy timeline serve every swapchain of the daemon.
+  GpuDevice& gpu = copies.front().swapchain->gpu_;
+  Timeline& copyTimeline = copies.front().swapchain->copyTimeline_;
   std::vector<VkTimelineSemaphoreSubmitInfo> values(copies.size());
   std::vector<VkSubmitInfo> submits(copies.size());
   {
@@ -341,7 +344,7 @@ Result<CopyResult> SharedSwapchain::copyToRuntime(uint32_t index, const RuntimeI
                                                   std::chrono::milliseconds timeout, bool waitInHostMode) {
   auto prepared = prepareCopy(index, lease, timeout);
   if (!prepared) return prepared.error();
-  if (auto s = submitCopies(gpu_, copyTimeline_, std::span(&prepared.value(), 1)); !s) return s.error();
+  if (auto s = submitCopies(std::span(&prepared.value(), 1)); !s) return s.error();
   CopyResult result = prepared.value().result;
   if (mode_ == SyncMode::host && waitInHostMode) {
     // Host mode: no copying_done semaphore, so the client may only reuse the image once the copy

@@ -60,8 +60,9 @@ struct PreparedCopy {
 
 // Submits `copies` (prepared by their swapchains, in that order) to the copy queue as one
 // submission: one vkQueueSubmit, and on a driver with a submit thread (lavapipe) one wake-up of it,
-// for all of them. Each signals the next value of the copy timeline. On failure none is submitted.
-Status submitCopies(GpuDevice& gpu, Timeline& copyTimeline, std::span<PreparedCopy> copies);
+// for all of them. Each signals the next value of the copy timeline their swapchains share. On
+// failure none is submitted.
+Status submitCopies(std::span<PreparedCopy> copies);
 
 class SharedSwapchain {
  public:
@@ -157,7 +158,7 @@ class SharedSwapchain {
   Result<VkCommandBuffer> copyCommands(PerImage& image, uint32_t index, const RuntimeImageLease& lease, bool timed);
   void recordCopy(VkCommandBuffer cb, PerImage& image, uint32_t index, const RuntimeImageLease& lease, bool timed);
 
-  friend Status submitCopies(GpuDevice&, Timeline&, std::span<PreparedCopy>);
+  friend Status submitCopies(std::span<PreparedCopy>);
 
   GpuDevice& gpu_;
   Timeline& copyTimeline_;

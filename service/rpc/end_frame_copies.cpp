@@ -19,7 +19,7 @@ bool EndFrameCopies::holds(uint32_t swapchainId) const {
 
 void EndFrameCopies::submit() {
   if (copies_.empty()) return;
-  const Status submitted = gpu::submitCopies(gpu_, copyTimeline_, copies_);
+  const Status submitted = gpu::submitCopies(copies_);
   if (submitted) submissions_++;
   // Taken out first: a settle may add to a new batch of this object's, never to this one.
   std::vector<gpu::PreparedCopy> copies = std::move(copies_);

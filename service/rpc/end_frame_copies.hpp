@@ -24,8 +24,7 @@ class EndFrameCopies {
   using Settle = kj::Function<Status(Result<gpu::CopyResult>)>;
 
   // Each submission made is counted in `submissions` (the client's).
-  EndFrameCopies(gpu::GpuDevice& gpu, gpu::Timeline& copyTimeline, std::atomic<uint64_t>& submissions)
-      : gpu_(gpu), copyTimeline_(copyTimeline), submissions_(submissions) {}
+  explicit EndFrameCopies(std::atomic<uint64_t>& submissions) : submissions_(submissions) {}
   EndFrameCopies(const EndFrameCopies&) = delete;
   EndFrameCopies& operator=(const EndFrameCopies&) = delete;
   // Submits what it still holds: a copy prepared is never dropped unsubmitted.
@@ -47,8 +46,6 @@ class EndFrameCopies {
     kj::Own<kj::PromiseFulfiller<Status>> settled;
   };
 
-  gpu::GpuDevice& gpu_;
-  gpu::Timeline& copyTimeline_;
   std::vector<gpu::PreparedCopy> copies_;
   std::vector<Held> held_;  // one per copy, same order
   std::atomic<uint64_t>& submissions_;

@@ -935,7 +935,7 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
   // for the wait) never waits for the GPU to finish its last one.
   const bool answerEarly = state_->answersReleasesEarly();
   kj::Vector<kj::Promise<Status>> released(toRelease.size());
-  EndFrameCopies copies(state_->ctx.gpu, state_->ctx.copyTimeline, state_->client->copySubmissions);
+  EndFrameCopies copies(state_->client->copySubmissions);
   // A single release is copied as a release call's is: holding it would save no submission.
   EndFrameCopies* batch = toRelease.size() > 1 ? &copies : nullptr;
   for (const Release& r : toRelease) {
