@@ -33,6 +33,12 @@ FramePacer::Plan FramePacer::next(int64_t nowNs, const DisplayClock& clock) {
   if (lastPredictedNs_ != 0 && (predicted - lastPredictedNs_) % budget != 0) {
     predicted = lastPredictedNs_ + ((predicted - lastPredictedNs_) / budget + 1) * budget;
   }
+  // On a vsync of the clock as it is now. Over another runtime the display's vsyncs move (the
+  // runtime gives the daemon every other one while its frames run long, or shifts it by one of
+  // its periods), and the previous target's grid moves with them only here. A target between
+  // vsyncs would be latched at the one after it, and by then the client's next frame (woken by
+  // the latch wait's bound, afterLatch) would have superseded it: frame after frame dropped.
+  predicted = clock.nextVsyncAfter(predicted - 1);
   lastPredictedNs_ = predicted;
   Plan plan{predicted, predicted - lead - budget, periods_};
   lastWakeNs_ = std::max(nowNs, plan.wakeNs);

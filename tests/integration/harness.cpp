@@ -321,19 +321,40 @@ void Bystander::reportRate(const char* during) {
   ::testing::Test::RecordProperty("bystander_fps", std::to_string(rate));
 }
 
-bool keepsBeingDisplayed(Daemon& daemon, const std::string& name) {
+std::string progressLine(Daemon& daemon) {
+  auto control = daemon.control();
+  if (!control) return "no control connection";
+  auto status = control->status();
+  if (!status) return "status: " + status.error().describe();
+  const control::DaemonStatus& s = status.value();
+  std::string line = "display frames " + std::to_string(s.displayFrames);
+  for (const control::ClientStatus& c : s.clients) {
+    line += "; '" + c.name + "' submitted " + std::to_string(c.framesSubmitted) + " displayed " +
+            std::to_string(c.framesDisplayed) + " late " + std::to_string(c.framesLate) + " dropped " +
+            std::to_string(c.framesDropped) + " hidden " + std::to_string(c.framesHidden) + " releases " +
+            std::to_string(c.releases);
+  }
+  return line;
+}
+
+::testing::AssertionResult keepsBeingDisplayed(Daemon& daemon, const std::string& name) {
   uint64_t before = 0;
+  const std::string atStart = progressLine(daemon);
   if (auto control = daemon.control()) {
     if (auto status = control->status()) {
       if (const auto* c = findClient(status.value(), name)) before = c->framesDisplayed;
     }
   }
-  return daemon.waitForStatus(
+  const bool displayed = daemon.waitForStatus(
       [&](const control::DaemonStatus& s) {
         const auto* c = findClient(s, name);
         return c != nullptr && c->framesDisplayed > before + 5;
       },
       std::chrono::seconds(20));
+  if (displayed) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "'" << name
+                                       << "' got no more than 5 frames displayed in 20 s\n  before: " << atStart
+                                       << "\n  after:  " << progressLine(daemon) << "\n";
 }
 
 bool windowOutputEnded(const control::DaemonStatus& s) {

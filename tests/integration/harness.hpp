@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "process.hpp"
 #include "xrc/control.hpp"
 
@@ -124,8 +126,12 @@ std::vector<std::string> problemsIn(const std::string& output);
 // The status entry of the client named `name`, or null.
 const control::ClientStatus* findClient(const control::DaemonStatus& status, const std::string& name);
 // Whether client `name` gets more than 5 more frames displayed within 20 s: progress, not a
-// rate (sanitizer builds render slowly).
-bool keepsBeingDisplayed(Daemon& daemon, const std::string& name);
+// rate (sanitizer builds render slowly). A failure says, in one line each, where the daemon's
+// display and every client stood before and after.
+::testing::AssertionResult keepsBeingDisplayed(Daemon& daemon, const std::string& name);
+// One line: the daemon's display frames and each client's frames (submitted, displayed, late,
+// dropped, hidden) and releases; or why there is no status.
+std::string progressLine(Daemon& daemon);
 // The window output has ended: closed, with no swapchain and no present semaphore left.
 bool windowOutputEnded(const control::DaemonStatus& s);
 // A demo client named "bystander" rendering beside an attack (an overlay at `overlay` when
@@ -141,7 +147,7 @@ class Bystander {
   // builds render slowly; docs/BENCHMARKS.md has figures from the normal build).
   void startRate();
   void reportRate(const char* during);
-  bool keepsBeingDisplayed() { return test::keepsBeingDisplayed(daemon_, "bystander"); }
+  ::testing::AssertionResult keepsBeingDisplayed() { return test::keepsBeingDisplayed(daemon_, "bystander"); }
 
  private:
   Daemon& daemon_;

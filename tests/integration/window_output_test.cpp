@@ -406,7 +406,8 @@ TEST(WindowOutput, ClosingTheOpenXrBackendsMirrorEndsTheMirrorOnly) {
   auto& b = m.b;
   auto demo = startDemo(*b, m.dirB, DemoSpec{"goes-on", 4, 1'000'000});
   ASSERT_TRUE(demo->waitForOutput("connected", 30s)) << demo->output();
-  ASSERT_TRUE(keepsBeingDisplayed(*b, "goes-on")) << demo->output() << "\n=== B ===\n"
+  ASSERT_TRUE(keepsBeingDisplayed(*b, "goes-on")) << "A: " << progressLine(a) << "\n"
+                                                  << demo->output() << "\n=== B ===\n"
                                                   << b->process().output() << "\n=== A ===\n"
                                                   << a.process().output();
 

@@ -64,6 +64,35 @@ TEST(FramePacer, SlowClientMovesToAWholeMultipleAndBack) {
   EXPECT_EQ(plan.periods, 1u);
 }
 
+// Over another runtime the display's vsyncs move: the runtime gives the daemon every other one
+// while the daemon's frames run long, or moves it half its period. A target left between the
+// new vsyncs would be latched only at the one after, and the client's next frame, woken by the
+// bounded latch wait (afterLatch), would supersede it there: frame after frame dropped. Targets
+// follow the clock onto its new vsyncs.
+TEST(FramePacer, TargetsFollowTheDisplaysVsyncsWhenTheyMove) {
+  DisplayClock clock{kClock.originNs, 2 * kPeriod, kPeriod};  // every other vsync, latched a period ahead
+  auto onGrid = [&](int64_t t) { return (t - clock.originNs) % clock.periodNs == 0; };
+  FramePacer pacer;
+  auto plan = pacer.next(clock.originNs + 20 * kPeriod + 1'000'000, clock);
+  for (int i = 0; i < 5; ++i) plan = pacer.next(plan.wakeNs + 2'000'000, clock);
+  ASSERT_TRUE(onGrid(plan.predictedNs));
+  // The runtime moves the daemon by one of its own periods: half the display's.
+  clock.originNs += kPeriod;
+  for (int i = 0; i < 5; ++i) {
+    const auto next = pacer.next(plan.wakeNs + 2'000'000, clock);
+    EXPECT_TRUE(onGrid(next.predictedNs)) << "frame " << i << " targets between vsyncs";
+    EXPECT_GE(next.predictedNs - plan.predictedNs, clock.periodNs);  // never faster than its cadence
+    EXPECT_EQ(next.wakeNs, next.predictedNs - clock.latchLeadNs - clock.periodNs);
+    plan = next;
+  }
+  // The runtime gives it every vsync again, on a grid through none of the old targets.
+  clock = DisplayClock{clock.originNs + kPeriod / 2, kPeriod, kPeriod / 2};
+  for (int i = 0; i < 5; ++i) {
+    plan = pacer.next(plan.wakeNs + 2'000'000, clock);
+    EXPECT_TRUE(onGrid(plan.predictedNs)) << "frame " << i << " targets between vsyncs";
+  }
+}
+
 // An answer held back by the daemon (1.5: behind the frame's copies) does not count as client
 // work: a client that renders 2 ms after each answer stays at every vsync however late it comes.
 TEST(FramePacer, DelayedAnswersAreNotTheClientsWork) {
