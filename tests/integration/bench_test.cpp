@@ -98,6 +98,21 @@ TEST(Bench, RenderOnceClientsAndTheFloorReference) {
     EXPECT_GT(rate.value("min", 0.0), 10.0) << rate.dump();
     EXPECT_LE(rate.value("min", 1e9), rate.value("median", 0.0)) << rate.dump();
     EXPECT_LE(rate.value("median", 1e9), 90.0) << rate.dump();
+    EXPECT_EQ(s["floor"][key].value("acquires_per_frame", 0.0), 1.0) << s["floor"][key].dump();
+  }
+}
+
+// With a swapchain per view (hello_xr's shape) the GPU floor's processes do what such clients do
+// per frame: an acquire waited for, a clear and a release for each of the two swapchains.
+TEST(Bench, TheGpuFloorOfASwapchainPerView) {
+  const auto s = runTwoClientScenario({"--stereo", "separate", "--render-once", "--floor", "--floor-seconds", "1"});
+  ASSERT_FALSE(s.is_null());
+  EXPECT_EQ(s.value("stereo", std::string()), "separate");
+  ASSERT_TRUE(s.contains("floor")) << s.dump();
+  for (const char* key : {"gpu_submits", "gpu_submits_and_clear"}) {
+    ASSERT_TRUE(s["floor"].contains(key)) << s["floor"].dump();
+    EXPECT_EQ(s["floor"][key].value("acquires_per_frame", 0.0), 2.0) << s["floor"][key].dump();
+    EXPECT_GT(s["floor"][key]["frames_per_s_per_client"].value("min", 0.0), 10.0) << s["floor"][key].dump();
   }
 }
 

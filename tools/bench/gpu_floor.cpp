@@ -24,11 +24,13 @@ namespace {
 constexpr uint64_t kFenceTimeoutNs = 2000000000ull;
 
 // A device on the first GPU's family 0, two pre-recorded command buffers (each one barrier on a
-// small image, like client-lib's acquire and release commands) and optionally a clear.
+// small image, like client-lib's acquire and release commands) and optionally a clear: of both
+// layers of a 2-layer image, or with a swapchain per view, one per layer.
 class FloorDevice {
  public:
-  static Result<std::unique_ptr<FloorDevice>> create(uint32_t clearWidth, uint32_t clearHeight) {
+  static Result<std::unique_ptr<FloorDevice>> create(uint32_t clearWidth, uint32_t clearHeight, uint32_t swapchains) {
     auto d = std::make_unique<FloorDevice>();
+    d->swapchains_ = swapchains;
     auto firstDevice = createInstanceWithFirstDevice(d->instance_, VK_API_VERSION_1_1);
     if (!firstDevice) return firstDevice.error();
     const VkPhysicalDevice physical = firstDevice.value();
@@ -78,7 +80,7 @@ class FloorDevice {
     alloc.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
     alloc.commandPool = pool;
     alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    alloc.commandBufferCount = 3;
+    alloc.commandBufferCount = uint32_t(d->commands_.size());
     if (auto s = vk::check(vkAllocateCommandBuffers(device, &alloc, d->commands_.data()), "vkAllocateCommandBuffers");
         !s) {
       return s.error();
@@ -101,21 +103,24 @@ class FloorDevice {
                            0, nullptr, 0, nullptr, 1, &barrier);
       vkEndCommandBuffer(d->commands_[i]);
     }
-    // 2: the clear (the demo's GPU-clear rendering).
+    // 2 (and 3): the clear (the demo's GPU-clear rendering): both layers, or one per swapchain.
     if (clear) {
-      VkCommandBufferBeginInfo begin{};
-      begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-      vkBeginCommandBuffer(d->commands_[2], &begin);
-      const VkImageMemoryBarrier barrier =
-          toTransferDst(d->images_[1].get(), VkImageSubresourceRange{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 2});
-      vkCmdPipelineBarrier(d->commands_[2], VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0,
-                           nullptr, 0, nullptr, 1, &barrier);
-      VkClearColorValue color{};
-      color.float32[0] = 0.5f;
-      color.float32[3] = 1.f;
-      vkCmdClearColorImage(d->commands_[2], d->images_[1].get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &color, 1,
-                           &barrier.subresourceRange);
-      vkEndCommandBuffer(d->commands_[2]);
+      for (uint32_t v = 0; v < swapchains; ++v) {
+        VkCommandBuffer cb = d->commands_[2 + v];
+        VkCommandBufferBeginInfo begin{};
+        begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+        vkBeginCommandBuffer(cb, &begin);
+        const VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, swapchains == 1 ? 0 : v,
+                                            swapchains == 1 ? 2u : 1u};
+        const VkImageMemoryBarrier barrier = toTransferDst(d->images_[1].get(), range);
+        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
+                             nullptr, 1, &barrier);
+        VkClearColorValue color{};
+        color.float32[0] = 0.5f;
+        color.float32[3] = 1.f;
+        vkCmdClearColorImage(cb, d->images_[1].get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &color, 1, &range);
+        vkEndCommandBuffer(cb);
+      }
       d->clear_ = true;
     }
     VkFenceCreateInfo fenceInfo{};
@@ -131,25 +136,37 @@ class FloorDevice {
     if (device_.get() != VK_NULL_HANDLE) vkDeviceWaitIdle(device_.get());
   }
 
-  // One client frame's GPU work: acquire's submission and wait, the rendering, release's
-  // submission, waited for in `host` mode (in `binary` it only signals a semaphore, and the next
-  // acquire's wait covers it).
+  // One client frame's GPU work, per swapchain: acquire's submission and wait, the rendering,
+  // release's submission, waited for in `host` mode (in `binary` it only signals a semaphore, and
+  // the next acquire's wait covers it).
   Status frame(bool releaseWaits) {
-    if (auto s = submitAndWait(commands_[0], "acquire"); !s) return s;
-    if (clear_) {
+    for (uint32_t v = 0; v < swapchains_; ++v) {
+      if (auto s = submitAndWait(commands_[0], "acquire"); !s) return s;
+      acquires_++;
+      if (clear_) {
+        VkSubmitInfo submit{};
+        submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+        submit.commandBufferCount = 1;
+        submit.pCommandBuffers = &commands_[2 + v];
+        if (auto s = vk::check(vkQueueSubmit(queue_, 1, &submit, VK_NULL_HANDLE), "vkQueueSubmit(clear)"); !s) {
+          return s;
+        }
+      }
+      if (releaseWaits) {
+        if (auto s = submitAndWait(commands_[1], "release"); !s) return s;
+        continue;
+      }
       VkSubmitInfo submit{};
       submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
       submit.commandBufferCount = 1;
-      submit.pCommandBuffers = &commands_[2];
-      if (auto s = vk::check(vkQueueSubmit(queue_, 1, &submit, VK_NULL_HANDLE), "vkQueueSubmit(clear)"); !s) return s;
+      submit.pCommandBuffers = &commands_[1];
+      if (auto s = vk::check(vkQueueSubmit(queue_, 1, &submit, VK_NULL_HANDLE), "vkQueueSubmit(release)"); !s) {
+        return s;
+      }
     }
-    if (releaseWaits) return submitAndWait(commands_[1], "release");
-    VkSubmitInfo submit{};
-    submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-    submit.commandBufferCount = 1;
-    submit.pCommandBuffers = &commands_[1];
-    return vk::check(vkQueueSubmit(queue_, 1, &submit, VK_NULL_HANDLE), "vkQueueSubmit(release)");
+    return {};
   }
+  uint64_t acquires() const { return acquires_; }
 
  private:
   Status submitAndWait(VkCommandBuffer commands, const char* what) {
@@ -170,16 +187,19 @@ class FloorDevice {
   std::vector<vk::Memory> memories_;
   std::vector<vk::Image> images_;
   vk::CommandPool pool_;
-  std::array<VkCommandBuffer, 3> commands_{};
+  std::array<VkCommandBuffer, 4> commands_{};  // acquire, release, clear (view 0), clear of view 1
   vk::Fence fence_;
   bool clear_ = false;
+  uint32_t swapchains_ = 1;
+  uint64_t acquires_ = 0;
 };
 
 }  // namespace
 
-int runGpuFloorClient(int64_t periodNs, double seconds, uint32_t clearWidth, uint32_t clearHeight, bool releaseWaits) {
+int runGpuFloorClient(int64_t periodNs, double seconds, uint32_t clearWidth, uint32_t clearHeight, bool releaseWaits,
+                      uint32_t swapchains) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // goes with the bench, also when the bench is killed
-  auto device = FloorDevice::create(clearWidth, clearHeight);
+  auto device = FloorDevice::create(clearWidth, clearHeight, swapchains);
   if (!device) {
     std::printf("error: %s\n", device.error().describe().c_str());
     return 1;
@@ -205,7 +225,8 @@ int runGpuFloorClient(int64_t periodNs, double seconds, uint32_t clearWidth, uin
     }
     completed++;
   }
-  std::printf("completed=%llu\n", (unsigned long long)completed);
+  std::printf("completed=%llu acquires=%llu\n", (unsigned long long)completed,
+              (unsigned long long)device.value()->acquires());
   return 0;
 }
 
@@ -213,13 +234,18 @@ Result<GpuFloorResult> measureGpuFloor(const GpuFloorOptions& options) {
   if (options.clients == 0 || !(options.refreshHz > 0) || !(options.seconds > 0)) {
     return makeError(ErrorCode::invalidArgument, "GPU floor: needs clients, a refresh rate and a duration");
   }
+  if (options.swapchains != 1 && options.swapchains != 2) {
+    return makeError(ErrorCode::invalidArgument, "GPU floor: one swapchain per client or one per view (2), not {}",
+                     options.swapchains);
+  }
   const int64_t periodNs = int64_t(1e9 / options.refreshHz);
   std::vector<std::unique_ptr<tools::Process>> clients;
   for (uint32_t i = 0; i < options.clients; ++i) {
     clients.push_back(std::make_unique<tools::Process>(
         std::vector<std::string>{options.selfExe, "--floor-gpu-client", std::to_string(periodNs),
                                  std::to_string(options.seconds), std::to_string(options.clearWidth),
-                                 std::to_string(options.clearHeight), options.releaseWaits ? "1" : "0"},
+                                 std::to_string(options.clearHeight), options.releaseWaits ? "1" : "0",
+                                 std::to_string(options.swapchains)},
         std::map<std::string, std::string>{}, options.dir + "/gpu-floor-" + std::to_string(i) + ".log", true));
   }
   for (auto& c : clients) {
@@ -229,6 +255,7 @@ Result<GpuFloorResult> measureGpuFloor(const GpuFloorOptions& options) {
   }
   for (auto& c : clients) c->closeStdin();
   std::vector<double> rates;
+  uint64_t completed = 0, acquires = 0;
   const auto timeout = std::chrono::milliseconds(int64_t(options.seconds * 1000) + 30000);
   for (auto& c : clients) {
     const int status = c->wait(timeout);
@@ -237,10 +264,15 @@ Result<GpuFloorResult> measureGpuFloor(const GpuFloorOptions& options) {
     if (status != 0 || at == std::string::npos) {
       return makeError(ErrorCode::internal, "GPU floor: a client failed (status {}): {}", status, out);
     }
-    rates.push_back(std::stod(out.substr(at + 10)) / options.seconds);
+    const uint64_t n = std::stoull(out.substr(at + 10));
+    const auto acquiresAt = out.find("acquires=", at);
+    if (acquiresAt != std::string::npos) acquires += std::stoull(out.substr(acquiresAt + 9));
+    completed += n;
+    rates.push_back(double(n) / options.seconds);
   }
   std::sort(rates.begin(), rates.end());
-  return GpuFloorResult{rates[rates.size() / 2], rates.front()};
+  return GpuFloorResult{rates[rates.size() / 2], rates.front(),
+                        completed > 0 ? double(acquires) / double(completed) : 0};
 }
 
 }  // namespace xrc::bench

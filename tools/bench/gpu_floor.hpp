@@ -20,6 +20,9 @@ struct GpuFloorOptions {
   uint32_t clearWidth = 0, clearHeight = 0;
   // `host` mode: the release's submission is waited for too (a fence), as client-lib does there.
   bool releaseWaits = false;
+  // 2: a swapchain per view (`--stereo separate`, as hello_xr has): each view's image is acquired,
+  // waited for, cleared (its one layer) and released on its own, as client-lib does per swapchain.
+  uint32_t swapchains = 1;
   std::string selfExe;  // this program, started again as each client (see runGpuFloorClient)
   std::string dir;      // the clients' logs
 };
@@ -27,13 +30,15 @@ struct GpuFloorOptions {
 struct GpuFloorResult {
   double framesPerSecondMedian = 0;  // periods each client completed per second: the median client
   double framesPerSecondMin = 0;     // and the slowest
+  double acquiresPerFrame = 0;       // waited acquires per completed period, over all clients
 };
 
 Result<GpuFloorResult> measureGpuFloor(const GpuFloorOptions& options);
 
 // One client process (`xr-compositor-bench --floor-gpu-client PERIOD_NS SECONDS WIDTH HEIGHT
-// RELEASE_WAITS`): creates its device, prints "ready", waits for stdin to close, runs, prints
-// "completed=N".
-int runGpuFloorClient(int64_t periodNs, double seconds, uint32_t clearWidth, uint32_t clearHeight, bool releaseWaits);
+// RELEASE_WAITS SWAPCHAINS`): creates its device, prints "ready", waits for stdin to close, runs,
+// prints "completed=N acquires=M".
+int runGpuFloorClient(int64_t periodNs, double seconds, uint32_t clearWidth, uint32_t clearHeight, bool releaseWaits,
+                      uint32_t swapchains);
 
 }  // namespace xrc::bench

@@ -289,6 +289,7 @@ nlohmann::json measureFloors(const Options& o, uint32_t clients, double refreshH
     options.clearWidth = clear ? w : 0;
     options.clearHeight = clear ? h : 0;
     options.releaseWaits = hostSync;
+    options.swapchains = o.stereo == "separate" ? 2 : 1;
     options.selfExe = std::filesystem::read_symlink("/proc/self/exe").string();
     options.dir = dir.path;
     auto measured = xrc::bench::measureGpuFloor(options);
@@ -297,7 +298,8 @@ nlohmann::json measureFloors(const Options& o, uint32_t clients, double refreshH
       continue;
     }
     floor[key] = {{"frames_per_s_per_client",
-                   {{"median", measured.value().framesPerSecondMedian}, {"min", measured.value().framesPerSecondMin}}}};
+                   {{"median", measured.value().framesPerSecondMedian}, {"min", measured.value().framesPerSecondMin}}},
+                  {"acquires_per_frame", measured.value().acquiresPerFrame}};
   }
   return floor;
 }
@@ -310,9 +312,10 @@ int main(int argc, char** argv) {
     return xrc::bench::runFloorServer(
         transport == "capnp" ? xrc::bench::FloorTransport::capnp : xrc::bench::FloorTransport::socket, argv[4]);
   }
-  if (argc == 7 && std::string_view(argv[1]) == "--floor-gpu-client") {
+  if (argc == 8 && std::string_view(argv[1]) == "--floor-gpu-client") {
     return xrc::bench::runGpuFloorClient(std::stoll(argv[2]), std::stod(argv[3]), uint32_t(std::stoul(argv[4])),
-                                         uint32_t(std::stoul(argv[5])), std::string_view(argv[6]) == "1");
+                                         uint32_t(std::stoul(argv[5])), std::string_view(argv[6]) == "1",
+                                         uint32_t(std::stoul(argv[7])));
   }
   Options o;
   CLI::App app{"xr-compositor-bench: frame-path costs of xr-compositord with N demo clients"};
