@@ -71,7 +71,8 @@ int syslogPriority(Level level) {
 }  // namespace
 
 std::vector<std::string> journalFields(Level level, std::string_view message, const ClientFields* client) {
-  std::vector<std::string> fields{"MESSAGE=" + std::string(message), "PRIORITY=" + std::to_string(syslogPriority(level)),
+  std::vector<std::string> fields{"MESSAGE=" + std::string(message),
+                                  "PRIORITY=" + std::to_string(syslogPriority(level)),
                                   "SYSLOG_IDENTIFIER=xr-compositord"};
   if (client != nullptr) {
     fields.push_back("XRC_CLIENT_ID=" + std::to_string(client->id));

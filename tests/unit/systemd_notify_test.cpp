@@ -49,11 +49,11 @@ TEST(JournalLogging, ClientMessagesCarryTheirClientAsFields) {
 
 TEST(FrameLoopHealth, HealthyOnlyWhileFramesAdvanceAndTheWorkerIsNotStuck) {
   FrameLoopHealth h;
-  EXPECT_TRUE(h.update(10, 0, 1000));     // first look: nothing to compare with yet
-  EXPECT_TRUE(h.update(11, 0, 1000));     // frames advanced
-  EXPECT_FALSE(h.update(11, 0, 1000));    // display stalled
-  EXPECT_TRUE(h.update(12, 999, 1000));   // a job running, not yet stuck
-  EXPECT_FALSE(h.update(13, 1000, 1000)); // the worker is stuck in one job
+  EXPECT_TRUE(h.update(10, 0, 1000));      // first look: nothing to compare with yet
+  EXPECT_TRUE(h.update(11, 0, 1000));      // frames advanced
+  EXPECT_FALSE(h.update(11, 0, 1000));     // display stalled
+  EXPECT_TRUE(h.update(12, 999, 1000));    // a job running, not yet stuck
+  EXPECT_FALSE(h.update(13, 1000, 1000));  // the worker is stuck in one job
 }
 
 }  // namespace

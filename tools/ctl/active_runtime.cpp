@@ -50,8 +50,8 @@ bool isOurs(const fs::path& activeFile, const fs::path& manifest) {
 std::string describeOther(const fs::path& activeFile) {
   auto facts = readManifest(activeFile);
   if (!facts) return "something that is not an OpenXR runtime manifest";
-  return fmt::format("another runtime ('{}', library {})",
-                     facts.value().name.empty() ? "unnamed" : facts.value().name, facts.value().library);
+  return fmt::format("another runtime ('{}', library {})", facts.value().name.empty() ? "unnamed" : facts.value().name,
+                     facts.value().library);
 }
 }  // namespace
 
@@ -89,14 +89,16 @@ Result<std::string> setActiveRuntime(const fs::path& activeFile, const fs::path&
   auto facts = readManifest(manifest);
   if (!facts) return facts.error();
   if (fs::exists(fs::symlink_status(activeFile))) {
-    if (sameFile(activeFile, manifest)) return fmt::format("'{}' already points at '{}'", activeFile.string(), manifest.string());
+    if (sameFile(activeFile, manifest))
+      return fmt::format("'{}' already points at '{}'", activeFile.string(), manifest.string());
     if (!isOurs(activeFile, manifest) && !force) {
       return makeError(ErrorCode::permissionDenied, "'{}' belongs to {}; use --force to replace it",
                        activeFile.string(), describeOther(activeFile));
     }
   }
   fs::create_directories(activeFile.parent_path(), ec);
-  if (ec) return makeError(ErrorCode::internal, "cannot create '{}': {}", activeFile.parent_path().string(), ec.message());
+  if (ec)
+    return makeError(ErrorCode::internal, "cannot create '{}': {}", activeFile.parent_path().string(), ec.message());
   // A new link beside the old file, renamed over it: the loader never sees a missing file.
   const fs::path temporary = activeFile.string() + ".xrc-" + std::to_string(::getpid());
   fs::remove(temporary, ec);
@@ -115,8 +117,8 @@ Result<std::string> unsetActiveRuntime(const fs::path& activeFile, const fs::pat
     return fmt::format("'{}' does not exist; nothing to do", activeFile.string());
   }
   if (!isOurs(activeFile, manifest) && !force) {
-    return makeError(ErrorCode::permissionDenied, "'{}' belongs to {}; use --force to remove it",
-                     activeFile.string(), describeOther(activeFile));
+    return makeError(ErrorCode::permissionDenied, "'{}' belongs to {}; use --force to remove it", activeFile.string(),
+                     describeOther(activeFile));
   }
   std::error_code ec;
   fs::remove(activeFile, ec);

@@ -13,10 +13,14 @@ XRC_PACKAGES=(
   libxcb1-dev xvfb
   libwayland-dev wayland-protocols weston
 )
+# Only the tests need these (run-tests.sh: xrc_install_deps --tests).
+XRC_TEST_PACKAGES=(clang-format)
 
 xrc_install_deps() {
+  local wanted=("${XRC_PACKAGES[@]}")
+  [ "${1:-}" = --tests ] && wanted+=("${XRC_TEST_PACKAGES[@]}")
   local missing=()
-  for p in "${XRC_PACKAGES[@]}"; do
+  for p in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0

@@ -6,10 +6,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tools/scripts/deps.sh
-xrc_install_deps
+xrc_install_deps --tests
 
 # Backends and outputs never include the compositor core (docs/OPERATIONS.md, "Outputs").
 tools/scripts/check-layering.sh
+# The C++ sources are as clang-format (.clang-format) writes them.
+tools/scripts/check-format.sh
 
 xrc_build build
 xrc_test build
