@@ -24,21 +24,26 @@ FramePacer::Plan FramePacer::next(int64_t nowNs, const DisplayClock& clock) {
     }
   }
   const int64_t budget = int64_t(periods_) * period;
-  // The earliest target the client can still make from now, and the cadence's next slot. A frame
-  // for vsync V is due when the display latches it, `latchLeadNs` before V.
+  // The earliest target the client can still make from now: a frame for vsync V is due when the
+  // display latches it, `latchLeadNs` before V.
   const int64_t lead = std::max<int64_t>(0, clock.latchLeadNs);
   int64_t predicted = clock.nextVsyncAfter(nowNs + lead) + budget;
-  if (lastPredictedNs_ != 0) predicted = std::max(predicted, lastPredictedNs_ + budget);
-  // Keep targets on the cadence's grid when the client fell behind by more than a slot.
-  if (lastPredictedNs_ != 0 && (predicted - lastPredictedNs_) % budget != 0) {
-    predicted = lastPredictedNs_ + ((predicted - lastPredictedNs_) / budget + 1) * budget;
+  if (lastPredictedNs_ != 0) {
+    // The cadence: the first of its slots (whole budgets after the previous target) the client can
+    // make, so that a client that fell behind keeps its rhythm. Then the vsync of the clock as it
+    // is now at that slot. Over another runtime the display's vsyncs move (the runtime gives the
+    // daemon every other one while its frames run long, or shifts it by one of its periods); a
+    // target left between them would be latched at the one after, and by then the client's next
+    // frame (woken by the latch wait's bound, afterLatch) would have superseded it: frame after
+    // frame dropped. A vsync within a quarter period before the slot is the slot itself: a
+    // runtime's predicted display times jitter from frame to frame, and taking the next vsync
+    // would cost the client a frame.
+    const int64_t tolerance = period / 4;
+    const int64_t slots = std::max<int64_t>(1, (predicted - lastPredictedNs_ - tolerance + budget - 1) / budget);
+    const int64_t slot = lastPredictedNs_ + slots * budget;
+    const int64_t after = clock.nextVsyncAfter(slot - 1);
+    predicted = slot - (after - period) <= tolerance ? after - period : after;
   }
-  // On a vsync of the clock as it is now. Over another runtime the display's vsyncs move (the
-  // runtime gives the daemon every other one while its frames run long, or shifts it by one of
-  // its periods), and the previous target's grid moves with them only here. A target between
-  // vsyncs would be latched at the one after it, and by then the client's next frame (woken by
-  // the latch wait's bound, afterLatch) would have superseded it: frame after frame dropped.
-  predicted = clock.nextVsyncAfter(predicted - 1);
   lastPredictedNs_ = predicted;
   Plan plan{predicted, predicted - lead - budget, periods_};
   lastWakeNs_ = std::max(nowNs, plan.wakeNs);

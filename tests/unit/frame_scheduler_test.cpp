@@ -2,6 +2,8 @@
 // client each display frame shows, in what order, with what accounting (FrameScheduler).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "compositor/frame_pacer.hpp"
 #include "compositor/frame_scheduler.hpp"
 
@@ -90,6 +92,22 @@ TEST(FramePacer, TargetsFollowTheDisplaysVsyncsWhenTheyMove) {
   for (int i = 0; i < 5; ++i) {
     plan = pacer.next(plan.wakeNs + 2'000'000, clock);
     EXPECT_TRUE(onGrid(plan.predictedNs)) << "frame " << i << " targets between vsyncs";
+  }
+}
+
+// A runtime's predicted display times jitter by microseconds from frame to frame (and their
+// periods by rounding): a vsync a little before the target is the same one, measured again. The
+// target does not jump to the vsync after it, which would cost the client a frame each time.
+TEST(FramePacer, JitterOfTheDisplaysVsyncsCostsNoFrame) {
+  DisplayClock clock{kClock.originNs, kPeriod, kPeriod / 2};
+  FramePacer pacer;
+  auto plan = pacer.next(clock.originNs + 10 * kPeriod + 1'000'000, clock);
+  for (int i = 0; i < 40; ++i) {
+    // The runtime's newest prediction, up to 50 us either side of the ideal grid.
+    clock.originNs = plan.predictedNs - kPeriod + ((i % 3) - 1) * 50'000;
+    const auto next = pacer.next(plan.wakeNs + 2'000'000, clock);
+    EXPECT_LE(std::llabs(next.predictedNs - plan.predictedNs - kPeriod), 50'000) << "frame " << i;
+    plan = next;
   }
 }
 
