@@ -321,10 +321,9 @@ void Bystander::reportRate(const char* during) {
   ::testing::Test::RecordProperty("bystander_fps", std::to_string(rate));
 }
 
-std::string progressLine(Daemon& daemon) {
-  auto control = daemon.control();
-  if (!control) return "no control connection";
-  auto status = control->status();
+namespace {
+
+std::string progressLine(const Result<control::DaemonStatus>& status) {
   if (!status) return "status: " + status.error().describe();
   const control::DaemonStatus& s = status.value();
   std::string line = "display frames " + std::to_string(s.displayFrames);
@@ -337,11 +336,21 @@ std::string progressLine(Daemon& daemon) {
   return line;
 }
 
+}  // namespace
+
+std::string progressLine(Daemon& daemon) {
+  auto control = daemon.control();
+  if (!control) return "no control connection";
+  return progressLine(control->status());
+}
+
 ::testing::AssertionResult keepsBeingDisplayed(Daemon& daemon, const std::string& name) {
   uint64_t before = 0;
-  const std::string atStart = progressLine(daemon);
+  std::string atStart = "no control connection";
   if (auto control = daemon.control()) {
-    if (auto status = control->status()) {
+    auto status = control->status();
+    atStart = progressLine(status);
+    if (status) {
       if (const auto* c = findClient(status.value(), name)) before = c->framesDisplayed;
     }
   }

@@ -144,23 +144,11 @@ class FloorDevice {
       if (auto s = submitAndWait(commands_[0], "acquire"); !s) return s;
       acquires_++;
       if (clear_) {
-        VkSubmitInfo submit{};
-        submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-        submit.commandBufferCount = 1;
-        submit.pCommandBuffers = &commands_[2 + v];
-        if (auto s = vk::check(vkQueueSubmit(queue_, 1, &submit, VK_NULL_HANDLE), "vkQueueSubmit(clear)"); !s) {
-          return s;
-        }
+        if (auto s = submit(commands_[2 + v], VK_NULL_HANDLE, "vkQueueSubmit(clear)"); !s) return s;
       }
-      if (releaseWaits) {
-        if (auto s = submitAndWait(commands_[1], "release"); !s) return s;
-        continue;
-      }
-      VkSubmitInfo submit{};
-      submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-      submit.commandBufferCount = 1;
-      submit.pCommandBuffers = &commands_[1];
-      if (auto s = vk::check(vkQueueSubmit(queue_, 1, &submit, VK_NULL_HANDLE), "vkQueueSubmit(release)"); !s) {
+      if (auto s = releaseWaits ? submitAndWait(commands_[1], "release")
+                                : submit(commands_[1], VK_NULL_HANDLE, "vkQueueSubmit(release)");
+          !s) {
         return s;
       }
     }
@@ -169,13 +157,17 @@ class FloorDevice {
   uint64_t acquires() const { return acquires_; }
 
  private:
+  Status submit(VkCommandBuffer commands, VkFence fence, const char* what) {
+    VkSubmitInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+    info.commandBufferCount = 1;
+    info.pCommandBuffers = &commands;
+    return vk::check(vkQueueSubmit(queue_, 1, &info, fence), what);
+  }
+
   Status submitAndWait(VkCommandBuffer commands, const char* what) {
-    VkSubmitInfo submit{};
-    submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-    submit.commandBufferCount = 1;
-    submit.pCommandBuffers = &commands;
     VkFence fence = fence_.get();
-    if (auto s = vk::check(vkQueueSubmit(queue_, 1, &submit, fence), what); !s) return s;
+    if (auto s = submit(commands, fence, what); !s) return s;
     if (auto s = vk::check(vkWaitForFences(device_.get(), 1, &fence, VK_TRUE, kFenceTimeoutNs), what); !s) return s;
     return vk::check(vkResetFences(device_.get(), 1, &fence), what);
   }
