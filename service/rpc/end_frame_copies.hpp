@@ -11,8 +11,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "../compositor/client_registry.hpp"
 #include "../gpu/shared_swapchain.hpp"
 
 namespace xrc {
@@ -49,6 +51,35 @@ class EndFrameCopies {
   std::vector<gpu::PreparedCopy> copies_;
   std::vector<Held> held_;  // one per copy, same order
   std::atomic<uint64_t>& submissions_;
+};
+
+// Timeline mode: the copies of one endFrame's releases, each prepared once its client rendering
+// is done (the releases are handled one after another, in the session's order) and submitted
+// together once the frame's last release is handled. The frame is shown only once all of them
+// are submitted, so holding the first ones back does not delay it; what waits longer is the
+// earlier releases' settlement (and the client's next acquire of those images): until the
+// frame's last rendering is done, at most hung_client_timeout_ms. On a GPU time-sliced between
+// client processes every submission of the daemon's is a turn of its context between two of
+// some client's; with a swapchain per view (as OpenXR apps have) one per copy was two per frame
+// (docs/BENCHMARKS.md, "Clients with a swapchain per view").
+class RenderedFrameCopies {
+ public:
+  explicit RenderedFrameCopies(std::shared_ptr<ClientRecord> client)
+      : client_(std::move(client)), copies_(client_->copySubmissions) {}
+
+  EndFrameCopies& copies() { return copies_; }
+  // One more release of the frame that will be handled later. The endFrame handler holds one
+  // itself while it adds the frame's releases, so that none submits before all are counted.
+  void expect() { ++expected_; }
+  // One of them is handled: its copy added, or settled without one. The last submits the copies.
+  void handled() {
+    if (expected_ > 0 && --expected_ == 0) copies_.submit();
+  }
+
+ private:
+  std::shared_ptr<ClientRecord> client_;  // its submission count outlives copies_
+  EndFrameCopies copies_;
+  uint32_t expected_ = 0;
 };
 
 }  // namespace xrc

@@ -346,9 +346,11 @@ kj::Promise<Status> renderingTimedOut(const std::shared_ptr<SessionState>& sessi
 // Timeline mode: the copy of a release waits, on the CPU (RenderingWaiter), until the client's
 // rendering_done timeline reaches the release's value; the daemon's queues never wait on it.
 // Releases stay in the session's order: each follows the one before it (SessionState::renderTail).
+// `frameCopies`: the copies of the endFrame that carried this release, which this one joins.
 kj::Promise<Status> copyWhenRendered(const std::shared_ptr<SessionState>& session, std::shared_ptr<SwapchainCore> core,
                                      uint32_t id, uint32_t index, uint64_t value, uint64_t copyBytes,
-                                     int64_t receivedNs, bool answeredEarly) {
+                                     int64_t receivedNs, bool answeredEarly,
+                                     std::shared_ptr<RenderedFrameCopies> frameCopies) {
   DaemonContext& ctx = session->ctx;
   auto rendered = crossThreadAnswer<bool>();  // fulfilled on the waiter thread
   ctx.renderingWaiter.wait(core->shared->renderingTimeline(), value,
@@ -370,19 +372,27 @@ kj::Promise<Status> copyWhenRendered(const std::shared_ptr<SessionState>& sessio
   // Settled also when this release is dropped unanswered (its session going away).
   session->renderTail = past.promise.catch_([](kj::Exception&&) {}).fork();
   session->renderWaits++;
+  if (frameCopies) frameCopies->expect();
   return previous.then([letGo = kj::mv(letGo)]() mutable { return kj::mv(letGo); })
       .then([session, held = HeldOnWorker(ctx.worker, std::move(core)), id, index, copyBytes, receivedNs,
-             past = kj::mv(past.fulfiller)](bool reached) mutable -> kj::Promise<Status> {
+             past = kj::mv(past.fulfiller),
+             frameCopies = std::move(frameCopies)](bool reached) mutable -> kj::Promise<Status> {
         session->renderWaits--;
-        auto answer = [&]() -> kj::Promise<Status> {
+        EndFrameCopies* batch = frameCopies ? &frameCopies->copies() : nullptr;
+        auto answer = kj::evalNow([&]() -> kj::Promise<Status> {
           if (session->swapchains.find(id) == session->swapchains.end()) {
             // Destroyed while its rendering was awaited: nothing left to copy into.
             return Status(makeError(ErrorCode::notFound,
                                     "release: swapchain {} was destroyed before its rendering finished", id));
           }
-          return reached ? copyReleased(session, held.take(), id, index, copyBytes, receivedNs, false)
+          // A second release of a swapchain in one frame: its first copy goes first.
+          if (batch != nullptr && batch->holds(id)) batch->submit();
+          return reached ? copyReleased(session, held.take(), id, index, copyBytes, receivedNs, false, batch)
                          : renderingTimedOut(session, held.take(), id, index, receivedNs);
-        }();
+        });
+        // Whatever became of this release: the frame's last one submits its copies before the
+        // frame, which follows `past`, can be committed.
+        if (frameCopies) frameCopies->handled();
         past->fulfill();  // the copy is submitted or queued: what follows may go
         return answer;
       })
@@ -425,17 +435,20 @@ Result<AcceptedRelease> acceptRelease(SessionState& session, uint32_t id, uint32
 }
 
 // The copy of an accepted release. Resolves when the release may be answered (see copyReleased
-// and copyWhenRendered).
+// and copyWhenRendered). An endFrame's releases share `batch` (host and binary mode) or
+// `frameCopies` (timeline mode), where it has more than one.
 kj::Promise<Status> copyAccepted(const std::shared_ptr<SessionState>& session, uint32_t id, uint32_t index,
                                  uint64_t renderingValue, AcceptedRelease accepted, bool settleAtNextWait,
-                                 EndFrameCopies* batch = nullptr) {
+                                 EndFrameCopies* batch = nullptr,
+                                 std::shared_ptr<RenderedFrameCopies> frameCopies = nullptr) {
   if (session->client->syncMode != SyncMode::timeline) {
     return copyReleased(session, std::move(accepted.core), id, index, accepted.copyBytes, accepted.receivedNs,
                         settleAtNextWait, batch);
   }
   // An endFrame's releases (`settleAtNextWait`) are answered once accepted for a 1.13 client.
   return copyWhenRendered(session, std::move(accepted.core), id, index, renderingValue, accepted.copyBytes,
-                          accepted.receivedNs, settleAtNextWait && session->answersReleasesEarly());
+                          accepted.receivedNs, settleAtNextWait && session->answersReleasesEarly(),
+                          std::move(frameCopies));
 }
 
 kj::Promise<Status> startRelease(const std::shared_ptr<SessionState>& session, uint32_t id, uint32_t index,
@@ -491,6 +504,19 @@ kj::Promise<void> SessionState::hostCopyCheck() {
     hostCopyCheck_ = paf.promise.exclusiveJoin(timer.afterDelay(boundNs * kj::NANOSECONDS)).fork();
   }
   return hostCopyCheck_->addBranch();
+}
+
+std::shared_ptr<RenderedFrameCopies> SessionState::newFrameCopies() {
+  std::erase_if(frameCopies_, [](const std::weak_ptr<RenderedFrameCopies>& f) { return f.expired(); });
+  auto copies = std::make_shared<RenderedFrameCopies>(client);
+  frameCopies_.push_back(copies);
+  return copies;
+}
+
+void SessionState::submitFrameCopiesHolding(uint32_t swapchainId) {
+  for (const auto& weak : frameCopies_) {
+    if (auto copies = weak.lock(); copies && copies->copies().holds(swapchainId)) copies->copies().submit();
+  }
 }
 
 void SessionState::answeringWait() {
@@ -935,9 +961,19 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
   // for the wait) never waits for the GPU to finish its last one.
   const bool answerEarly = state_->answersReleasesEarly();
   kj::Vector<kj::Promise<Status>> released(toRelease.size());
-  EndFrameCopies copies(state_->client->copySubmissions);
   // A single release is copied as a release call's is: holding it would save no submission.
-  EndFrameCopies* batch = toRelease.size() > 1 ? &copies : nullptr;
+  // Host and binary mode: the frame's copies are prepared here and submitted below, together.
+  // Timeline mode: each is prepared once its rendering is done, and they are submitted together
+  // after the last (`copies` stays empty).
+  EndFrameCopies copies(state_->client->copySubmissions);
+  EndFrameCopies* batch = nullptr;
+  std::shared_ptr<RenderedFrameCopies> frameCopies;
+  if (toRelease.size() > 1 && state_->client->syncMode == SyncMode::timeline) {
+    frameCopies = state_->newFrameCopies();
+    frameCopies->expect();  // held while the releases are added
+  } else if (toRelease.size() > 1) {
+    batch = &copies;
+  }
   for (const Release& r : toRelease) {
     // A second release of a swapchain in one frame: its first copy goes first.
     if (copies.holds(r.id)) copies.submit();
@@ -947,7 +983,7 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
       continue;
     }
     auto copied = copyAccepted(state_, r.id, r.index, r.renderingValue, std::move(accepted).value(),
-                               /*settleAtNextWait=*/true, batch);
+                               /*settleAtNextWait=*/true, batch, frameCopies);
     if (!answerEarly) {
       released.add(kj::mv(copied));
       continue;
@@ -967,6 +1003,7 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
   }
   // The frame's copies are submitted and published before the frame that shows them is committed.
   copies.submit();
+  if (frameCopies) frameCopies->handled();
   // The releases are under way now: a frame that fails to decode is answered as an error.
   auto ended = kj::evalNow([&] { return end(params, answerEarly); })
                    .catch_([](kj::Exception&& e) {
@@ -1091,6 +1128,8 @@ kj::Promise<void> SwapchainServer::destroy(DestroyContext context) {
   auto error = context.getResults(kErrorOnlyResults).initError();
   SwapchainState* sc = state(error);
   if (sc == nullptr) return kj::READY_NOW;
+  // Its copies held for a frame's later releases go now: its retirement waits for them.
+  session_->submitFrameCopiesHolding(id_);
   auto core = std::move(sc->core);
   session_->swapchains.erase(id_);
   {

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "../compositor/copy_budget.hpp"
 #include "../compositor/daemon_context.hpp"
@@ -18,6 +19,8 @@
 #include "xrc.capnp.h"
 
 namespace xrc {
+
+class RenderedFrameCopies;
 
 // What a waitFrame answers (also an endFrame standing for one, 1.5).
 struct WaitAnswer {
@@ -98,11 +101,18 @@ class SessionState {
   kj::Promise<void> hostCopyCheck();
   // A waitFrame of this session is being answered.
   void answeringWait();
+
+  // Timeline mode: the copies of an endFrame's releases (RenderedFrameCopies), kept track of
+  // while they may hold a copy, so that a swapchain destroyed meanwhile has its copy submitted
+  // before it is retired (the retirement then waits for it).
+  std::shared_ptr<RenderedFrameCopies> newFrameCopies();
+  void submitFrameCopiesHolding(uint32_t swapchainId);
   static constexpr int64_t kHostCopyCheckPeriods = 2;
 
  private:
   std::optional<kj::ForkedPromise<void>> hostCopyCheck_;
   kj::Own<kj::PromiseFulfiller<void>> hostCopyCheckFulfiller_;
+  std::vector<std::weak_ptr<RenderedFrameCopies>> frameCopies_;
 };
 
 class SessionServer final : public wire::Session::Server, private kj::TaskSet::ErrorHandler {
