@@ -208,6 +208,7 @@ xrc::Result<xrc::DaemonConfig> effectiveConfig(const Options& options) {
   if (given.count("device_uuid")) c.deviceUuid = cli.deviceUuid;
   if (given.count("shutdown_grace_ms")) c.shutdownGraceMs = cli.shutdownGraceMs;
   if (given.count("copy_batch_us")) c.copyBatchUs = cli.copyBatchUs;
+  if (given.count("copy_batch_before_latch_us")) c.copyBatchBeforeLatchUs = cli.copyBatchBeforeLatchUs;
   if (given.count("mirror")) c.mirror = cli.mirror;
   if (given.count("head_motion")) c.headMotion = cli.headMotion;
   if (given.count("compose")) c.compose = cli.compose;
@@ -336,7 +337,9 @@ int run(const Options& options) {
       return 1;
     }
     auto io = kj::setupAsyncIo();
-    CopyBatch copyBatch(io.provider->getTimer(), std::chrono::microseconds(config.copyBatchUs));
+    CopyBatch copyBatch(io.provider->getTimer(), std::chrono::microseconds(config.copyBatchUs),
+                        std::chrono::microseconds(config.copyBatchBeforeLatchUs),
+                        [&backend = *backend] { return backend.clock(); });
     DaemonContext ctx{*gpu,
                       *backends.copyTimeline,
                       *backend,
@@ -549,6 +552,12 @@ int main(int argc, char** argv) {
                       "together (many clients on one GPU); 0: each at once")
            ->capture_default_str(),
        "copy_batch_us"},
+      {app.add_option("--copy-batch-before-latch-us", cli.copyBatchBeforeLatchUs,
+                      "Timeline mode: hold copies whose rendering is done until this long before the "
+                      "display's next latch, to submit them together; one ready nearer the latch goes at "
+                      "once (no frame is shown later); 0: each at once. --copy-batch-us replaces it")
+           ->capture_default_str(),
+       "copy_batch_before_latch_us"},
       {app.add_option("--queue-priority", cli.queuePriority,
                       "Highest GPU queue priority to ask for (low, medium, high, realtime); lower ones are "
                       "tried when the driver refuses")

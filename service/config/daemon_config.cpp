@@ -102,6 +102,11 @@ Status validateConfig(const DaemonConfig& c, std::string_view p) {
     return makeError(ErrorCode::invalidArgument, "{} must be within 0..{} (got {})",
                      name("copy-batch-us", "copy_batch_us"), kMaxCopyBatchUs, c.copyBatchUs);
   }
+  if (c.copyBatchBeforeLatchUs < 0 || c.copyBatchBeforeLatchUs > kMaxCopyBatchUs) {
+    return makeError(ErrorCode::invalidArgument, "{} must be within 0..{} (got {})",
+                     name("copy-batch-before-latch-us", "copy_batch_before_latch_us"), kMaxCopyBatchUs,
+                     c.copyBatchBeforeLatchUs);
+  }
   return validateLimits(c.limits, p);
 }
 
@@ -171,6 +176,12 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
         return makeError(ErrorCode::invalidArgument, "{}: 'copy_batch_us' must be an integer", where(source, node));
       }
       next.copyBatchUs = *node.value<int64_t>();
+    } else if (k == "copy_batch_before_latch_us") {
+      if (!node.is_integer()) {
+        return makeError(ErrorCode::invalidArgument, "{}: 'copy_batch_before_latch_us' must be an integer",
+                         where(source, node));
+      }
+      next.copyBatchBeforeLatchUs = *node.value<int64_t>();
     } else if (const LimitKey* limit = findLimitKey(k)) {
       if (!node.is_integer()) {
         return makeError(ErrorCode::invalidArgument, "{}: '{}' must be an integer", where(source, node), k);
@@ -179,8 +190,8 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
     } else {
       return makeError(ErrorCode::invalidArgument,
                        "{}: unknown key '{}' (known: backend, socket, refresh_hz, log_level, view_size, sync_mode, "
-                       "device_uuid, shutdown_grace_ms, copy_batch_us, mirror, head_motion, compose, "
-                       "environment_blend_modes, queue_priority, reprojection, "
+                       "device_uuid, shutdown_grace_ms, copy_batch_us, copy_batch_before_latch_us, mirror, "
+                       "head_motion, compose, environment_blend_modes, queue_priority, reprojection, "
                        "openxr_overlay, or a limit: {})",
                        where(source, node), k, limitNames());
     }
@@ -237,6 +248,7 @@ std::vector<std::string> changedKeys(const DaemonConfig& a, const DaemonConfig& 
   if (a.deviceUuid != b.deviceUuid) out.push_back("device_uuid");
   if (a.shutdownGraceMs != b.shutdownGraceMs) out.push_back("shutdown_grace_ms");
   if (a.copyBatchUs != b.copyBatchUs) out.push_back("copy_batch_us");
+  if (a.copyBatchBeforeLatchUs != b.copyBatchBeforeLatchUs) out.push_back("copy_batch_before_latch_us");
   if (a.mirror != b.mirror) out.push_back("mirror");
   if (a.headMotion != b.headMotion) out.push_back("head_motion");
   if (a.compose != b.compose) out.push_back("compose");

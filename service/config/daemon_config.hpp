@@ -15,7 +15,7 @@
 
 namespace xrc {
 
-// The longest copy_batch_us: a display period at 90 Hz.
+// The longest copy_batch_us and copy_batch_before_latch_us: a display period at 90 Hz.
 inline constexpr int64_t kMaxCopyBatchUs = 11000;
 
 struct DaemonConfig {
@@ -28,6 +28,9 @@ struct DaemonConfig {
   std::string deviceUuid;
   int64_t shutdownGraceMs = 1000;
   int64_t copyBatchUs = 0;  // timeline mode: copies held up to this long to be submitted together (0: off)
+  // Timeline mode, unless copyBatchUs is set: copies held to be submitted together this long
+  // before the display's next latch (0: off).
+  int64_t copyBatchBeforeLatchUs = 2000;
   std::string environmentBlendModes = "opaque";  // headless: the display's, preferred first
   std::string mirror = "none";                   // headless: none | window (the display also shown in a window)
   std::string headMotion = "still";              // headless: still | sway (the simulated head turns to and fro)

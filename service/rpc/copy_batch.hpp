@@ -1,9 +1,14 @@
 // Timeline mode: copies whose client rendering is done, held back briefly so that they reach the
-// copy queue together (copy_batch_us). On a GPU time-sliced between many client processes every
-// separate submission of the daemon's has its context scheduled on its own, between two of some
-// client's; gathering the copies that become ready within a window into one burst makes the
-// daemon's context run once per window instead of once per copy (docs/BENCHMARKS.md, 64
-// clients). Off (0) by default: a held copy reaches the display up to the window later.
+// copy queue together. On a GPU time-sliced between many client processes every separate
+// submission of the daemon's has its context scheduled on its own, between two of some client's;
+// gathering copies into one burst makes the daemon's context run once per burst instead of once
+// per copy (docs/BENCHMARKS.md). Two ways:
+// - copy_batch_before_latch_us (the default, 2000): copies are let go together that long before
+//   the display's next latch; one that becomes ready nearer the latch goes at once. A copy is held
+//   only while it could not be shown sooner, so no frame reaches the display later; what waits is
+//   the settlement of the client's image (copying_done), by up to a display period.
+// - copy_batch_us (off by default; when set, it replaces the first): a batch opens with a copy
+//   and is let go that long after; a held copy reaches the display up to the window later.
 // KJ thread only.
 #pragma once
 
@@ -12,17 +17,22 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+
+#include "../backends/backend.hpp"
 
 namespace xrc {
 
 class CopyBatch {
  public:
-  CopyBatch(kj::Timer& timer, std::chrono::microseconds window);
+  // `clock`: the display's, asked at every join (before-latch batching only; may be null else).
+  CopyBatch(kj::Timer& timer, std::chrono::microseconds window, std::chrono::microseconds beforeLatch = {},
+            std::function<DisplayClock()> clock = nullptr);
 
-  // Resolves when the copy that asks may be submitted: at once when batching is off, else when
-  // the batch it joins is let go, `window` after that batch's first copy joined.
+  // Resolves when the copy that asks may be submitted: at once when batching is off (or the
+  // latch is too near), else when the batch it joins is let go.
   kj::Promise<void> join();
 
   uint64_t batches() const { return state_->batches; }  // opened (the latest may still take copies)
@@ -30,13 +40,19 @@ class CopyBatch {
 
  private:
   struct State {
-    bool taking = false;  // the latest batch takes copies until its window ends
+    bool taking = false;  // the latest batch takes copies until it is let go
+    int64_t letGoNs = 0;  // before-latch batching: when the latest batch is let go
     uint64_t batches = 0;
     uint64_t copies = 0;
   };
+  // Before-latch batching: when a copy ready at `nowNs` is let go (<= nowNs: at once).
+  int64_t letGoBeforeLatchNs(int64_t nowNs) const;
+  kj::Promise<void> joinBatchLetGoAt(kj::TimePoint letGo);
 
   kj::Timer& timer_;
   std::chrono::microseconds window_;
+  std::chrono::microseconds beforeLatch_;
+  std::function<DisplayClock()> clock_;
   // Shared with the batch's timer continuation, which may run after this object is gone (a
   // session still holding a branch while the daemon shuts down).
   std::shared_ptr<State> state_ = std::make_shared<State>();

@@ -1,4 +1,5 @@
-// CopyBatch: copies that join within a window are let go together when it ends; off, at once.
+// CopyBatch: copies that join within a window are let go together when it ends; before the latch,
+// together at a fixed time before the display's next latch; off, at once.
 #include "rpc/copy_batch.hpp"
 
 #include <gtest/gtest.h>
@@ -62,6 +63,81 @@ TEST(CopyBatch, ACopyDroppedBeforeItsBatchGoesLeavesTheOthersInIt) {
   }
   l.advance(1000 * kj::MICROSECONDS);
   EXPECT_TRUE(kept);
+}
+
+// The display of these tests: 10 ms periods from `originNs`, frames taken `leadNs` before each vsync.
+DisplayClock displayClock(const Loop& l, int64_t leadNs = 0) {
+  const int64_t nowNs = (l.timer.now() - kj::origin<kj::TimePoint>()) / kj::NANOSECONDS;
+  return DisplayClock{nowNs + 10'000'000, 10'000'000, leadNs};
+}
+
+TEST(CopyBatch, BeforeLatchCopiesGoTogetherThatLongBeforeTheNextLatchAndNearerOnesAtOnce) {
+  Loop l;
+  const DisplayClock clock = displayClock(l);  // vsyncs 10, 20, 30 ms from now
+  CopyBatch batch(l.timer, microseconds(0), microseconds(2000), [clock] { return clock; });
+  bool firstGone = false, secondGone = false;
+  auto first = batch.join().then([&] { firstGone = true; }).eagerlyEvaluate(nullptr);
+  l.advance(5000 * kj::MICROSECONDS);
+  auto second = batch.join().then([&] { secondGone = true; }).eagerlyEvaluate(nullptr);
+  l.advance(2999 * kj::MICROSECONDS);  // 7.999 ms
+  EXPECT_FALSE(firstGone);
+  EXPECT_FALSE(secondGone);
+  l.advance(1 * kj::MICROSECONDS);  // 8 ms: 2 ms before the latch at 10 ms, both go
+  EXPECT_TRUE(firstGone);
+  EXPECT_TRUE(secondGone);
+  EXPECT_EQ(batch.batches(), 1u);
+  EXPECT_EQ(batch.copies(), 2u);
+
+  // Nearer the latch than 2 ms: at once, in no batch.
+  l.advance(1500 * kj::MICROSECONDS);  // 9.5 ms
+  auto near = batch.join();
+  EXPECT_TRUE(near.poll(l.waitScope));
+  EXPECT_EQ(batch.copies(), 2u);
+
+  // Past the latch: held for the next one's (vsync 20 ms, let go at 18 ms).
+  bool thirdGone = false;
+  l.advance(600 * kj::MICROSECONDS);  // 10.1 ms
+  auto third = batch.join().then([&] { thirdGone = true; }).eagerlyEvaluate(nullptr);
+  l.advance(7899 * kj::MICROSECONDS);  // 17.999 ms
+  EXPECT_FALSE(thirdGone);
+  l.advance(1 * kj::MICROSECONDS);
+  EXPECT_TRUE(thirdGone);
+  EXPECT_EQ(batch.batches(), 2u);
+  EXPECT_EQ(batch.copies(), 3u);
+}
+
+TEST(CopyBatch, BeforeLatchFollowsTheDisplaysLatchLead) {
+  Loop l;
+  // Frames are taken 3 ms before each vsync (10, 20 ms from now): latches at 7 and 17 ms.
+  const DisplayClock clock = displayClock(l, 3'000'000);
+  CopyBatch batch(l.timer, microseconds(0), microseconds(2000), [clock] { return clock; });
+  bool gone = false;
+  auto copy = batch.join().then([&] { gone = true; }).eagerlyEvaluate(nullptr);
+  l.advance(4999 * kj::MICROSECONDS);
+  EXPECT_FALSE(gone);
+  l.advance(1 * kj::MICROSECONDS);  // 5 ms: 2 ms before the latch at 7 ms
+  EXPECT_TRUE(gone);
+  l.advance(1000 * kj::MICROSECONDS);  // 6 ms: nearer the latch than 2 ms
+  EXPECT_TRUE(batch.join().poll(l.waitScope));
+}
+
+TEST(CopyBatch, AWindowReplacesBatchingBeforeTheLatch) {
+  Loop l;
+  const DisplayClock clock = displayClock(l);  // a latch at 10 ms: before-latch would let go at 8 ms
+  CopyBatch batch(l.timer, microseconds(1000), microseconds(2000), [clock] { return clock; });
+  bool gone = false;
+  auto copy = batch.join().then([&] { gone = true; }).eagerlyEvaluate(nullptr);
+  l.advance(999 * kj::MICROSECONDS);
+  EXPECT_FALSE(gone);
+  l.advance(1 * kj::MICROSECONDS);  // the 1 ms window ends
+  EXPECT_TRUE(gone);
+}
+
+TEST(CopyBatch, BeforeLatchWithoutADisplayPeriodLetsEachCopyGoAtOnce) {
+  Loop l;
+  CopyBatch batch(l.timer, microseconds(0), microseconds(2000), [] { return DisplayClock{}; });
+  EXPECT_TRUE(batch.join().poll(l.waitScope));
+  EXPECT_EQ(batch.batches(), 0u);
 }
 
 }  // namespace
