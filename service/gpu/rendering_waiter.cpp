@@ -52,6 +52,11 @@ void RenderingWaiter::wait(VkSemaphore semaphore, uint64_t value, int64_t deadli
   done(false);
 }
 
+bool RenderingWaiter::reached(VkSemaphore semaphore, uint64_t value) const {
+  uint64_t current = 0;
+  return vkGetSemaphoreCounterValue(device_, semaphore, &current) == VK_SUCCESS && current >= value;
+}
+
 size_t RenderingWaiter::pending() const {
   Lock lock(mutex_);
   return entries_.size();

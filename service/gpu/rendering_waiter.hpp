@@ -41,6 +41,9 @@ class RenderingWaiter {
   // `keepAlive` owns the semaphore until then.
   void wait(VkSemaphore semaphore, uint64_t value, int64_t deadlineNs, std::shared_ptr<const void> keepAlive, Done done)
       XRC_EXCLUDES(mutex_);
+  // Any thread, without waiting: whether `semaphore` has reached `value` (false on an error,
+  // which a wait() then reports).
+  bool reached(VkSemaphore semaphore, uint64_t value) const;
   // Waits not answered yet, for status.
   size_t pending() const XRC_EXCLUDES(mutex_);
 

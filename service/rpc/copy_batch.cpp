@@ -10,27 +10,40 @@ CopyBatch::CopyBatch(kj::Timer& timer, std::chrono::microseconds window, std::ch
                      std::function<DisplayClock()> clock)
     : timer_(timer), window_(window), beforeLatch_(beforeLatch), clock_(std::move(clock)) {}
 
-int64_t CopyBatch::letGoBeforeLatchNs(int64_t nowNs) const {
+std::optional<kj::TimePoint> CopyBatch::letGoBeforeLatch() const {
+  if (window_.count() > 0 || beforeLatch_.count() <= 0) return std::nullopt;
   const DisplayClock clock = clock_ ? clock_() : DisplayClock{};
-  if (clock.periodNs <= 0) return nowNs;
-  // The display takes its frames `latchLeadNs` before each vsync: the next latch after now.
+  if (clock.periodNs <= 0) return std::nullopt;
+  // The event loop's timer reads CLOCK_MONOTONIC, the display clock's time base. The display
+  // takes its frames `latchLeadNs` before each vsync: the next latch after now.
+  const int64_t nowNs = nanosSinceOrigin(timer_.now());
   const int64_t latchNs = clock.nextVsyncAfter(nowNs + clock.latchLeadNs) - clock.latchLeadNs;
-  return latchNs - int64_t(beforeLatch_.count()) * 1000;
+  const int64_t letGoNs = latchNs - int64_t(beforeLatch_.count()) * 1000;
+  // Too near the latch to wait; or a batch still open for a later let-go (the display clock
+  // moved): joining it would hold this copy past its latch.
+  if (letGoNs <= nowNs || (state_->taking && state_->letGoNs > letGoNs)) return std::nullopt;
+  return kj::origin<kj::TimePoint>() + letGoNs * kj::NANOSECONDS;
 }
 
 kj::Promise<void> CopyBatch::join() {
-  if (window_.count() > 0) return joinBatchLetGoAt(timer_.now() + window_.count() * kj::MICROSECONDS);
-  if (beforeLatch_.count() <= 0) return kj::READY_NOW;
-  // The event loop's timer reads CLOCK_MONOTONIC, the display clock's time base.
-  const int64_t nowNs = nanosSinceOrigin(timer_.now());
-  const int64_t letGoNs = letGoBeforeLatchNs(nowNs);
-  // Too near the latch to wait; or a batch still open for a later let-go (the display clock
-  // moved): joining it would hold this copy past its latch.
-  if (letGoNs <= nowNs || (state_->taking && state_->letGoNs > letGoNs)) return kj::READY_NOW;
-  return joinBatchLetGoAt(kj::origin<kj::TimePoint>() + letGoNs * kj::NANOSECONDS);
+  std::optional<kj::TimePoint> letGo;
+  if (window_.count() > 0) {
+    letGo = timer_.now() + window_.count() * kj::MICROSECONDS;
+  } else {
+    letGo = letGoBeforeLatch();
+  }
+  if (!letGo) return kj::READY_NOW;
+  state_->copies++;
+  return batchLetGoAt(*letGo);
 }
 
-kj::Promise<void> CopyBatch::joinBatchLetGoAt(kj::TimePoint letGo) {
+std::optional<kj::Promise<void>> CopyBatch::heldCopiesLetGo() {
+  auto letGo = letGoBeforeLatch();
+  if (!letGo) return std::nullopt;
+  return batchLetGoAt(*letGo);
+}
+
+kj::Promise<void> CopyBatch::batchLetGoAt(kj::TimePoint letGo) {
   State& state = *state_;
   if (!state.taking) {
     // The previous batch (if any) has been let go: its forked promise resolved, so replacing it
@@ -41,7 +54,6 @@ kj::Promise<void> CopyBatch::joinBatchLetGoAt(kj::TimePoint letGo) {
     state.batches++;
     batch_ = timer_.atTime(letGo).then([state = state_] { state->taking = false; }).fork();
   }
-  state.copies++;
   return batch_->addBranch();
 }
 

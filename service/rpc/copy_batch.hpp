@@ -35,6 +35,13 @@ class CopyBatch {
   // latch is too near), else when the batch it joins is let go.
   kj::Promise<void> join();
 
+  // Before-latch batching: when the copies held now are let go (a copy ready now would go then),
+  // without joining that batch; nullopt when a copy ready now would go at once. A release whose
+  // copy would be held until then need not be waited for before it: whether its rendering is done
+  // can be asked then, once (countHeldCopy() when it is).
+  std::optional<kj::Promise<void>> heldCopiesLetGo();
+  void countHeldCopy() { state_->copies++; }
+
   uint64_t batches() const { return state_->batches; }  // opened (the latest may still take copies)
   uint64_t copies() const { return state_->copies; }    // that joined one (also those dropped since)
 
@@ -45,9 +52,10 @@ class CopyBatch {
     uint64_t batches = 0;
     uint64_t copies = 0;
   };
-  // Before-latch batching: when a copy ready at `nowNs` is let go (<= nowNs: at once).
-  int64_t letGoBeforeLatchNs(int64_t nowNs) const;
-  kj::Promise<void> joinBatchLetGoAt(kj::TimePoint letGo);
+  // Before-latch batching: when a copy ready now is let go; nullopt: at once.
+  std::optional<kj::TimePoint> letGoBeforeLatch() const;
+  // The branch of the open batch, opening one let go at `letGo` if none is.
+  kj::Promise<void> batchLetGoAt(kj::TimePoint letGo);
 
   kj::Timer& timer_;
   std::chrono::microseconds window_;

@@ -343,6 +343,26 @@ kj::Promise<Status> renderingTimedOut(const std::shared_ptr<SessionState>& sessi
   return runOnWorker(session, kj::mv(skip)).then(kj::mv(finish));
 }
 
+// True once the client's rendering_done timeline `semaphore` (owned by `owner`) reaches `value`,
+// false at `deadlineNs`: waited for on the RenderingWaiter's thread.
+kj::Promise<bool> renderingDone(DaemonContext& ctx, VkSemaphore semaphore, std::shared_ptr<const void> owner,
+                                uint64_t value, int64_t deadlineNs) {
+  auto rendered = crossThreadAnswer<bool>();  // fulfilled on the waiter thread
+  ctx.renderingWaiter.wait(semaphore, value, deadlineNs, std::move(owner), kj::mv(rendered.fulfil));
+  return kj::mv(rendered.promise);
+}
+
+// Rendered: submitted with the copies that became ready with it (copy batching), so it joins its
+// batch before waiting its turn behind the session's earlier copies.
+kj::Promise<bool> renderedAndLetGo(const std::shared_ptr<SessionState>& session, VkSemaphore semaphore,
+                                   std::shared_ptr<const void> owner, uint64_t value, int64_t deadlineNs) {
+  return renderingDone(session->ctx, semaphore, std::move(owner), value, deadlineNs)
+      .then([session](bool reached) -> kj::Promise<bool> {
+        if (!reached) return false;
+        return session->ctx.copyBatch.join().then([] { return true; });
+      });
+}
+
 // Timeline mode: the copy of a release waits, on the CPU (RenderingWaiter), until the client's
 // rendering_done timeline reaches the release's value; the daemon's queues never wait on it.
 // Releases stay in the session's order: each follows the one before it (SessionState::renderTail).
@@ -352,20 +372,29 @@ kj::Promise<Status> copyWhenRendered(const std::shared_ptr<SessionState>& sessio
                                      int64_t receivedNs, bool answeredEarly,
                                      std::shared_ptr<RenderedFrameCopies> frameCopies) {
   DaemonContext& ctx = session->ctx;
-  auto rendered = crossThreadAnswer<bool>();  // fulfilled on the waiter thread
-  ctx.renderingWaiter.wait(core->shared->renderingTimeline(), value,
-                           receivedNs + ctx.limits.hungClientTimeoutMs * 1'000'000,
-                           core->shared->renderingTimelineOwner(), kj::mv(rendered.fulfil));
-  // Rendered: submitted with the copies that became ready with it (copy_batch_us), so it joins
-  // its batch before waiting its turn behind the session's earlier copies. Only a release already
-  // answered (`answeredEarly`) is held: a release call's answer, and a 1.12 client's next frame,
-  // wait for the copy.
-  auto letGo = rendered.promise
-                   .then([session, answeredEarly](bool reached) -> kj::Promise<bool> {
-                     if (!reached || !answeredEarly) return reached;
-                     return session->ctx.copyBatch.join().then([] { return true; });
-                   })
-                   .eagerlyEvaluate(nullptr);
+  const int64_t deadlineNs = receivedNs + ctx.limits.hungClientTimeoutMs * 1'000'000;
+  const VkSemaphore semaphore = core->shared->renderingTimeline();
+  std::shared_ptr<const void> owner = core->shared->renderingTimelineOwner();
+  // Only a release already answered (`answeredEarly`) is held: a release call's answer, and a
+  // 1.12 client's next frame, wait for the copy.
+  kj::Promise<bool> letGo = nullptr;
+  if (!answeredEarly) {
+    letGo = renderingDone(ctx, semaphore, std::move(owner), value, deadlineNs);
+  } else if (auto heldUntil = ctx.copyBatch.heldCopiesLetGo()) {
+    // Its copy would be held until then even if rendered now: its rendering is looked at once,
+    // then, instead of waited for (no waiter thread, no hand-back to this one); unfinished, it is
+    // waited for as any other.
+    letGo = heldUntil->then([session, semaphore, owner = std::move(owner), value, deadlineNs]() mutable {
+      if (session->ctx.renderingWaiter.reached(semaphore, value)) {
+        session->ctx.copyBatch.countHeldCopy();
+        return kj::Promise<bool>(true);
+      }
+      return renderedAndLetGo(session, semaphore, std::move(owner), value, deadlineNs);
+    });
+  } else {
+    letGo = renderedAndLetGo(session, semaphore, std::move(owner), value, deadlineNs);
+  }
+  letGo = letGo.eagerlyEvaluate(nullptr);
   kj::Promise<void> previous = kj::READY_NOW;
   if (session->renderTail) previous = session->renderTail->addBranch();
   auto past = kj::newPromiseAndFulfiller<void>();

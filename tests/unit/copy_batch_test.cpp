@@ -106,6 +106,31 @@ TEST(CopyBatch, BeforeLatchCopiesGoTogetherThatLongBeforeTheNextLatchAndNearerOn
   EXPECT_EQ(batch.copies(), 3u);
 }
 
+TEST(CopyBatch, HeldCopiesLetGoSaysWhenTheCopiesHeldNowGoWithoutJoining) {
+  Loop l;
+  const DisplayClock clock = displayClock(l);  // a latch at 10 ms
+  CopyBatch batch(l.timer, microseconds(0), microseconds(2000), [clock] { return clock; });
+  auto held = batch.heldCopiesLetGo();
+  ASSERT_TRUE(held.has_value());
+  bool heldGone = false, joinedGone = false;
+  auto heldDone = held->then([&] { heldGone = true; }).eagerlyEvaluate(nullptr);
+  l.advance(3000 * kj::MICROSECONDS);
+  auto joined = batch.join().then([&] { joinedGone = true; }).eagerlyEvaluate(nullptr);
+  EXPECT_EQ(batch.batches(), 1u);  // the same batch
+  EXPECT_EQ(batch.copies(), 1u);   // only the copy that joined
+  l.advance(4999 * kj::MICROSECONDS);
+  EXPECT_FALSE(heldGone);
+  l.advance(1 * kj::MICROSECONDS);  // 8 ms: both go
+  EXPECT_TRUE(heldGone);
+  EXPECT_TRUE(joinedGone);
+  batch.countHeldCopy();  // the release asked then was rendered
+  EXPECT_EQ(batch.copies(), 2u);
+  // Within the 2 ms before the latch, or with a window instead, nothing is held that way.
+  EXPECT_FALSE(batch.heldCopiesLetGo().has_value());
+  CopyBatch windowed(l.timer, microseconds(1000), microseconds(2000), [clock] { return clock; });
+  EXPECT_FALSE(windowed.heldCopiesLetGo().has_value());
+}
+
 TEST(CopyBatch, BeforeLatchFollowsTheDisplaysLatchLead) {
   Loop l;
   // Frames are taken 3 ms before each vsync (10, 20 ms from now): latches at 7 and 17 ms.

@@ -73,6 +73,16 @@ TEST_F(RenderingWaiterTest, AValueAlreadyReachedIsAnsweredAtOnce) {
   EXPECT_TRUE(reached.get());
 }
 
+TEST_F(RenderingWaiterTest, ReachedTellsWithoutWaitingWhetherAValueWasReached) {
+  auto t = timeline();
+  EXPECT_FALSE(waiter_->reached(t->get(), 1));
+  signal(*t, 4);
+  EXPECT_TRUE(waiter_->reached(t->get(), 3));
+  EXPECT_TRUE(waiter_->reached(t->get(), 4));
+  EXPECT_FALSE(waiter_->reached(t->get(), 5));
+  EXPECT_EQ(waiter_->pending(), 0u);
+}
+
 TEST_F(RenderingWaiterTest, AValueNeverReachedIsAnsweredAtItsDeadline) {
   auto t = timeline();
   const auto start = std::chrono::steady_clock::now();
