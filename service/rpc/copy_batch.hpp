@@ -3,12 +3,15 @@
 // submission of the daemon's has its context scheduled on its own, between two of some client's;
 // gathering copies into one burst makes the daemon's context run once per burst instead of once
 // per copy (docs/BENCHMARKS.md). Two ways:
-// - copy_batch_before_latch_us (the default, 2000): copies are let go together that long before
-//   the display's next latch; one that becomes ready nearer the latch goes at once. A copy is held
-//   only while it could not be shown sooner, so no frame reaches the display later; what waits is
-//   the settlement of the client's image (copying_done), by up to a display period.
-// - copy_batch_us (off by default; when set, it replaces the first): a batch opens with a copy
-//   and is let go that long after; a held copy reaches the display up to the window later.
+// - copy_batch_before_latch_us: copies are let go together that long before the display's next
+//   latch; one that becomes ready nearer the latch goes at once. A copy is held only while it
+//   could not be shown sooner, but it must still be submitted and its frame committed before the
+//   latch: the event loop's timer wakes up to a millisecond late and a burst of many clients'
+//   copies takes time, so with too short a lead a held frame misses its latch (docs/BENCHMARKS.md).
+//   The settlement of the client's image (copying_done) waits up to a display period.
+// - copy_batch_us (when set, it replaces the first): a batch opens with a copy and is let go that
+//   long after; a held copy reaches the display up to the window later.
+// Both are off (0) by default.
 // KJ thread only.
 #pragma once
 
@@ -36,10 +39,11 @@ class CopyBatch {
   kj::Promise<void> join();
 
   // Before-latch batching: when the copies held now are let go (a copy ready now would go then),
-  // without joining that batch; nullopt when a copy ready now would go at once. A release whose
-  // copy would be held until then need not be waited for before it: whether its rendering is done
-  // can be asked then, once (countHeldCopy() when it is).
-  std::optional<kj::Promise<void>> heldCopiesLetGo();
+  // without joining that batch; nullopt when a copy ready now would go at once, or later than
+  // `notAfterNs` (CLOCK_MONOTONIC; a release's hung-client deadline). A release whose copy would
+  // be held until then need not be waited for before it: whether its rendering is done can be
+  // asked then, once (countHeldCopy() when it is).
+  std::optional<kj::Promise<void>> heldCopiesLetGo(int64_t notAfterNs);
   void countHeldCopy() { state_->copies++; }
 
   uint64_t batches() const { return state_->batches; }  // opened (the latest may still take copies)

@@ -380,10 +380,10 @@ kj::Promise<Status> copyWhenRendered(const std::shared_ptr<SessionState>& sessio
   kj::Promise<bool> letGo = nullptr;
   if (!answeredEarly) {
     letGo = renderingDone(ctx, semaphore, std::move(owner), value, deadlineNs);
-  } else if (auto heldUntil = ctx.copyBatch.heldCopiesLetGo()) {
+  } else if (auto heldUntil = ctx.copyBatch.heldCopiesLetGo(deadlineNs)) {
     // Its copy would be held until then even if rendered now: its rendering is looked at once,
     // then, instead of waited for (no waiter thread, no hand-back to this one); unfinished, it is
-    // waited for as any other.
+    // waited for as any other. Not past the release's hung-client deadline, which stays where it was.
     letGo = heldUntil->then([session, semaphore, owner = std::move(owner), value, deadlineNs]() mutable {
       if (session->ctx.renderingWaiter.reached(semaphore, value)) {
         session->ctx.copyBatch.countHeldCopy();

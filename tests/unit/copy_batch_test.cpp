@@ -110,7 +110,10 @@ TEST(CopyBatch, HeldCopiesLetGoSaysWhenTheCopiesHeldNowGoWithoutJoining) {
   Loop l;
   const DisplayClock clock = displayClock(l);  // a latch at 10 ms
   CopyBatch batch(l.timer, microseconds(0), microseconds(2000), [clock] { return clock; });
-  auto held = batch.heldCopiesLetGo();
+  const int64_t nowNs = (l.timer.now() - kj::origin<kj::TimePoint>()) / kj::NANOSECONDS;
+  // A release whose hung-client deadline comes before the let-go is not held that way.
+  EXPECT_FALSE(batch.heldCopiesLetGo(nowNs + 7'999'999).has_value());
+  auto held = batch.heldCopiesLetGo(nowNs + 8'000'000);
   ASSERT_TRUE(held.has_value());
   bool heldGone = false, joinedGone = false;
   auto heldDone = held->then([&] { heldGone = true; }).eagerlyEvaluate(nullptr);
@@ -126,9 +129,9 @@ TEST(CopyBatch, HeldCopiesLetGoSaysWhenTheCopiesHeldNowGoWithoutJoining) {
   batch.countHeldCopy();  // the release asked then was rendered
   EXPECT_EQ(batch.copies(), 2u);
   // Within the 2 ms before the latch, or with a window instead, nothing is held that way.
-  EXPECT_FALSE(batch.heldCopiesLetGo().has_value());
+  EXPECT_FALSE(batch.heldCopiesLetGo(INT64_MAX).has_value());
   CopyBatch windowed(l.timer, microseconds(1000), microseconds(2000), [clock] { return clock; });
-  EXPECT_FALSE(windowed.heldCopiesLetGo().has_value());
+  EXPECT_FALSE(windowed.heldCopiesLetGo(INT64_MAX).has_value());
 }
 
 TEST(CopyBatch, BeforeLatchFollowsTheDisplaysLatchLead) {
@@ -144,6 +147,19 @@ TEST(CopyBatch, BeforeLatchFollowsTheDisplaysLatchLead) {
   EXPECT_TRUE(gone);
   l.advance(1000 * kj::MICROSECONDS);  // 6 ms: nearer the latch than 2 ms
   EXPECT_TRUE(batch.join().poll(l.waitScope));
+}
+
+TEST(CopyBatch, BeforeLatchTakesANegativeLatchLeadAsNone) {
+  Loop l;
+  // A runtime's latch reported after its vsync: the vsync itself (10 ms) is the latch.
+  const DisplayClock clock = displayClock(l, -3'000'000);
+  CopyBatch batch(l.timer, microseconds(0), microseconds(2000), [clock] { return clock; });
+  bool gone = false;
+  auto copy = batch.join().then([&] { gone = true; }).eagerlyEvaluate(nullptr);
+  l.advance(7999 * kj::MICROSECONDS);
+  EXPECT_FALSE(gone);
+  l.advance(1 * kj::MICROSECONDS);
+  EXPECT_TRUE(gone);
 }
 
 TEST(CopyBatch, AWindowReplacesBatchingBeforeTheLatch) {

@@ -155,11 +155,11 @@ TEST(DaemonConfig, CopyBatchIsOffByDefaultAndAtMostADisplayPeriodAt90Hz) {
   EXPECT_EQ(changedKeys(c, other), std::vector<std::string>{"copy_batch_us"});
 }
 
-TEST(DaemonConfig, CopyBatchBeforeLatchIsTwoMillisecondsByDefaultAndAtMostADisplayPeriodAt90Hz) {
+TEST(DaemonConfig, CopyBatchBeforeLatchIsOffByDefaultAndAtMostADisplayPeriodAt90Hz) {
   DaemonConfig c;
-  EXPECT_EQ(c.copyBatchBeforeLatchUs, 2000);
-  ASSERT_TRUE(applyToml("copy_batch_before_latch_us = 0\n", "test.toml", c));
   EXPECT_EQ(c.copyBatchBeforeLatchUs, 0);
+  ASSERT_TRUE(applyToml("copy_batch_before_latch_us = 2000\n", "test.toml", c));
+  EXPECT_EQ(c.copyBatchBeforeLatchUs, 2000);
   for (const char* bad : {"copy_batch_before_latch_us = 11001\n", "copy_batch_before_latch_us = -1\n"}) {
     auto s = applyToml(bad, "test.toml", c);
     ASSERT_FALSE(s) << bad;
@@ -171,14 +171,14 @@ TEST(DaemonConfig, CopyBatchBeforeLatchIsTwoMillisecondsByDefaultAndAtMostADispl
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().message.find("'copy_batch_before_latch_us' must be an integer"), std::string::npos)
       << s.error().message;
-  EXPECT_EQ(c.copyBatchBeforeLatchUs, 0);  // errors leave the configuration as it was
+  EXPECT_EQ(c.copyBatchBeforeLatchUs, 2000);  // errors leave the configuration as it was
   c.copyBatchBeforeLatchUs = -5;
   s = validateConfig(c);
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().message.find("--copy-batch-before-latch-us must be within 0..11000 (got -5)"), std::string::npos)
       << s.error().message;
   DaemonConfig other = c;
-  other.copyBatchBeforeLatchUs = 2000;
+  other.copyBatchBeforeLatchUs = 0;
   EXPECT_EQ(changedKeys(c, other), std::vector<std::string>{"copy_batch_before_latch_us"});
 }
 
