@@ -73,6 +73,10 @@ struct DisplayClock {
     if (t < originNs) return originNs;
     return originNs + ((t - originNs) / periodNs + 1) * periodNs;
   }
+  // The lead as the display keeps it: a latch reported after its vsync is at the vsync.
+  int64_t leadNs() const { return latchLeadNs > 0 ? latchLeadNs : 0; }
+  // First vsync whose frames are latched strictly after `t`.
+  int64_t nextLatchedVsyncAfter(int64_t t) const { return nextVsyncAfter(t + leadNs()); }
 };
 
 class RuntimeSwapchain {

@@ -26,8 +26,7 @@ FramePacer::Plan FramePacer::next(int64_t nowNs, const DisplayClock& clock) {
   const int64_t budget = int64_t(periods_) * period;
   // The earliest target the client can still make from now: a frame for vsync V is due when the
   // display latches it, `latchLeadNs` before V.
-  const int64_t lead = std::max<int64_t>(0, clock.latchLeadNs);
-  int64_t predicted = clock.nextVsyncAfter(nowNs + lead) + budget;
+  int64_t predicted = clock.nextLatchedVsyncAfter(nowNs) + budget;
   if (lastPredictedNs_ != 0) {
     // The cadence: the first of its slots (whole budgets after the previous target) the client can
     // make, so that a client that fell behind keeps its rhythm. Then the vsync of the clock as it
@@ -45,7 +44,7 @@ FramePacer::Plan FramePacer::next(int64_t nowNs, const DisplayClock& clock) {
     predicted = slot - (after - period) <= tolerance ? after - period : after;
   }
   lastPredictedNs_ = predicted;
-  Plan plan{predicted, predicted - lead - budget, periods_};
+  Plan plan{predicted, predicted - clock.leadNs() - budget, periods_};
   lastWakeNs_ = std::max(nowNs, plan.wakeNs);
   return plan;
 }

@@ -114,8 +114,7 @@ void RenderingWaiter::run() {
       const int64_t now = monotonicNowNs();
       for (size_t i = 0; i < entries_.size();) {
         Entry& e = entries_[i];
-        uint64_t current = 0;
-        e.reached = vkGetSemaphoreCounterValue(device_, e.semaphore, &current) == VK_SUCCESS && current >= e.value;
+        e.reached = reached(e.semaphore, e.value);
         if (e.reached || now >= e.deadlineNs) {
           finished.push_back(std::move(e));
           if (i + 1 != entries_.size()) entries_[i] = std::move(entries_.back());

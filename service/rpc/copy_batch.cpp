@@ -1,7 +1,5 @@
 #include "copy_batch.hpp"
 
-#include <algorithm>
-
 namespace xrc {
 
 namespace {
@@ -19,8 +17,7 @@ std::optional<kj::TimePoint> CopyBatch::letGoBeforeLatch() const {
   // The event loop's timer reads CLOCK_MONOTONIC, the display clock's time base. The display
   // takes its frames `latchLeadNs` before each vsync: the next latch after now.
   const int64_t nowNs = nanosSinceOrigin(timer_.now());
-  const int64_t leadNs = std::max<int64_t>(0, clock.latchLeadNs);
-  const int64_t latchNs = clock.nextVsyncAfter(nowNs + leadNs) - leadNs;
+  const int64_t latchNs = clock.nextLatchedVsyncAfter(nowNs) - clock.leadNs();
   const int64_t letGoNs = latchNs - int64_t(beforeLatch_.count()) * 1000;
   // Too near the latch to wait; or a batch still open for a later let-go (the display clock
   // moved): joining it would hold this copy past its latch.
