@@ -6,7 +6,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("xrc::wire");
 
 const protocolMajor :UInt16 = 1;
-const protocolMinor :UInt16 = 14;
+const protocolMinor :UInt16 = 15;
 # Minor 1: view poses/fovs, head pose with waitFrame, locateHead.
 # Minor 2: overlay sessions, session roles, per-frame stats, Control.setPrimary/kick.
 # Minor 3: environment blend modes (system description, endFrame, status); LOCAL space changes
@@ -37,6 +37,7 @@ const protocolMinor :UInt16 = 14;
 #          pass-through submitted, or why not) comes later, exactly once, with a frame timing
 #          (FrameTiming.settledReleases) or the answer to Session.settleReleases.
 # Minor 14: DaemonStatus.copyBatches/copiesBatched (copy_batch_us).
+# Minor 15: DaemonStatus.framesHeld/framesHeldPastLatch (copy_batch_before_latch_us).
 
 # --- errors -------------------------------------------------------------------------------------
 # Every call answers with an Error; code `none` means success. Errors are data, not exceptions, so
@@ -533,6 +534,10 @@ struct DaemonStatus {
   # the batches opened, and the copies that joined them, since start.
   copyBatches @24 :UInt64;
   copiesBatched @25 :UInt64;
+  # 1.15: frames whose commit waited for copies held for a latch (copy_batch_before_latch_us),
+  # and those of them committed after it: they missed the vsync they were held for.
+  framesHeld @26 :UInt64;
+  framesHeldPastLatch @27 :UInt64;
 }
 
 # 1.10: the desktop window the display is also presented in (seed 003's present semaphores).

@@ -337,9 +337,15 @@ int run(const Options& options) {
       return 1;
     }
     auto io = kj::setupAsyncIo();
-    CopyBatch copyBatch(io.provider->getTimer(), std::chrono::microseconds(config.copyBatchUs),
-                        std::chrono::microseconds(config.copyBatchBeforeLatchUs),
-                        [&backend = *backend] { return backend.clock(); });
+    auto letGoAlarm = MonotonicAlarm::create(*io.lowLevelProvider);
+    if (!letGoAlarm) {
+      log::error("{}", letGoAlarm.error().describe());
+      return 1;
+    }
+    CopyBatch copyBatch(
+        io.provider->getTimer(), std::chrono::microseconds(config.copyBatchUs),
+        std::chrono::microseconds(config.copyBatchBeforeLatchUs), [&backend = *backend] { return backend.clock(); },
+        std::move(letGoAlarm).value());
     DaemonContext ctx{*gpu,
                       *backends.copyTimeline,
                       *backend,

@@ -105,6 +105,8 @@ Result<DaemonStatus> ControlClient::status() {
               out.acceptFailures = in.getAcceptFailures();
               out.copyBatches = in.getCopyBatches();
               out.copiesBatched = in.getCopiesBatched();
+              out.framesHeld = in.getFramesHeld();
+              out.framesHeldPastLatch = in.getFramesHeldPastLatch();
               for (auto h : in.getLimitsHit()) {
                 out.limitsHit.push_back(LimitHit{h.getLimit().cStr(), h.getCount(), h.getSecondsAgo()});
               }

@@ -98,6 +98,8 @@ kj::Promise<void> ControlServer::status(StatusContext context) {
   status.setAcceptFailures(ctx_.acceptFailures);
   status.setCopyBatches(ctx_.copyBatch.batches());
   status.setCopiesBatched(ctx_.copyBatch.copies());
+  status.setFramesHeld(ctx_.copyBatch.framesHeld());
+  status.setFramesHeldPastLatch(ctx_.copyBatch.framesHeldPastLatch());
   const int64_t nowNs = monotonicNowNs();
   const auto hits = ctx_.refusals.snapshot();
   auto hitList = status.initLimitsHit(uint32_t(hits.size()));

@@ -1,5 +1,9 @@
 #include "copy_batch.hpp"
 
+#include <algorithm>
+
+#include "xrc/monotonic_clock.hpp"
+
 namespace xrc {
 
 namespace {
@@ -7,52 +11,60 @@ int64_t nanosSinceOrigin(kj::TimePoint t) { return (t - kj::origin<kj::TimePoint
 }  // namespace
 
 CopyBatch::CopyBatch(kj::Timer& timer, std::chrono::microseconds window, std::chrono::microseconds beforeLatch,
-                     std::function<DisplayClock()> clock)
-    : timer_(timer), window_(window), beforeLatch_(beforeLatch), clock_(std::move(clock)) {}
+                     std::function<DisplayClock()> clock, std::shared_ptr<MonotonicAlarm> alarm)
+    : timer_(timer), window_(window), beforeLatch_(beforeLatch), clock_(std::move(clock)), alarm_(std::move(alarm)) {}
 
-std::optional<kj::TimePoint> CopyBatch::letGoBeforeLatch() const {
+std::optional<CopyBatch::LetGo> CopyBatch::letGoBeforeLatch() const {
   if (window_.count() > 0 || beforeLatch_.count() <= 0) return std::nullopt;
   const DisplayClock clock = clock_ ? clock_() : DisplayClock{};
   if (clock.periodNs <= 0) return std::nullopt;
   // The event loop's timer reads CLOCK_MONOTONIC, the display clock's time base. The display
   // takes its frames `latchLeadNs` before each vsync: the next latch after now.
-  const int64_t nowNs = nanosSinceOrigin(timer_.now());
+  // The loop's timer reads the clock once per turn: a turn that has run a while reads it here.
+  const int64_t nowNs = std::max(nanosSinceOrigin(timer_.now()), alarm_ ? monotonicNowNs() : 0);
   const int64_t latchNs = clock.nextLatchedVsyncAfter(nowNs) - clock.leadNs();
   const int64_t letGoNs = latchNs - int64_t(beforeLatch_.count()) * 1000;
   // Too near the latch to wait; or a batch still open for a later let-go (the display clock
   // moved): joining it would hold this copy past its latch.
   if (letGoNs <= nowNs || (state_->taking && state_->letGoNs > letGoNs)) return std::nullopt;
-  return kj::origin<kj::TimePoint>() + letGoNs * kj::NANOSECONDS;
+  return LetGo{kj::origin<kj::TimePoint>() + letGoNs * kj::NANOSECONDS, latchNs};
 }
 
-kj::Promise<void> CopyBatch::join() {
-  std::optional<kj::TimePoint> letGo;
+kj::Promise<int64_t> CopyBatch::join() {
+  std::optional<LetGo> letGo;
   if (window_.count() > 0) {
-    letGo = timer_.now() + window_.count() * kj::MICROSECONDS;
+    letGo = LetGo{timer_.now() + window_.count() * kj::MICROSECONDS};
   } else {
     letGo = letGoBeforeLatch();
   }
-  if (!letGo) return kj::READY_NOW;
+  if (!letGo) return int64_t(0);
   state_->copies++;
   return batchLetGoAt(*letGo);
 }
 
-std::optional<kj::Promise<void>> CopyBatch::heldCopiesLetGo(int64_t notAfterNs) {
+std::optional<kj::Promise<int64_t>> CopyBatch::heldCopiesLetGo(int64_t notAfterNs) {
   auto letGo = letGoBeforeLatch();
-  if (!letGo || nanosSinceOrigin(*letGo) > notAfterNs) return std::nullopt;
+  if (!letGo || nanosSinceOrigin(letGo->at) > notAfterNs) return std::nullopt;
   return batchLetGoAt(*letGo);
 }
 
-kj::Promise<void> CopyBatch::batchLetGoAt(kj::TimePoint letGo) {
+kj::Promise<int64_t> CopyBatch::batchLetGoAt(LetGo letGo) {
   State& state = *state_;
   if (!state.taking) {
     // The previous batch (if any) has been let go: its forked promise resolved, so replacing it
     // here, outside its continuation, only drops this object's reference to it. Only the batch
     // opened here can end `taking`, as no other is open until it does.
     state.taking = true;
-    state.letGoNs = nanosSinceOrigin(letGo);
+    state.letGoNs = nanosSinceOrigin(letGo.at);
+    state.latchNs = letGo.latchNs;
     state.batches++;
-    batch_ = timer_.atTime(letGo).then([state = state_] { state->taking = false; }).fork();
+    kj::Promise<void> wake =
+        alarm_ ? alarm_->at(state.letGoNs).attach(std::shared_ptr(alarm_)) : timer_.atTime(letGo.at);
+    batch_ = wake.then([state = state_, latchNs = letGo.latchNs] {
+                   state->taking = false;
+                   return latchNs;
+                 })
+                 .fork();
   }
   return batch_->addBranch();
 }

@@ -12,11 +12,15 @@
 // - copy_batch_us (when set, it replaces the first): a batch opens with a copy and is let go that
 //   long after; a held copy reaches the display up to the window later.
 // Both are off (0) by default.
-// KJ thread only.
+// A held frame is one whose commit waited for a batch; one committed after the latch its batch was
+// let go for missed it (framesHeldPastLatch): what the before-latch lead must be long enough for.
+// KJ thread only, but for the held-frame counts (also counted where the frame worker commits).
 #pragma once
 
 #include <kj/async.h>
+
 #include <kj/timer.h>
+#include <atomic>
 
 #include <chrono>
 #include <cstdint>
@@ -25,50 +29,72 @@
 #include <optional>
 
 #include "../backends/backend.hpp"
+#include "monotonic_alarm.hpp"
 
 namespace xrc {
 
 class CopyBatch {
  public:
   // `clock`: the display's, asked at every join (before-latch batching only; may be null else).
+  // `alarm`: wakes the event loop at a batch's let-go to the µs (the daemon's); without it,
+  // `timer` does (to the ms, rounded up: a test's manual timer).
   CopyBatch(kj::Timer& timer, std::chrono::microseconds window, std::chrono::microseconds beforeLatch = {},
-            std::function<DisplayClock()> clock = nullptr);
+            std::function<DisplayClock()> clock = nullptr, std::shared_ptr<MonotonicAlarm> alarm = nullptr);
 
   // Resolves when the copy that asks may be submitted: at once when batching is off (or the
-  // latch is too near), else when the batch it joins is let go.
-  kj::Promise<void> join();
+  // latch is too near), else when the batch it joins is let go. Its value: the latch the batch
+  // was let go for (CLOCK_MONOTONIC ns), 0 when not held or held for a window (copy_batch_us).
+  kj::Promise<int64_t> join();
 
   // Before-latch batching: when the copies held now are let go (a copy ready now would go then),
   // without joining that batch; nullopt when a copy ready now would go at once, or later than
   // `notAfterNs` (CLOCK_MONOTONIC; a release's hung-client deadline). A release whose copy would
   // be held until then need not be waited for before it: whether its rendering is done can be
   // asked then, once (countHeldCopy() when it is).
-  std::optional<kj::Promise<void>> heldCopiesLetGo(int64_t notAfterNs);
+  // Resolves, as join()'s, with the latch the copies are let go for.
+  std::optional<kj::Promise<int64_t>> heldCopiesLetGo(int64_t notAfterNs);
   void countHeldCopy() { state_->copies++; }
+
+  // A frame whose commit waited for a batch let go for `latchNs` was committed at `committedNs`.
+  // Any thread.
+  void countHeldFrame(int64_t latchNs, int64_t committedNs) {
+    state_->framesHeld.fetch_add(1, std::memory_order_relaxed);
+    if (committedNs > latchNs) state_->framesHeldPastLatch.fetch_add(1, std::memory_order_relaxed);
+  }
 
   uint64_t batches() const { return state_->batches; }  // opened (the latest may still take copies)
   uint64_t copies() const { return state_->copies; }    // that joined one (also those dropped since)
+  uint64_t framesHeld() const { return state_->framesHeld.load(std::memory_order_relaxed); }
+  uint64_t framesHeldPastLatch() const { return state_->framesHeldPastLatch.load(std::memory_order_relaxed); }
 
  private:
   struct State {
     bool taking = false;  // the latest batch takes copies until it is let go
     int64_t letGoNs = 0;  // before-latch batching: when the latest batch is let go
+    int64_t latchNs = 0;  // and the latch it is let go for (0: a window's batch)
     uint64_t batches = 0;
     uint64_t copies = 0;
+    std::atomic<uint64_t> framesHeld{0};
+    std::atomic<uint64_t> framesHeldPastLatch{0};
+  };
+  struct LetGo {
+    kj::TimePoint at;
+    int64_t latchNs = 0;  // 0: a window's
   };
   // Before-latch batching: when a copy ready now is let go; nullopt: at once.
-  std::optional<kj::TimePoint> letGoBeforeLatch() const;
+  std::optional<LetGo> letGoBeforeLatch() const;
   // The branch of the open batch, opening one let go at `letGo` if none is.
-  kj::Promise<void> batchLetGoAt(kj::TimePoint letGo);
+  kj::Promise<int64_t> batchLetGoAt(LetGo letGo);
 
   kj::Timer& timer_;
   std::chrono::microseconds window_;
   std::chrono::microseconds beforeLatch_;
   std::function<DisplayClock()> clock_;
+  std::shared_ptr<MonotonicAlarm> alarm_;
   // Shared with the batch's timer continuation, which may run after this object is gone (a
   // session still holding a branch while the daemon shuts down).
   std::shared_ptr<State> state_ = std::make_shared<State>();
-  std::optional<kj::ForkedPromise<void>> batch_;  // the latest batch
+  std::optional<kj::ForkedPromise<int64_t>> batch_;  // the latest batch
 };
 
 }  // namespace xrc

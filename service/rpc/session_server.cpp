@@ -352,6 +352,12 @@ kj::Promise<bool> renderingDone(DaemonContext& ctx, VkSemaphore semaphore, std::
   return kj::mv(rendered.promise);
 }
 
+// A copy of the frame the session commits next was held for the latch at `latchNs` (0: not held,
+// or held for a window): the frame is counted against that latch when committed.
+void noteHeldFor(SessionState& session, int64_t latchNs) {
+  session.heldForLatchNs = std::max(session.heldForLatchNs, latchNs);
+}
+
 // Rendered: submitted with the copies that became ready with it (copy batching), so it joins its
 // batch before waiting its turn behind the session's earlier copies.
 kj::Promise<bool> renderedAndLetGo(const std::shared_ptr<SessionState>& session, VkSemaphore semaphore,
@@ -359,7 +365,10 @@ kj::Promise<bool> renderedAndLetGo(const std::shared_ptr<SessionState>& session,
   return renderingDone(session->ctx, semaphore, std::move(owner), value, deadlineNs)
       .then([session](bool reached) -> kj::Promise<bool> {
         if (!reached) return false;
-        return session->ctx.copyBatch.join().then([] { return true; });
+        return session->ctx.copyBatch.join().then([session](int64_t latchNs) {
+          noteHeldFor(*session, latchNs);
+          return true;
+        });
       });
 }
 
@@ -384,9 +393,10 @@ kj::Promise<Status> copyWhenRendered(const std::shared_ptr<SessionState>& sessio
     // Its copy would be held until then even if rendered now: its rendering is looked at once,
     // then, instead of waited for (no waiter thread, no hand-back to this one); unfinished, it is
     // waited for as any other. Not past the release's hung-client deadline, which stays where it was.
-    letGo = heldUntil->then([session, semaphore, owner = std::move(owner), value, deadlineNs]() mutable {
+    letGo = heldUntil->then([session, semaphore, owner = std::move(owner), value, deadlineNs](int64_t latchNs) mutable {
       if (session->ctx.renderingWaiter.reached(semaphore, value)) {
         session->ctx.copyBatch.countHeldCopy();
+        noteHeldFor(*session, latchNs);
         return kj::Promise<bool>(true);
       }
       return renderedAndLetGo(session, semaphore, std::move(owner), value, deadlineNs);
@@ -936,14 +946,21 @@ kj::Promise<Status> SessionServer::end(wire::Session::EndFrameParams::Reader par
   auto commit = [state = state_, frame = std::move(frame),
                  pending = std::move(pending)]() mutable -> kj::Promise<Status> {
     DaemonContext& ctx = state->ctx;
-    if (state->workerJobs == 0) {
+    // Its copies held for a latch (copy batching): counted, and whether it made that latch.
+    auto commitCounted = [&ctx, heldForLatchNs = std::exchange(state->heldForLatchNs, 0)](
+                             CommittedFrame frame, const std::vector<PendingLayer>& pending) {
       commitLayers(ctx, std::move(frame), pending);
+      if (heldForLatchNs > 0) ctx.copyBatch.countHeldFrame(heldForLatchNs, monotonicNowNs());
+    };
+    if (state->workerJobs == 0) {
+      commitCounted(std::move(frame), pending);
       return Status{};
     }
-    return runOnWorker(state, [&ctx, frame = std::move(frame), pending = std::move(pending)]() mutable -> Status {
-      commitLayers(ctx, std::move(frame), pending);
-      return {};
-    });
+    return runOnWorker(state,
+                       [commitCounted, frame = std::move(frame), pending = std::move(pending)]() mutable -> Status {
+                         commitCounted(std::move(frame), pending);
+                         return {};
+                       });
   };
   // A frame answered before it was committed (commitLater) may still wait for its turn after
   // the renders before it are done; a later frame commits behind it, never first.

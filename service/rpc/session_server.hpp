@@ -77,6 +77,9 @@ class SessionState {
   // Frame commits chained behind renderTail that have not run yet.
   uint32_t commitsBehindRenders = 0;
   std::optional<kj::ForkedPromise<void>> renderTail;
+  // Copy batching before the latch: the latch the copies of the frame to commit next were held
+  // for (the latest, where they were held in more than one batch); 0: none held.
+  int64_t heldForLatchNs = 0;
   CopyBudget copyBudget;  // max_copy_mib_per_period
   // The protocol minor the client connected with.
   uint16_t clientMinor = 0;

@@ -87,6 +87,7 @@ TEST(TimelineSync, IsEveryClientsModeByDefaultAndFramesArriveWhole) {
   const control::DaemonStatus status = runDemoAndCheckItsFramesArriveWhole(daemon, dir);
   EXPECT_EQ(status.copyBatches, 0u);  // copy batching is off by default
   EXPECT_EQ(status.copiesBatched, 0u);
+  EXPECT_EQ(status.framesHeld, 0u);
 }
 
 // copy_batch_before_latch_us: copies held until 2 ms before the display's next latch and let go
@@ -102,8 +103,14 @@ TEST(TimelineSync, CopiesBatchedBeforeTheLatchArriveWholeAndAreShown) {
   EXPECT_GE(status.copiesBatched, kFrames);
   EXPECT_GE(status.copyBatches, 1u);
   EXPECT_LE(status.copyBatches, status.displayFrames + 1);
-  std::printf("%llu copies in %llu batches over %llu display frames\n", (unsigned long long)status.copiesBatched,
-              (unsigned long long)status.copyBatches, (unsigned long long)status.displayFrames);
+  // Frames whose commit waited for a batch are counted, with those that missed their latch (a
+  // figure of the lead's margin, reported, not asserted: it depends on the machine's load).
+  EXPECT_GE(status.framesHeld, kFrames / 2);
+  EXPECT_LE(status.framesHeldPastLatch, status.framesHeld);
+  std::printf("%llu copies in %llu batches over %llu display frames; %llu frames held, %llu past their latch\n",
+              (unsigned long long)status.copiesBatched, (unsigned long long)status.copyBatches,
+              (unsigned long long)status.displayFrames, (unsigned long long)status.framesHeld,
+              (unsigned long long)status.framesHeldPastLatch);
 }
 
 // copy_batch_us: copies held back to be submitted together still arrive whole and are shown.
@@ -118,6 +125,7 @@ TEST(TimelineSync, BatchedCopiesArriveWholeAndAreShown) {
   EXPECT_GE(status.copiesBatched, kFrames);
   EXPECT_GE(status.copyBatches, 1u);
   EXPECT_LE(status.copyBatches * 4, status.copiesBatched * 3);
+  EXPECT_EQ(status.framesHeld, 0u);  // held for a window, not for a latch
   std::printf("%llu copies in %llu batches\n", (unsigned long long)status.copiesBatched,
               (unsigned long long)status.copyBatches);
 }

@@ -3,10 +3,13 @@
 #include "rpc/copy_batch.hpp"
 
 #include <gtest/gtest.h>
+#include <kj/async-io.h>
 #include <kj/async.h>
 #include <kj/timer.h>
 
 #include "manual_timer_loop.hpp"
+#include "rpc/monotonic_alarm.hpp"
+#include "xrc/monotonic_clock.hpp"
 
 namespace xrc {
 namespace {
@@ -19,7 +22,8 @@ TEST(CopyBatch, OffLetsEachCopyGoAtOnce) {
   Loop l;
   CopyBatch batch(l.timer, microseconds(0));
   auto copy = batch.join();
-  EXPECT_TRUE(copy.poll(l.waitScope));
+  ASSERT_TRUE(copy.poll(l.waitScope));
+  EXPECT_EQ(copy.wait(l.waitScope), 0);  // held for no latch
   EXPECT_EQ(batch.batches(), 0u);
   EXPECT_EQ(batch.copies(), 0u);
 }
@@ -28,9 +32,9 @@ TEST(CopyBatch, CopiesJoiningWithinTheWindowGoTogetherWhenItEnds) {
   Loop l;
   CopyBatch batch(l.timer, microseconds(3000));
   bool firstGone = false, secondGone = false, thirdGone = false;
-  auto first = batch.join().then([&] { firstGone = true; }).eagerlyEvaluate(nullptr);
+  auto first = batch.join().then([&](int64_t) { firstGone = true; }).eagerlyEvaluate(nullptr);
   l.advance(2000 * kj::MICROSECONDS);
-  auto second = batch.join().then([&] { secondGone = true; }).eagerlyEvaluate(nullptr);
+  auto second = batch.join().then([&](int64_t) { secondGone = true; }).eagerlyEvaluate(nullptr);
   l.advance(999 * kj::MICROSECONDS);
   EXPECT_FALSE(firstGone);
   EXPECT_FALSE(secondGone);
@@ -42,7 +46,7 @@ TEST(CopyBatch, CopiesJoiningWithinTheWindowGoTogetherWhenItEnds) {
   EXPECT_TRUE(secondGone);
 
   // A copy after it starts the next batch, with a window of its own.
-  auto third = batch.join().then([&] { thirdGone = true; }).eagerlyEvaluate(nullptr);
+  auto third = batch.join().then([&](int64_t) { thirdGone = true; }).eagerlyEvaluate(nullptr);
   l.advance(2999 * kj::MICROSECONDS);
   EXPECT_FALSE(thirdGone);
   l.advance(1 * kj::MICROSECONDS);
@@ -58,7 +62,7 @@ TEST(CopyBatch, ACopyDroppedBeforeItsBatchGoesLeavesTheOthersInIt) {
   {
     CopyBatch batch(l.timer, microseconds(1000));
     auto dropped = batch.join();
-    keptCopy = batch.join().then([&] { kept = true; }).eagerlyEvaluate(nullptr);
+    keptCopy = batch.join().then([&](int64_t) { kept = true; }).eagerlyEvaluate(nullptr);
     // `dropped` (a session that went away) and the batch itself go before the window ends.
   }
   l.advance(1000 * kj::MICROSECONDS);
@@ -76,28 +80,36 @@ TEST(CopyBatch, BeforeLatchCopiesGoTogetherThatLongBeforeTheNextLatchAndNearerOn
   const DisplayClock clock = displayClock(l);  // vsyncs 10, 20, 30 ms from now
   CopyBatch batch(l.timer, microseconds(0), microseconds(2000), [clock] { return clock; });
   bool firstGone = false, secondGone = false;
-  auto first = batch.join().then([&] { firstGone = true; }).eagerlyEvaluate(nullptr);
+  int64_t firstLatchNs = 0;
+  auto first = batch.join()
+                   .then([&](int64_t latchNs) {
+                     firstGone = true;
+                     firstLatchNs = latchNs;
+                   })
+                   .eagerlyEvaluate(nullptr);
   l.advance(5000 * kj::MICROSECONDS);
-  auto second = batch.join().then([&] { secondGone = true; }).eagerlyEvaluate(nullptr);
+  auto second = batch.join().then([&](int64_t) { secondGone = true; }).eagerlyEvaluate(nullptr);
   l.advance(2999 * kj::MICROSECONDS);  // 7.999 ms
   EXPECT_FALSE(firstGone);
   EXPECT_FALSE(secondGone);
   l.advance(1 * kj::MICROSECONDS);  // 8 ms: 2 ms before the latch at 10 ms, both go
   EXPECT_TRUE(firstGone);
   EXPECT_TRUE(secondGone);
+  EXPECT_EQ(firstLatchNs, clock.originNs);  // let go for the latch at 10 ms
   EXPECT_EQ(batch.batches(), 1u);
   EXPECT_EQ(batch.copies(), 2u);
 
-  // Nearer the latch than 2 ms: at once, in no batch.
+  // Nearer the latch than 2 ms: at once, in no batch, held for no latch.
   l.advance(1500 * kj::MICROSECONDS);  // 9.5 ms
   auto near = batch.join();
-  EXPECT_TRUE(near.poll(l.waitScope));
+  ASSERT_TRUE(near.poll(l.waitScope));
+  EXPECT_EQ(near.wait(l.waitScope), 0);
   EXPECT_EQ(batch.copies(), 2u);
 
   // Past the latch: held for the next one's (vsync 20 ms, let go at 18 ms).
   bool thirdGone = false;
   l.advance(600 * kj::MICROSECONDS);  // 10.1 ms
-  auto third = batch.join().then([&] { thirdGone = true; }).eagerlyEvaluate(nullptr);
+  auto third = batch.join().then([&](int64_t) { thirdGone = true; }).eagerlyEvaluate(nullptr);
   l.advance(7899 * kj::MICROSECONDS);  // 17.999 ms
   EXPECT_FALSE(thirdGone);
   l.advance(1 * kj::MICROSECONDS);
@@ -116,9 +128,9 @@ TEST(CopyBatch, HeldCopiesLetGoSaysWhenTheCopiesHeldNowGoWithoutJoining) {
   auto held = batch.heldCopiesLetGo(nowNs + 8'000'000);
   ASSERT_TRUE(held.has_value());
   bool heldGone = false, joinedGone = false;
-  auto heldDone = held->then([&] { heldGone = true; }).eagerlyEvaluate(nullptr);
+  auto heldDone = held->then([&](int64_t) { heldGone = true; }).eagerlyEvaluate(nullptr);
   l.advance(3000 * kj::MICROSECONDS);
-  auto joined = batch.join().then([&] { joinedGone = true; }).eagerlyEvaluate(nullptr);
+  auto joined = batch.join().then([&](int64_t) { joinedGone = true; }).eagerlyEvaluate(nullptr);
   EXPECT_EQ(batch.batches(), 1u);  // the same batch
   EXPECT_EQ(batch.copies(), 1u);   // only the copy that joined
   l.advance(4999 * kj::MICROSECONDS);
@@ -140,7 +152,7 @@ TEST(CopyBatch, BeforeLatchFollowsTheDisplaysLatchLead) {
   const DisplayClock clock = displayClock(l, 3'000'000);
   CopyBatch batch(l.timer, microseconds(0), microseconds(2000), [clock] { return clock; });
   bool gone = false;
-  auto copy = batch.join().then([&] { gone = true; }).eagerlyEvaluate(nullptr);
+  auto copy = batch.join().then([&](int64_t) { gone = true; }).eagerlyEvaluate(nullptr);
   l.advance(4999 * kj::MICROSECONDS);
   EXPECT_FALSE(gone);
   l.advance(1 * kj::MICROSECONDS);  // 5 ms: 2 ms before the latch at 7 ms
@@ -155,7 +167,7 @@ TEST(CopyBatch, BeforeLatchTakesANegativeLatchLeadAsNone) {
   const DisplayClock clock = displayClock(l, -3'000'000);
   CopyBatch batch(l.timer, microseconds(0), microseconds(2000), [clock] { return clock; });
   bool gone = false;
-  auto copy = batch.join().then([&] { gone = true; }).eagerlyEvaluate(nullptr);
+  auto copy = batch.join().then([&](int64_t) { gone = true; }).eagerlyEvaluate(nullptr);
   l.advance(7999 * kj::MICROSECONDS);
   EXPECT_FALSE(gone);
   l.advance(1 * kj::MICROSECONDS);
@@ -167,7 +179,7 @@ TEST(CopyBatch, AWindowReplacesBatchingBeforeTheLatch) {
   const DisplayClock clock = displayClock(l);  // a latch at 10 ms: before-latch would let go at 8 ms
   CopyBatch batch(l.timer, microseconds(1000), microseconds(2000), [clock] { return clock; });
   bool gone = false;
-  auto copy = batch.join().then([&] { gone = true; }).eagerlyEvaluate(nullptr);
+  auto copy = batch.join().then([&](int64_t) { gone = true; }).eagerlyEvaluate(nullptr);
   l.advance(999 * kj::MICROSECONDS);
   EXPECT_FALSE(gone);
   l.advance(1 * kj::MICROSECONDS);  // the 1 ms window ends
@@ -179,6 +191,36 @@ TEST(CopyBatch, BeforeLatchWithoutADisplayPeriodLetsEachCopyGoAtOnce) {
   CopyBatch batch(l.timer, microseconds(0), microseconds(2000), [] { return DisplayClock{}; });
   EXPECT_TRUE(batch.join().poll(l.waitScope));
   EXPECT_EQ(batch.batches(), 0u);
+}
+
+TEST(CopyBatch, HeldFramesCommittedAfterTheirLatchAreCountedAsPast) {
+  Loop l;
+  CopyBatch batch(l.timer, microseconds(0), microseconds(2000));
+  batch.countHeldFrame(10'000'000, 9'000'000);   // before its latch
+  batch.countHeldFrame(10'000'000, 10'000'000);  // at it: still taken
+  batch.countHeldFrame(10'000'000, 10'000'001);  // after: missed it
+  EXPECT_EQ(batch.framesHeld(), 3u);
+  EXPECT_EQ(batch.framesHeldPastLatch(), 1u);
+}
+
+// The daemon's let-go: a timerfd the event loop watches (MonotonicAlarm), not the loop's own timer.
+TEST(CopyBatch, WithAnAlarmBeforeLatchCopiesGoNoSoonerThanTheirLetGo) {
+  auto io = kj::setupAsyncIo();
+  auto alarm = MonotonicAlarm::create(*io.lowLevelProvider);
+  ASSERT_TRUE(alarm) << alarm.error().describe();
+  const int64_t startNs = monotonicNowNs();
+  const DisplayClock clock{startNs + 10'000'000, 10'000'000, 0};  // latch at 10 ms
+  CopyBatch batch(
+      io.provider->getTimer(), microseconds(0), microseconds(2000), [clock] { return clock; },
+      std::move(alarm).value());
+  auto first = batch.join();
+  auto second = batch.join();
+  const int64_t latchNs = first.wait(io.waitScope);
+  const int64_t goneNs = monotonicNowNs();
+  EXPECT_EQ(latchNs, clock.originNs);
+  EXPECT_GE(goneNs, latchNs - 2'000'000);
+  EXPECT_EQ(second.wait(io.waitScope), latchNs);
+  EXPECT_EQ(batch.batches(), 1u);
 }
 
 }  // namespace

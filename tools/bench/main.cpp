@@ -177,7 +177,7 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
   const double cpuAfter = cpuSeconds(daemonPid);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallBefore).count();
   double copyP50 = 0, copyP99 = 0, latencyP50 = 0, latencyP99 = 0;
-  uint64_t displayed = 0, late = 0, dropped = 0;
+  uint64_t displayed = 0, late = 0, dropped = 0, stale = 0;
   std::string sync = "?";
   if (auto after = daemonStatus(socket)) {
     for (auto& c : after->clients) {
@@ -188,6 +188,7 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
       displayed += c.framesDisplayed;
       late += c.framesLate;
       dropped += c.framesDropped;
+      stale += c.framesStale;
       sync = xrc::syncModeName(c.syncMode);
     }
     result["display_frames"] = after->displayFrames - before->displayFrames;
@@ -200,10 +201,13 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
     // --daemon-arg=--copy-batch-us=N: what the batching did in this run.
     result["copy_batches"] = after->copyBatches - before->copyBatches;
     result["copies_batched"] = after->copiesBatched - before->copiesBatched;
+    result["frames_held"] = after->framesHeld - before->framesHeld;
+    result["frames_held_past_latch"] = after->framesHeldPastLatch - before->framesHeldPastLatch;
   }
   result["frames_displayed"] = displayed;
   result["frames_late"] = late;
   result["frames_dropped"] = dropped;
+  result["frames_stale"] = stale;
   result["latency_us"] = {{"p50", latencyP50}, {"p99", latencyP99}};
   for (auto& d : demos) d->closeStdin();
   for (auto& d : demos) d->wait(std::chrono::seconds(30));
@@ -424,22 +428,23 @@ int main(int argc, char** argv) {
         "images {:.1f} us, like headless {:.1f} us, one per 11 ms {:.1f} us, cold cache {:.1f} us\n",
         ping.p50, ping.p99, o.viewSize, queue, copy ? copy.value().p50 : -1.0, p50("gpu_copy_exportable_us"),
         p50("gpu_copy_like_headless_us"), p50("gpu_copy_paced_11ms_us"), p50("gpu_copy_cold_cache_us"));
-    // late: shown after their target vsync; dropped: superseded before they were shown.
-    fmt::print("{:>7} {:>6} {:>14} {:>14} {:>10} {:>14} {:>14} {:>12} {:>14} {:>8} {:>8} {:>8} {:>8} {:>10}\n",
+    // late: shown after their target vsync; dropped: superseded before they were shown; stale: a
+    // client's last frame shown again, its next not ready.
+    fmt::print("{:>7} {:>6} {:>14} {:>14} {:>10} {:>14} {:>14} {:>12} {:>14} {:>8} {:>8} {:>8} {:>8} {:>8} {:>10}\n",
                "clients", "sync", "release p50 us", "release p99 us", "rt/frame", "gpu copy p50", "gpu copy p99",
-               "cpu us/frame", "display work us", "missed", "late", "dropped", "gpu-late", "wake p99");
+               "cpu us/frame", "display work us", "missed", "late", "dropped", "stale", "gpu-late", "wake p99");
     for (auto& s : report["scenarios"]) {
       if (!s.contains("sync_mode")) continue;
       fmt::print(
           "{:>7} {:>6} {:>14.1f} {:>14.1f} {:>10.2f} {:>14.1f} {:>14.1f} {:>12.1f} {:>14.1f} {:>8} {:>8} {:>8} {:>8} "
-          "{:>10.0f}\n",
+          "{:>8} {:>10.0f}\n",
           s["clients"].get<int>(), s["sync_mode"].get<std::string>(), s["release_call_us"]["p50"].get<double>(),
           s["release_call_us"]["p99"].get<double>(), s["round_trips_per_frame"].get<double>(),
           s["gpu_copy_us"]["p50"].get<double>(), s["gpu_copy_us"]["p99"].get<double>(),
           s.value("daemon_cpu_us_per_client_frame", -1.0),
           s.value("display_work_us", nlohmann::json{}).value("p50", 0.0), s.value("missed_display_frames", 0),
           s["frames_late"].get<uint64_t>(), s.value("frames_dropped", uint64_t(0)),
-          s.value("display_frames_gpu_late", uint64_t(0)),
+          s.value("frames_stale", uint64_t(0)), s.value("display_frames_gpu_late", uint64_t(0)),
           s.value("display_wake_delay_us", nlohmann::json{}).value("p99", 0.0));
     }
     auto printByThread = [&](const char* key, const char* what, int decimals) {
@@ -454,14 +459,17 @@ int main(int argc, char** argv) {
       if (!s.contains("client_frames_per_s_steady")) continue;
       fmt::print(
           "steady state ({} clients, all running, {:.1f} s): {:.1f} frames/s per client, {} missed vsyncs, {} "
-          "display frames late on the GPU\n",
+          "display frames late on the GPU; commit to display p50 {:.0f} us, p99 {:.0f} us\n",
           s["clients"].get<int>(), s["steady_s"].get<double>(), s["client_frames_per_s_steady"].get<double>(),
-          s["missed_display_frames_steady"].get<uint64_t>(), s["display_frames_gpu_late_steady"].get<uint64_t>());
+          s["missed_display_frames_steady"].get<uint64_t>(), s["display_frames_gpu_late_steady"].get<uint64_t>(),
+          s["latency_us"]["p50"].get<double>(), s["latency_us"]["p99"].get<double>());
     }
     for (auto& s : report["scenarios"]) {
       if (s.value("copies_batched", uint64_t(0)) == 0) continue;
-      fmt::print("copy batches ({} clients): {} copies in {} batches\n", s["clients"].get<int>(),
-                 s["copies_batched"].get<uint64_t>(), s["copy_batches"].get<uint64_t>());
+      fmt::print(
+          "copy batches ({} clients): {} copies in {} batches; {} frames held for a latch, {} committed past it\n",
+          s["clients"].get<int>(), s["copies_batched"].get<uint64_t>(), s["copy_batches"].get<uint64_t>(),
+          s.value("frames_held", uint64_t(0)), s.value("frames_held_past_latch", uint64_t(0)));
     }
     for (auto& s : report["scenarios"]) {
       if (!s.contains("floor")) continue;

@@ -100,6 +100,8 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
           {"accept_failures", s.acceptFailures},
           {"copy_batches", s.copyBatches},
           {"copies_batched", s.copiesBatched},
+          {"frames_held", s.framesHeld},
+          {"frames_held_past_latch", s.framesHeldPastLatch},
           {"limits_hit", limitsHit},
           {"image_bytes", s.imageBytes},
           {"image_bytes_limit", s.imageBytesLimit},
