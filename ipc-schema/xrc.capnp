@@ -535,7 +535,8 @@ struct DaemonStatus {
   copyBatches @24 :UInt64;
   copiesBatched @25 :UInt64;
   # 1.15: frames whose commit waited for copies held for a latch (copy_batch_before_latch_us),
-  # and those of them committed after it: they missed the vsync they were held for.
+  # and those of them committed after it where it was no earlier than their target's latch:
+  # holding them cost a vsync.
   framesHeld @26 :UInt64;
   framesHeldPastLatch @27 :UInt64;
 }

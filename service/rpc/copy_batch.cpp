@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "../log.hpp"
 #include "xrc/monotonic_clock.hpp"
 
 namespace xrc {
@@ -25,8 +26,11 @@ std::optional<CopyBatch::LetGo> CopyBatch::letGoBeforeLatch() const {
   const int64_t latchNs = clock.nextLatchedVsyncAfter(nowNs) - clock.leadNs();
   const int64_t letGoNs = latchNs - int64_t(beforeLatch_.count()) * 1000;
   // Too near the latch to wait; or a batch still open for a later let-go (the display clock
-  // moved): joining it would hold this copy past its latch.
-  if (letGoNs <= nowNs || (state_->taking && state_->letGoNs > letGoNs)) return std::nullopt;
+  // moved): joining it would hold this copy past its latch; or one whose let-go has come and whose
+  // continuation has not run yet (the loop late): it is due, this copy may go now.
+  if (letGoNs <= nowNs || (state_->taking && (state_->letGoNs > letGoNs || state_->letGoNs <= nowNs))) {
+    return std::nullopt;
+  }
   return LetGo{kj::origin<kj::TimePoint>() + letGoNs * kj::NANOSECONDS, latchNs};
 }
 
@@ -60,10 +64,18 @@ kj::Promise<int64_t> CopyBatch::batchLetGoAt(LetGo letGo) {
     state.batches++;
     kj::Promise<void> wake =
         alarm_ ? alarm_->at(state.letGoNs).attach(std::shared_ptr(alarm_)) : timer_.atTime(letGo.at);
-    batch_ = wake.then([state = state_, latchNs = letGo.latchNs] {
-                   state->taking = false;
-                   return latchNs;
-                 })
+    batch_ = wake.then(
+                     [state = state_, latchNs = letGo.latchNs] {
+                       state->taking = false;
+                       return latchNs;
+                     },
+                     [state = state_](kj::Exception&& e) {
+                       // The alarm failed (a timerfd error): its copies go now, and the next copy
+                       // opens a batch of its own.
+                       log::error("copy batch: the let-go alarm failed: {}", e.getDescription().cStr());
+                       state->taking = false;
+                       return int64_t(0);
+                     })
                  .fork();
   }
   return batch_->addBranch();

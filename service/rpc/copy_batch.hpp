@@ -6,14 +6,16 @@
 // - copy_batch_before_latch_us: copies are let go together that long before the display's next
 //   latch; one that becomes ready nearer the latch goes at once. A copy is held only while it
 //   could not be shown sooner, but it must still be submitted and its frame committed before the
-//   latch: the event loop's timer wakes up to a millisecond late and a burst of many clients'
-//   copies takes time, so with too short a lead a held frame misses its latch (docs/BENCHMARKS.md).
+//   latch: a burst of many clients' copies and commits takes time on one thread, so with too short
+//   a lead a held frame misses its latch (docs/BENCHMARKS.md). The daemon's let-go is woken by a
+//   timerfd (MonotonicAlarm) to the µs; the event loop's own timer would wake up to 1 ms late.
 //   The settlement of the client's image (copying_done) waits up to a display period.
 // - copy_batch_us (when set, it replaces the first): a batch opens with a copy and is let go that
 //   long after; a held copy reaches the display up to the window later.
 // Both are off (0) by default.
 // A held frame is one whose commit waited for a batch; one committed after the latch its batch was
-// let go for missed it (framesHeldPastLatch): what the before-latch lead must be long enough for.
+// let go for, where its own target's latch was no later, missed a vsync it would have made
+// (framesHeldPastLatch): what the before-latch lead must be long enough for.
 // KJ thread only, but for the held-frame counts (also counted where the frame worker commits).
 #pragma once
 

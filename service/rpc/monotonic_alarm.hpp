@@ -24,7 +24,8 @@ class MonotonicAlarm {
       : expirations_(kj::mv(expirations)), fd_(fd) {}
 
   // Resolves at `ns` (monotonicNowNs()'s clock), at once if that has passed. A call while an
-  // earlier wake-up is pending fails; dropping the promise cancels the wake-up.
+  // earlier wake-up is pending fails; dropping the promise cancels the wake-up. The alarm must
+  // outlive the promise (CopyBatch attaches its shared_ptr to it).
   kj::Promise<void> at(int64_t ns);
 
  private:

@@ -352,23 +352,21 @@ kj::Promise<bool> renderingDone(DaemonContext& ctx, VkSemaphore semaphore, std::
   return kj::mv(rendered.promise);
 }
 
-// A copy of the frame the session commits next was held for the latch at `latchNs` (0: not held,
-// or held for a window): the frame is counted against that latch when committed.
-void noteHeldFor(SessionState& session, int64_t latchNs) {
-  session.heldForLatchNs = std::max(session.heldForLatchNs, latchNs);
-}
+// Where a release's wait for its rendering (and copy batching) ended: whether the rendering was
+// done, and the latch its copy was held for (0: not held, or held for a window).
+struct RenderedRelease {
+  bool reached = false;
+  int64_t heldForLatchNs = 0;
+};
 
 // Rendered: submitted with the copies that became ready with it (copy batching), so it joins its
 // batch before waiting its turn behind the session's earlier copies.
-kj::Promise<bool> renderedAndLetGo(const std::shared_ptr<SessionState>& session, VkSemaphore semaphore,
-                                   std::shared_ptr<const void> owner, uint64_t value, int64_t deadlineNs) {
+kj::Promise<RenderedRelease> renderedAndLetGo(const std::shared_ptr<SessionState>& session, VkSemaphore semaphore,
+                                              std::shared_ptr<const void> owner, uint64_t value, int64_t deadlineNs) {
   return renderingDone(session->ctx, semaphore, std::move(owner), value, deadlineNs)
-      .then([session](bool reached) -> kj::Promise<bool> {
-        if (!reached) return false;
-        return session->ctx.copyBatch.join().then([session](int64_t latchNs) {
-          noteHeldFor(*session, latchNs);
-          return true;
-        });
+      .then([session](bool reached) -> kj::Promise<RenderedRelease> {
+        if (!reached) return RenderedRelease{};
+        return session->ctx.copyBatch.join().then([](int64_t latchNs) { return RenderedRelease{true, latchNs}; });
       });
 }
 
@@ -386,9 +384,11 @@ kj::Promise<Status> copyWhenRendered(const std::shared_ptr<SessionState>& sessio
   std::shared_ptr<const void> owner = core->shared->renderingTimelineOwner();
   // Only a release already answered (`answeredEarly`) is held: a release call's answer, and a
   // 1.12 client's next frame, wait for the copy.
-  kj::Promise<bool> letGo = nullptr;
+  kj::Promise<RenderedRelease> letGo = nullptr;
   if (!answeredEarly) {
-    letGo = renderingDone(ctx, semaphore, std::move(owner), value, deadlineNs);
+    letGo = renderingDone(ctx, semaphore, std::move(owner), value, deadlineNs).then([](bool reached) {
+      return RenderedRelease{reached};
+    });
   } else if (auto heldUntil = ctx.copyBatch.heldCopiesLetGo(deadlineNs)) {
     // Its copy would be held until then even if rendered now: its rendering is looked at once,
     // then, instead of waited for (no waiter thread, no hand-back to this one); unfinished, it is
@@ -396,8 +396,7 @@ kj::Promise<Status> copyWhenRendered(const std::shared_ptr<SessionState>& sessio
     letGo = heldUntil->then([session, semaphore, owner = std::move(owner), value, deadlineNs](int64_t latchNs) mutable {
       if (session->ctx.renderingWaiter.reached(semaphore, value)) {
         session->ctx.copyBatch.countHeldCopy();
-        noteHeldFor(*session, latchNs);
-        return kj::Promise<bool>(true);
+        return kj::Promise<RenderedRelease>(RenderedRelease{true, latchNs});
       }
       return renderedAndLetGo(session, semaphore, std::move(owner), value, deadlineNs);
     });
@@ -415,8 +414,11 @@ kj::Promise<Status> copyWhenRendered(const std::shared_ptr<SessionState>& sessio
   return previous.then([letGo = kj::mv(letGo)]() mutable { return kj::mv(letGo); })
       .then([session, held = HeldOnWorker(ctx.worker, std::move(core)), id, index, copyBytes, receivedNs,
              past = kj::mv(past.fulfiller),
-             frameCopies = std::move(frameCopies)](bool reached) mutable -> kj::Promise<Status> {
+             frameCopies = std::move(frameCopies)](RenderedRelease rendered) mutable -> kj::Promise<Status> {
         session->renderWaits--;
+        const bool reached = rendered.reached;
+        // In the session's order: the frame committed next is the one this release belongs to.
+        session->heldForLatchNs = std::max(session->heldForLatchNs, rendered.heldForLatchNs);
         EndFrameCopies* batch = frameCopies ? &frameCopies->copies() : nullptr;
         auto answer = kj::evalNow([&]() -> kj::Promise<Status> {
           if (session->swapchains.find(id) == session->swapchains.end()) {
@@ -946,11 +948,15 @@ kj::Promise<Status> SessionServer::end(wire::Session::EndFrameParams::Reader par
   auto commit = [state = state_, frame = std::move(frame),
                  pending = std::move(pending)]() mutable -> kj::Promise<Status> {
     DaemonContext& ctx = state->ctx;
-    // Its copies held for a latch (copy batching): counted, and whether it made that latch.
-    auto commitCounted = [&ctx, heldForLatchNs = std::exchange(state->heldForLatchNs, 0)](
-                             CommittedFrame frame, const std::vector<PendingLayer>& pending) {
+    // Its copies held for a latch (copy batching): counted, and whether holding them cost it a
+    // vsync: committed after that latch when its own target's latch is no later (a frame whose
+    // target is further out loses nothing by missing an earlier latch).
+    const int64_t heldForLatchNs = std::exchange(state->heldForLatchNs, 0);
+    const int64_t mustCommitByNs =
+        heldForLatchNs > 0 ? std::max(heldForLatchNs, frame.targetNs - ctx.backend.clock().leadNs()) : 0;
+    auto commitCounted = [&ctx, mustCommitByNs](CommittedFrame frame, const std::vector<PendingLayer>& pending) {
       commitLayers(ctx, std::move(frame), pending);
-      if (heldForLatchNs > 0) ctx.copyBatch.countHeldFrame(heldForLatchNs, monotonicNowNs());
+      if (mustCommitByNs > 0) ctx.copyBatch.countHeldFrame(mustCommitByNs, monotonicNowNs());
     };
     if (state->workerJobs == 0) {
       commitCounted(std::move(frame), pending);

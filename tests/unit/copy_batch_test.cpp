@@ -193,6 +193,24 @@ TEST(CopyBatch, BeforeLatchWithoutADisplayPeriodLetsEachCopyGoAtOnce) {
   EXPECT_EQ(batch.batches(), 0u);
 }
 
+// A let-go that has come while its continuation has not run yet (the loop busy past it): a copy
+// ready then goes at once instead of joining a batch that is already due.
+TEST(CopyBatch, ACopyReadyWhenTheBatchIsDueGoesAtOnce) {
+  Loop l;
+  const DisplayClock clock = displayClock(l);  // latch at 10 ms
+  CopyBatch batch(l.timer, microseconds(0), microseconds(1000), [clock] { return clock; });
+  auto first = batch.join();  // let go at 9 ms
+  // The clock moves past the latch, to 10.5 ms, without the loop running the batch's timer: a
+  // copy ready now would be let go at 19 ms, before the next latch, and must not join the batch
+  // still open for the latch that has passed.
+  l.timer.advanceTo(l.timer.now() + 10500 * kj::MICROSECONDS);
+  auto late = batch.join();
+  ASSERT_TRUE(late.poll(l.waitScope));
+  EXPECT_EQ(late.wait(l.waitScope), 0);  // not held
+  EXPECT_EQ(batch.copies(), 1u);
+  EXPECT_EQ(first.wait(l.waitScope), clock.originNs);
+}
+
 TEST(CopyBatch, HeldFramesCommittedAfterTheirLatchAreCountedAsPast) {
   Loop l;
   CopyBatch batch(l.timer, microseconds(0), microseconds(2000));
@@ -208,17 +226,18 @@ TEST(CopyBatch, WithAnAlarmBeforeLatchCopiesGoNoSoonerThanTheirLetGo) {
   auto io = kj::setupAsyncIo();
   auto alarm = MonotonicAlarm::create(*io.lowLevelProvider);
   ASSERT_TRUE(alarm) << alarm.error().describe();
+  // A latch 400 ms out, let go 200 ms before it: far enough for a loaded machine to join in time.
   const int64_t startNs = monotonicNowNs();
-  const DisplayClock clock{startNs + 10'000'000, 10'000'000, 0};  // latch at 10 ms
+  const DisplayClock clock{startNs + 400'000'000, 400'000'000, 0};
   CopyBatch batch(
-      io.provider->getTimer(), microseconds(0), microseconds(2000), [clock] { return clock; },
+      io.provider->getTimer(), microseconds(0), microseconds(200'000), [clock] { return clock; },
       std::move(alarm).value());
   auto first = batch.join();
   auto second = batch.join();
   const int64_t latchNs = first.wait(io.waitScope);
   const int64_t goneNs = monotonicNowNs();
   EXPECT_EQ(latchNs, clock.originNs);
-  EXPECT_GE(goneNs, latchNs - 2'000'000);
+  EXPECT_GE(goneNs, latchNs - 200'000'000);
   EXPECT_EQ(second.wait(io.waitScope), latchNs);
   EXPECT_EQ(batch.batches(), 1u);
 }

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 #include <kj/async-io.h>
 
+#include <chrono>
+#include <thread>
+
 #include "xrc/monotonic_clock.hpp"
 
 namespace xrc {
@@ -30,14 +33,34 @@ TEST(MonotonicAlarm, WakesNoSoonerThanTheTimeAsked) {
   EXPECT_GE(monotonicNowNs(), nextNs);
 }
 
+// Waits for `wake`, and says whether it came within `bound` (a wake-up asked for now, not one
+// left armed for a minute).
+bool wokeWithin(kj::Promise<void> wake, kj::WaitScope& scope, kj::Timer& timer, kj::Duration bound) {
+  return wake.then([] { return true; }).exclusiveJoin(timer.afterDelay(bound).then([] { return false; })).wait(scope);
+}
+
 TEST(MonotonicAlarm, ATimePastWakesAtOnce) {
   AlarmLoop l;
   ASSERT_TRUE(l.alarm);
-  auto past = l.alarm->at(monotonicNowNs() - 1'000'000);
-  EXPECT_TRUE(past.poll(l.io.waitScope));
-  past.wait(l.io.waitScope);
-  auto zero = l.alarm->at(0);  // the clock's start: passed too (0 would disarm a timerfd)
-  EXPECT_TRUE(zero.poll(l.io.waitScope));
+  auto& timer = l.io.provider->getTimer();
+  EXPECT_TRUE(wokeWithin(l.alarm->at(monotonicNowNs() - 1'000'000), l.io.waitScope, timer, 5 * kj::SECONDS));
+  // The clock's start: passed too (0 would disarm a timerfd).
+  EXPECT_TRUE(wokeWithin(l.alarm->at(0), l.io.waitScope, timer, 5 * kj::SECONDS));
+}
+
+// A wake-up dropped after its time came leaves an expiration unread; arming again clears it.
+TEST(MonotonicAlarm, ArmingAgainForgetsADroppedWakeUpsExpiration) {
+  AlarmLoop l;
+  ASSERT_TRUE(l.alarm);
+  {
+    auto dropped = l.alarm->at(monotonicNowNs() + 1'000'000);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // it expires, unread
+  }
+  const int64_t atNs = monotonicNowNs() + 200'000'000;
+  auto next = l.alarm->at(atNs);
+  EXPECT_FALSE(next.poll(l.io.waitScope)) << "woken by the dropped wake-up's expiration";
+  next.wait(l.io.waitScope);
+  EXPECT_GE(monotonicNowNs(), atNs);
 }
 
 TEST(MonotonicAlarm, ASecondWakeUpWhileOneIsPendingFailsAndADroppedOneFreesIt) {
@@ -51,7 +74,7 @@ TEST(MonotonicAlarm, ASecondWakeUpWhileOneIsPendingFailsAndADroppedOneFreesIt) {
   }
   // The first dropped: the alarm takes a new time, which replaces the minute's.
   const int64_t atNs = monotonicNowNs() + 1'000'000;
-  l.alarm->at(atNs).wait(l.io.waitScope);
+  EXPECT_TRUE(wokeWithin(l.alarm->at(atNs), l.io.waitScope, l.io.provider->getTimer(), 30 * kj::SECONDS));
   EXPECT_GE(monotonicNowNs(), atNs);
 }
 
