@@ -60,7 +60,6 @@ kj::Promise<int64_t> CopyBatch::batchLetGoAt(LetGo letGo) {
     // opened here can end `taking`, as no other is open until it does.
     state.taking = true;
     state.letGoNs = nanosSinceOrigin(letGo.at);
-    state.latchNs = letGo.latchNs;
     state.batches++;
     kj::Promise<void> wake =
         alarm_ ? alarm_->at(state.letGoNs).attach(std::shared_ptr(alarm_)) : timer_.atTime(letGo.at);

@@ -73,7 +73,6 @@ class CopyBatch {
   struct State {
     bool taking = false;  // the latest batch takes copies until it is let go
     int64_t letGoNs = 0;  // before-latch batching: when the latest batch is let go
-    int64_t latchNs = 0;  // and the latch it is let go for (0: a window's batch)
     uint64_t batches = 0;
     uint64_t copies = 0;
     std::atomic<uint64_t> framesHeld{0};
