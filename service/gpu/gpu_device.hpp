@@ -38,7 +38,7 @@ struct DeviceOptions {
   VulkanFactory* factory = nullptr;  // null: plain vkCreateInstance/vkCreateDevice
   // The highest queue priority to ask for. A GPU time-sliced between many client processes
   // serves the display late when the compositor's queues rank no higher than the clients'
-  // (docs/BENCHMARKS.md, "32–64 clients": high cut missed vsyncs with 64 clients on the H100 by 3-4x;
+  // (docs/BENCHMARKS.md, "32–64 clients": high cut missed vsyncs with 64 clients on the H100 by 1.6-4x;
   // realtime made every submission slower there). Drivers refuse what the process may not have;
   // each lower one is tried in turn, down to medium (Vulkan's default).
   QueuePriority maxQueuePriority = QueuePriority::high;

@@ -49,7 +49,7 @@ kj::Promise<void> afterLatch(FrameScheduler& scheduler, kj::Timer& timer, int64_
 // Where the display latches at the vsync itself (headless, a window), the wake and the latch are
 // the same moment on two threads, and the answer waits for whichever comes second. Letting the
 // display thread's select() wake the answer instead of the timer was measured (docs/BENCHMARKS.md,
-// "Side by side with Monado"): no CPU saved, and in sanitized builds on a loaded machine the
+// "On the 2-core VM: the price of a wake-up"): no CPU saved, and in sanitized builds on a loaded machine the
 // answers reached clients later more often; not kept.
 kj::Promise<void> waitFrameWake(FrameScheduler& scheduler, kj::Timer& timer, int64_t wakeNs, int64_t latchedBeforeNs,
                                 int64_t periodNs, kj::Function<bool()> overtakes);
