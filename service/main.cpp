@@ -112,6 +112,7 @@ xrc::Status createBackend(const xrc::DaemonConfig& config, const HeadlessDisplay
   deviceOptions.deviceUuid = config.deviceUuid;
   deviceOptions.factory = instance.get();
   (void)gpu::parseQueuePriority(config.queuePriority, deviceOptions.maxQueuePriority);  // validated
+  deviceOptions.hostCopies = config.hostCopies != "off";
   const bool window = config.backend == "window" || config.mirror == "window";
   std::optional<present::WindowSystem> windowSystem;
   if (window) {
@@ -214,6 +215,7 @@ xrc::Result<xrc::DaemonConfig> effectiveConfig(const Options& options) {
   if (given.count("compose")) c.compose = cli.compose;
   if (given.count("environment_blend_modes")) c.environmentBlendModes = cli.environmentBlendModes;
   if (given.count("queue_priority")) c.queuePriority = cli.queuePriority;
+  if (given.count("host_copies")) c.hostCopies = cli.hostCopies;
   if (given.count("openxr_overlay")) c.openxrOverlay = cli.openxrOverlay;
   if (given.count("reprojection")) c.reprojection = cli.reprojection;
   for (const LimitKey& limit : limitKeys()) {
@@ -569,6 +571,11 @@ int main(int argc, char** argv) {
                       "tried when the driver refuses")
            ->capture_default_str(),
        "queue_priority"},
+      {app.add_option("--host-copies", cli.hostCopies,
+                      "Host sync mode on a CPU device (lavapipe) with VK_EXT_host_image_copy: auto copies "
+                      "released images on the daemon's thread instead of the copy queue; off never does")
+           ->capture_default_str(),
+       "host_copies"},
       {app.add_flag("--openxr-overlay", cli.openxrOverlay,
                     "openxr backend: run the daemon's session as an overlay over the runtime's primary application "
                     "(XR_EXTX_overlay)"),

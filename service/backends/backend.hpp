@@ -100,6 +100,9 @@ struct RuntimeImageLease {
   // queue's, the copy ends with the release half of an ownership transfer to it, and the backend
   // submits the acquire half on that family's queue. IGNORED: whatever queue the copy ran on.
   uint32_t ownerFamily = VK_QUEUE_FAMILY_IGNORED;
+  // The image has VK_IMAGE_USAGE_HOST_TRANSFER_BIT_EXT: a copy into it may run on the host, once
+  // waitSemaphore has reached waitValue, writing it in vk::attachmentLayout of its format.
+  bool hostTransfer = false;
 };
 
 // LOCAL space as the backend has it now; `changes` counts the moves since the daemon started.

@@ -94,6 +94,10 @@ Status validateConfig(const DaemonConfig& c, std::string_view p) {
     return makeError(ErrorCode::invalidArgument, "{} must be low, medium, high or realtime (got '{}')",
                      name("queue-priority", "queue_priority"), c.queuePriority);
   }
+  if (!oneOf(c.hostCopies, {"auto", "off"})) {
+    return makeError(ErrorCode::invalidArgument, "{} must be auto or off (got '{}')",
+                     name("host-copies", "host_copies"), c.hostCopies);
+  }
   if (c.shutdownGraceMs < 0 || c.shutdownGraceMs > 60000) {
     return makeError(ErrorCode::invalidArgument, "{} must be within 0..60000 (got {})",
                      name("shutdown-grace-ms", "shutdown_grace_ms"), c.shutdownGraceMs);
@@ -151,6 +155,8 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
       s = text(next.compose);
     } else if (k == "queue_priority") {
       s = text(next.queuePriority);
+    } else if (k == "host_copies") {
+      s = text(next.hostCopies);
     } else if (k == "refresh_hz") {
       if (!node.is_number()) {
         return makeError(ErrorCode::invalidArgument, "{}: 'refresh_hz' must be a number", where(source, node));
@@ -191,7 +197,7 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
       return makeError(ErrorCode::invalidArgument,
                        "{}: unknown key '{}' (known: backend, socket, refresh_hz, log_level, view_size, sync_mode, "
                        "device_uuid, shutdown_grace_ms, copy_batch_us, copy_batch_before_latch_us, mirror, "
-                       "head_motion, compose, environment_blend_modes, queue_priority, reprojection, "
+                       "head_motion, compose, environment_blend_modes, queue_priority, host_copies, reprojection, "
                        "openxr_overlay, or a limit: {})",
                        where(source, node), k, limitNames());
     }
@@ -254,6 +260,7 @@ std::vector<std::string> changedKeys(const DaemonConfig& a, const DaemonConfig& 
   if (a.compose != b.compose) out.push_back("compose");
   if (a.environmentBlendModes != b.environmentBlendModes) out.push_back("environment_blend_modes");
   if (a.queuePriority != b.queuePriority) out.push_back("queue_priority");
+  if (a.hostCopies != b.hostCopies) out.push_back("host_copies");
   if (a.openxrOverlay != b.openxrOverlay) out.push_back("openxr_overlay");
   if (a.reprojection != b.reprojection) out.push_back("reprojection");
   changedLimitKeys(a.limits, b.limits, out);

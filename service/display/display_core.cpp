@@ -131,7 +131,12 @@ std::optional<RuntimeImageLease> DisplayCore::freeImageLocked(LocalSwapchain& sw
     auto& per = swapchain.images[i];
     if (per.latest || per.displayHolds > 0 || per.pins > 0) continue;
     swapchain.next = (i + 1) % swapchain.imageCount();
-    return RuntimeImageLease{i, per.image.get(), submitter_->timeline().get(), per.lastRead};
+    return RuntimeImageLease{i,
+                             per.image.get(),
+                             submitter_->timeline().get(),
+                             per.lastRead,
+                             VK_QUEUE_FAMILY_IGNORED,
+                             (per.info.usage & VK_IMAGE_USAGE_HOST_TRANSFER_BIT_EXT) != 0};
   }
   return std::nullopt;
 }

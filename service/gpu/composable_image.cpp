@@ -43,6 +43,8 @@ Result<ComposableImage> createComposableImage(GpuDevice& gpu, const VkImageCreat
     info.pQueueFamilyIndices = nullptr;
   }
   info.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  // Host-mode copies into it may then run on the host (SharedSwapchain::hostCopy).
+  if (gpu.hostTransferUsable(info, /*exportOpaqueFd=*/false)) info.usage |= VK_IMAGE_USAGE_HOST_TRANSFER_BIT_EXT;
   VkDevice device = gpu.device();
   ComposableImage out;
   VkImage image = VK_NULL_HANDLE;

@@ -1,5 +1,7 @@
 #include "gpu_device.hpp"
 
+#include <algorithm>
+
 #include "../log.hpp"
 
 namespace xrc::gpu {
@@ -28,6 +30,47 @@ const char* globalPriorityExtension(VkPhysicalDevice physical) {
     return VK_EXT_GLOBAL_PRIORITY_EXTENSION_NAME;
   }
   return nullptr;
+}
+
+// VK_EXT_host_image_copy where it can save a queue submission: on a CPU device (lavapipe, whose
+// queue runs on a thread of its own that each submission wakes, docs/BENCHMARKS.md), with the
+// feature and the extensions it depends on under Vulkan 1.2. Empty when not to be enabled, with
+// the reason in `why`.
+std::vector<const char*> hostCopyExtensions(VkPhysicalDevice physical, const VkPhysicalDeviceProperties& props,
+                                            bool wanted, std::string& why) {
+  if (!wanted) {
+    why = "off (--host-copies=off)";
+    return {};
+  }
+  if (props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) {
+    why = "off (not a CPU device)";
+    return {};
+  }
+  std::vector<const char*> extensions{VK_EXT_HOST_IMAGE_COPY_EXTENSION_NAME, VK_KHR_COPY_COMMANDS_2_EXTENSION_NAME,
+                                      VK_KHR_FORMAT_FEATURE_FLAGS_2_EXTENSION_NAME};
+  for (const char* ext : extensions) {
+    if (!vk::deviceHasExtension(physical, ext)) {
+      why = fmt::format("off (the device has no {})", ext);
+      return {};
+    }
+  }
+  VkPhysicalDeviceHostImageCopyFeaturesEXT hostCopy{};
+  hostCopy.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_IMAGE_COPY_FEATURES_EXT;
+  VkPhysicalDeviceFeatures2 features{};
+  features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+  features.pNext = &hostCopy;
+  vkGetPhysicalDeviceFeatures2(physical, &features);
+  if (!hostCopy.hostImageCopy) {
+    why = "off (no hostImageCopy feature)";
+    return {};
+  }
+  return extensions;
+}
+
+std::string layoutList(const std::vector<VkImageLayout>& layouts) {
+  std::string out;
+  for (VkImageLayout l : layouts) out += fmt::format("{}{}", out.empty() ? "" : ",", int(l));
+  return out;
 }
 }  // namespace
 
@@ -90,6 +133,7 @@ Status GpuDevice::init(const DeviceOptions& options) {
     physical_ = candidate;
     facts_ = facts;
     timestampPeriod_ = props.limits.timestampPeriod;
+    physicalProps_ = props;
     break;
   }
   if (physical_ == VK_NULL_HANDLE) {
@@ -138,9 +182,23 @@ Status GpuDevice::init(const DeviceOptions& options) {
   const char* priorityExtension = globalPriorityExtension(physical_);
   if (priorityExtension != nullptr) extensions.push_back(priorityExtension);
   if (!options.instanceExtensions.empty()) extensions.push_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
+  std::string hostCopyState;
+  const std::vector<const char*> hostCopyExts =
+      hostCopyExtensions(physical_, physicalProps_, options.hostCopies, hostCopyState);
+  hostCopies_ = !hostCopyExts.empty();
+  for (const char* ext : hostCopyExts) {
+    if (std::none_of(extensions.begin(), extensions.end(),
+                     [&](const char* e) { return std::string_view(e) == std::string_view(ext); })) {
+      extensions.push_back(ext);
+    }
+  }
 
+  VkPhysicalDeviceHostImageCopyFeaturesEXT hostCopyFeatures{};
+  hostCopyFeatures.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_IMAGE_COPY_FEATURES_EXT;
+  hostCopyFeatures.hostImageCopy = VK_TRUE;
   VkPhysicalDeviceVulkan12Features features12{};
   features12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+  features12.pNext = hostCopies_ ? &hostCopyFeatures : nullptr;
   features12.timelineSemaphore = VK_TRUE;
   features12.hostQueryReset = VK_TRUE;
   VkDeviceCreateInfo dci{};
@@ -199,6 +257,33 @@ Status GpuDevice::init(const DeviceOptions& options) {
     getSemaphoreFd = reinterpret_cast<PFN_vkGetSemaphoreFdKHR>(vkGetDeviceProcAddr(device, "vkGetSemaphoreFdKHR"));
   }
   queryFormats();
+  if (hostCopies_) {
+    copyImageToImage =
+        reinterpret_cast<PFN_vkCopyImageToImageEXT>(vkGetDeviceProcAddr(device, "vkCopyImageToImageEXT"));
+    transitionImageLayout =
+        reinterpret_cast<PFN_vkTransitionImageLayoutEXT>(vkGetDeviceProcAddr(device, "vkTransitionImageLayoutEXT"));
+    VkPhysicalDeviceHostImageCopyPropertiesEXT hostCopy{};
+    hostCopy.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_IMAGE_COPY_PROPERTIES_EXT;
+    VkPhysicalDeviceProperties2 props2{};
+    props2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+    props2.pNext = &hostCopy;
+    vkGetPhysicalDeviceProperties2(physical_, &props2);
+    hostCopySrcLayouts_.resize(hostCopy.copySrcLayoutCount);
+    hostCopyDstLayouts_.resize(hostCopy.copyDstLayoutCount);
+    hostCopy.pCopySrcLayouts = hostCopySrcLayouts_.data();
+    hostCopy.pCopyDstLayouts = hostCopyDstLayouts_.data();
+    vkGetPhysicalDeviceProperties2(physical_, &props2);
+    hostCopySrcLayouts_.resize(hostCopy.copySrcLayoutCount);
+    hostCopyDstLayouts_.resize(hostCopy.copyDstLayoutCount);
+    if (copyImageToImage == nullptr || transitionImageLayout == nullptr) {
+      hostCopies_ = false;
+      hostCopyState = "off (the device's host image copy commands are missing)";
+    } else {
+      hostCopyState = fmt::format("on (VK_EXT_host_image_copy; copy layouts src [{}] dst [{}])",
+                                  layoutList(hostCopySrcLayouts_), layoutList(hostCopyDstLayouts_));
+    }
+  }
+  log::info("GPU: host-mode copies on the host: {}", hostCopyState);
   log::info(
       "GPU: '{}' device {} driver {}; copy queue family {}{}, graphics family {}; external "
       "semaphores: {}; queue priority {}",
@@ -206,6 +291,43 @@ Status GpuDevice::init(const DeviceOptions& options) {
       separateCopyFamily ? " (compute-only)" : "", graphicsFamily, facts_.externalSemaphoreFd ? "yes" : "no",
       priorityExtension != nullptr ? toString(queuePriority_) : "medium (no global priority extension)");
   return {};
+}
+
+bool GpuDevice::hostCopySrcLayout(VkImageLayout layout) const {
+  return std::find(hostCopySrcLayouts_.begin(), hostCopySrcLayouts_.end(), layout) != hostCopySrcLayouts_.end();
+}
+
+bool GpuDevice::hostCopyDstLayout(VkImageLayout layout) const {
+  return std::find(hostCopyDstLayouts_.begin(), hostCopyDstLayouts_.end(), layout) != hostCopyDstLayouts_.end();
+}
+
+bool GpuDevice::hostTransferUsable(const VkImageCreateInfo& image, bool exportOpaqueFd) const {
+  if (!hostCopies_ || image.samples != VK_SAMPLE_COUNT_1_BIT) return false;
+  VkFormatProperties3 features3{};
+  features3.sType = VK_STRUCTURE_TYPE_FORMAT_PROPERTIES_3;
+  VkFormatProperties2 features{};
+  features.sType = VK_STRUCTURE_TYPE_FORMAT_PROPERTIES_2;
+  features.pNext = &features3;
+  vkGetPhysicalDeviceFormatProperties2(physical_, image.format, &features);
+  const VkFormatFeatureFlags2 tilingFeatures =
+      image.tiling == VK_IMAGE_TILING_LINEAR ? features3.linearTilingFeatures : features3.optimalTilingFeatures;
+  if (!(tilingFeatures & VK_FORMAT_FEATURE_2_HOST_IMAGE_TRANSFER_BIT_EXT)) return false;
+  VkPhysicalDeviceExternalImageFormatInfo extInfo{};
+  extInfo.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO;
+  extInfo.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+  VkPhysicalDeviceImageFormatInfo2 info{};
+  info.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2;
+  info.pNext = exportOpaqueFd ? &extInfo : nullptr;
+  info.format = image.format;
+  info.type = image.imageType;
+  info.tiling = image.tiling;
+  info.usage = image.usage | VK_IMAGE_USAGE_HOST_TRANSFER_BIT_EXT;
+  info.flags = image.flags;
+  VkImageFormatProperties2 props{};
+  props.sType = VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2;
+  return vkGetPhysicalDeviceImageFormatProperties2(physical_, &info, &props) == VK_SUCCESS &&
+         props.imageFormatProperties.maxArrayLayers >= image.arrayLayers &&
+         props.imageFormatProperties.maxMipLevels >= image.mipLevels;
 }
 
 void GpuDevice::queryFormats() {

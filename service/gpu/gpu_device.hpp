@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "host_image_copy.hpp"
 #include "queue_priority.hpp"
 #include "xrc/protocol_rules.hpp"
 #include "xrc/thread_annotations.hpp"
@@ -45,6 +46,9 @@ struct DeviceOptions {
   // Instance extensions an output needs (the window's surface); with any, the device gets
   // VK_KHR_swapchain too.
   std::vector<const char*> instanceExtensions;
+  // On a CPU device (lavapipe) with VK_EXT_host_image_copy, host-mode copies may run on the
+  // calling thread instead of the copy queue (--host-copies=auto); false: never (off).
+  bool hostCopies = true;
 };
 
 class GpuDevice {
@@ -76,6 +80,18 @@ class GpuDevice {
   const std::vector<int64_t>& swapchainFormats() const { return formats_; }
   const std::vector<int64_t>& depthFormats() const { return depthFormats_; }
 
+  // VK_EXT_host_image_copy is enabled (a CPU device that has it, and the option allows it).
+  bool hostCopies() const { return hostCopies_; }
+  // Whether an image like `info` (exportable as OPAQUE_FD where `exportOpaqueFd`) may also have
+  // VK_IMAGE_USAGE_HOST_TRANSFER_BIT_EXT: host copies are on, it is single-sampled, its format has the host transfer
+  // feature and the device supports the image with that usage added.
+  bool hostTransferUsable(const VkImageCreateInfo& info, bool exportOpaqueFd) const;
+  // Whether the device can copy on the host from / into an image in `layout`.
+  bool hostCopySrcLayout(VkImageLayout layout) const;
+  bool hostCopyDstLayout(VkImageLayout layout) const;
+  PFN_vkCopyImageToImageEXT copyImageToImage = nullptr;
+  PFN_vkTransitionImageLayoutEXT transitionImageLayout = nullptr;
+
   PFN_vkGetMemoryFdKHR getMemoryFd = nullptr;
   PFN_vkGetSemaphoreFdKHR getSemaphoreFd = nullptr;
 
@@ -88,6 +104,7 @@ class GpuDevice {
   vk::DeviceOwner device_;
   DeviceFacts facts_;
   VkPhysicalDeviceMemoryProperties memory_{};
+  VkPhysicalDeviceProperties physicalProps_{};
   float timestampPeriod_ = 1.f;
   bool copyTimestamps_ = false;
   QueuePriority queuePriority_ = QueuePriority::medium;
@@ -97,6 +114,9 @@ class GpuDevice {
   Queue* graphicsQueue_ = nullptr;
   std::vector<int64_t> formats_;
   std::vector<int64_t> depthFormats_;
+  bool hostCopies_ = false;
+  std::vector<VkImageLayout> hostCopySrcLayouts_;
+  std::vector<VkImageLayout> hostCopyDstLayouts_;
 };
 
 }  // namespace xrc::gpu

@@ -1,6 +1,9 @@
 #include "shared_swapchain.hpp"
 
+#include <algorithm>
 #include <array>
+
+#include "../log.hpp"
 
 namespace xrc::gpu {
 
@@ -80,6 +83,13 @@ Result<std::unique_ptr<SharedSwapchain>> SharedSwapchain::create(GpuDevice& gpu,
 SharedSwapchain::~SharedSwapchain() {
   // Command buffers go with the pool; a copy still in flight must finish before the images go.
   (void)waitIdle(std::chrono::milliseconds(2000));
+  if (gpu_.hostCopies() && mode_ == SyncMode::host) {
+    const bool usable = !images_.empty() && images_.front().hostTransfer;
+    log::info(
+        "shared swapchain {}x{} format {} ({} layers, {} mips): {} copies made on the host, {} on the copy queue{}",
+        info_.extent.width, info_.extent.height, int(info_.format), info_.arrayLayers, info_.mipLevels, hostCopies_,
+        queueCopies_, usable ? "" : " (its format or usage allows no host transfer)");
+  }
 }
 
 Status SharedSwapchain::createImage(uint32_t index, ExportedImage& out) {
@@ -91,6 +101,13 @@ Status SharedSwapchain::createImage(uint32_t index, ExportedImage& out) {
   external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
   VkImageCreateInfo info = info_;
   info.pNext = &external;
+  // The daemon's image alone: the create info the client imports with (info_) stays without it.
+  // On a CPU device (the only one where host copies are on) usage changes nothing of the image's
+  // memory layout; formally a dedicated import names an image identical to the exported one's.
+  if (mode_ == SyncMode::host && gpu_.hostTransferUsable(info, /*exportOpaqueFd=*/true)) {
+    info.usage |= VK_IMAGE_USAGE_HOST_TRANSFER_BIT_EXT;
+    per.hostTransfer = true;
+  }
   VkImage image = VK_NULL_HANDLE;
   if (auto s = vk::check(vkCreateImage(device, &info, nullptr, &image), "vkCreateImage(shared)"); !s) return s;
   per.image = vk::Image(device, image);
@@ -265,6 +282,13 @@ Result<PreparedCopy> SharedSwapchain::prepareCopy(uint32_t index, const RuntimeI
   // again, so this is (almost always) already signalled.
   if (auto s = waitPrevious(per, index, timeout, &copy.result.gpuCopyUs); !s) return s.error();
 
+  if (mode_ == SyncMode::host && hostCopy(per, lease)) {
+    copy.onHost = true;
+    copy.result.onHost = true;
+    copy.result.copyValue = 0;  // complete: the composition waits for nothing
+    return copy;
+  }
+
   copy.timed = timestamps_ && per.copiesUntilTimed == 0;
   auto commands = copyCommands(per, index, lease, copy.timed);
   if (!commands) return commands.error();
@@ -290,19 +314,22 @@ Result<PreparedCopy> SharedSwapchain::prepareCopy(uint32_t index, const RuntimeI
 }
 
 Status submitCopies(std::span<PreparedCopy> copies) {
-  if (copies.empty()) return {};
+  const size_t queued =
+      size_t(std::count_if(copies.begin(), copies.end(), [](const PreparedCopy& c) { return !c.onHost; }));
+  if (queued == 0) return {};
   // One device and one copy timeline serve every swapchain of the daemon.
   GpuDevice& gpu = copies.front().swapchain->gpu_;
   Timeline& copyTimeline = copies.front().swapchain->copyTimeline_;
-  std::vector<VkTimelineSemaphoreSubmitInfo> values(copies.size());
-  std::vector<VkSubmitInfo> submits(copies.size());
+  std::vector<VkTimelineSemaphoreSubmitInfo> values(queued);
+  std::vector<VkSubmitInfo> submits(queued);
   {
     // Copies are submitted from more than one thread: the timeline's values must rise in the
     // order the queue executes them, so they are taken under the queue's lock.
     Queue& queue = gpu.copyQueue();
     Lock lock(queue.submitMutex);
-    for (size_t i = 0; i < copies.size(); ++i) {
-      PreparedCopy& copy = copies[i];
+    size_t i = 0;
+    for (PreparedCopy& copy : copies) {
+      if (copy.onHost) continue;
       copy.result.copyValue = copyTimeline.next();
       copy.signalValues[copy.signalCount - 1] = copy.result.copyValue;
       VkTimelineSemaphoreSubmitInfo& timeline = values[i];
@@ -321,6 +348,7 @@ Status submitCopies(std::span<PreparedCopy> copies) {
       submit.pCommandBuffers = &copy.commands;
       submit.signalSemaphoreCount = copy.signalCount;
       submit.pSignalSemaphores = copy.signals.data();
+      ++i;
     }
     if (auto s = vk::check(vkQueueSubmit(queue.queue, uint32_t(submits.size()), submits.data(), VK_NULL_HANDLE),
                            "vkQueueSubmit(copy)");
@@ -329,6 +357,8 @@ Status submitCopies(std::span<PreparedCopy> copies) {
     }
   }
   for (PreparedCopy& copy : copies) {
+    if (copy.onHost) continue;
+    copy.swapchain->queueCopies_++;
     SharedSwapchain::PerImage& per = copy.swapchain->images_[copy.index];
     per.submitted = true;
     per.submittedValue = copy.result.copyValue;
@@ -338,6 +368,70 @@ Status submitCopies(std::span<PreparedCopy> copies) {
     }
   }
   return {};
+}
+
+// Host mode, on a CPU device with VK_EXT_host_image_copy (GpuDevice::hostCopies): the copy of a
+// release on the calling thread, saving the copy queue's thread a wake-up (on lavapipe one costs
+// more than the copy's memcpy). Only where nothing needs waiting for, as a submission would:
+//  - the shared image: the client waited for its rendering's fence before it sent the release
+//    (client-lib release(), host mode), and left it in TRANSFER_SRC_OPTIMAL, released to
+//    QUEUE_FAMILY_EXTERNAL (host copies need no ownership transfer: VK_EXT_host_image_copy has
+//    host access use the image as laid out for its layout, the same on every queue family). Its
+//    own previous copy is complete (prepareCopy waited for it).
+//  - the runtime image: its last read by the composition (the lease's waitSemaphore at
+//    waitValue) is complete, looked at without waiting; and no copy is in flight on the copy
+//    queue, which orders copies into the same runtime image there but not against the host (an
+//    earlier copy into this image may not have been read by any composition).
+// The runtime image is written in the layout the composition expects after a copy
+// (vk::attachmentLayout); its old contents are discarded, as the queue copy does. The display's
+// submission that reads it comes later (releaseImage, under the display's lock): a queue
+// submission makes the host's earlier writes visible to it.
+bool SharedSwapchain::hostCopy(PerImage& per, const RuntimeImageLease& lease) {
+  if (!per.hostTransfer || !lease.hostTransfer || lease.ownerFamily != VK_QUEUE_FAMILY_IGNORED) return false;
+  const VkImageLayout srcLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+  const VkImageLayout dstLayout = vk::attachmentLayout(info_.format);
+  if (!gpu_.hostCopySrcLayout(srcLayout) || !gpu_.hostCopyDstLayout(dstLayout)) return false;
+  if (!copyTimeline_.reached(copyTimeline_.last())) return false;
+  VkDevice device = gpu_.device();
+  if (lease.waitSemaphore != VK_NULL_HANDLE) {
+    uint64_t value = 0;
+    if (vkGetSemaphoreCounterValue(device, lease.waitSemaphore, &value) != VK_SUCCESS || value < lease.waitValue) {
+      return false;
+    }
+  }
+  const VkImageAspectFlags aspect = vk::aspectMask(info_.format);
+  VkHostImageLayoutTransitionInfoEXT toDst{};
+  toDst.sType = VK_STRUCTURE_TYPE_HOST_IMAGE_LAYOUT_TRANSITION_INFO_EXT;
+  toDst.image = lease.image;
+  toDst.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;  // discarded: every texel is copied
+  toDst.newLayout = dstLayout;
+  toDst.subresourceRange = {aspect, 0, info_.mipLevels, 0, info_.arrayLayers};
+  if (VkResult r = gpu_.transitionImageLayout(device, 1, &toDst); r != VK_SUCCESS) {
+    log::warn("vkTransitionImageLayoutEXT failed ({}); copying on the copy queue", int(r));
+    return false;
+  }
+  std::vector<VkImageCopy2> regions(info_.mipLevels);
+  for (uint32_t mip = 0; mip < info_.mipLevels; ++mip) {
+    VkImageCopy2& r = regions[mip];
+    r.sType = VK_STRUCTURE_TYPE_IMAGE_COPY_2;
+    r.srcSubresource = {aspect, mip, 0, info_.arrayLayers};
+    r.dstSubresource = {aspect, mip, 0, info_.arrayLayers};
+    r.extent = {std::max(1u, info_.extent.width >> mip), std::max(1u, info_.extent.height >> mip), 1};
+  }
+  VkCopyImageToImageInfoEXT copy{};
+  copy.sType = VK_STRUCTURE_TYPE_COPY_IMAGE_TO_IMAGE_INFO_EXT;
+  copy.srcImage = per.image.get();
+  copy.srcImageLayout = srcLayout;
+  copy.dstImage = lease.image;
+  copy.dstImageLayout = dstLayout;
+  copy.regionCount = uint32_t(regions.size());
+  copy.pRegions = regions.data();
+  if (VkResult r = gpu_.copyImageToImage(device, &copy); r != VK_SUCCESS) {
+    log::warn("vkCopyImageToImageEXT failed ({}); copying on the copy queue", int(r));
+    return false;
+  }
+  hostCopies_++;
+  return true;
 }
 
 Result<CopyResult> SharedSwapchain::copyToRuntime(uint32_t index, const RuntimeImageLease& lease,

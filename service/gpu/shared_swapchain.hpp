@@ -37,6 +37,9 @@ struct CopyResult {
   uint32_t runtimeIndex = 0;
   uint64_t copyValue = 0;           // copy timeline value signalled by this copy
   std::optional<double> gpuCopyUs;  // of this copy (host mode) or of the image's previous one, when sampled
+  // Host mode: the copy ran on the calling thread (vkCopyImageToImageEXT) and is complete; its
+  // copyValue is 0 (nothing to wait for) and it is not submitted.
+  bool onHost = false;
 };
 
 class SharedSwapchain;
@@ -56,12 +59,14 @@ struct PreparedCopy {
   std::array<uint64_t, 3> signalValues{};
   uint32_t signalCount = 0;  // the last one is the copy timeline
   CopyResult result;         // copyValue set once submitted
+  bool onHost = false;       // done already on the host (result.onHost): submitCopies leaves it out
 };
 
 // Submits `copies` (prepared by their swapchains, in that order) to the copy queue as one
 // submission: one vkQueueSubmit, and on a driver with a submit thread (lavapipe) one wake-up of it,
 // for all of them. Each signals the next value of the copy timeline their swapchains share. On
-// failure none is submitted.
+// failure none is submitted. Copies made on the host already (onHost) are left out; when all
+// were, nothing is submitted.
 Status submitCopies(std::span<PreparedCopy> copies);
 
 class SharedSwapchain {
@@ -99,6 +104,8 @@ class SharedSwapchain {
                                    bool waitInHostMode = true);
   // The first half of copyToRuntime: waits (bounded) for the image's previous copy and records
   // this one, for submitCopies. Until that submission is made, nothing of this image may be.
+  // Host mode, where both images allow it and the runtime image's last reader is done: copies on
+  // the calling thread instead (the result is onHost, complete; see hostCopy()).
   Result<PreparedCopy> prepareCopy(uint32_t index, const RuntimeImageLease& lease, std::chrono::milliseconds timeout);
   // True when a copy of `index` can be recorded and submitted without waiting: the image's
   // previous copy (whose command buffer is reused) has finished.
@@ -146,9 +153,14 @@ class SharedSwapchain {
     // Copies of this image to pass before the next is timed: the first ones (cold, the first use
     // of its memory and command buffers) are not, as they would stand out in a sampled p99.
     uint32_t copiesUntilTimed = kCopyTimeSampleInterval - 1;
+    bool hostTransfer = false;  // created with VK_IMAGE_USAGE_HOST_TRANSFER_BIT_EXT (not in info_)
   };
 
   Status createImage(uint32_t index, ExportedImage& out);
+  // Host mode: copies shared image `index` into the leased runtime image on this thread with
+  // VK_EXT_host_image_copy when it can without waiting (see shared_swapchain.cpp); false: it did
+  // not, and the copy goes to the copy queue.
+  bool hostCopy(PerImage& image, const RuntimeImageLease& lease);
   std::optional<double> readCopyTime(uint32_t index);
   // Waits for the image's previous submission (its command buffer is reused).
   Status waitPrevious(PerImage& image, uint32_t index, std::chrono::milliseconds timeout,
@@ -169,6 +181,8 @@ class SharedSwapchain {
   vk::QueryPool timestamps_;                          // two per image: before and after the copy
   std::shared_ptr<vk::Semaphore> renderingTimeline_;  // timeline mode
   vk::Semaphore copyingTimeline_;                     // timeline mode
+  uint64_t hostCopies_ = 0;                           // copies made on the host, and on the copy queue
+  uint64_t queueCopies_ = 0;
 };
 
 }  // namespace xrc::gpu

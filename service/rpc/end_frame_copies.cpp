@@ -20,7 +20,8 @@ bool EndFrameCopies::holds(uint32_t swapchainId) const {
 void EndFrameCopies::submit() {
   if (copies_.empty()) return;
   const Status submitted = gpu::submitCopies(copies_);
-  if (submitted) submissions_++;
+  const bool queued = std::any_of(copies_.begin(), copies_.end(), [](const gpu::PreparedCopy& c) { return !c.onHost; });
+  if (submitted && queued) submissions_++;
   // Taken out first: a settle may add to a new batch of this object's, never to this one.
   std::vector<gpu::PreparedCopy> copies = std::move(copies_);
   std::vector<Held> held = std::move(held_);

@@ -126,7 +126,7 @@ Result<gpu::CopyResult> settleCopy(DaemonContext& ctx, SwapchainCore& core, Clie
 Result<gpu::CopyResult> copyRelease(DaemonContext& ctx, SwapchainCore& core, ClientRecord& client, uint32_t index,
                                     const RuntimeImageLease& lease, bool waitInHostMode) {
   auto copy = core.shared->copyToRuntime(index, lease, ctx.gpuTimeout, waitInHostMode);
-  if (copy) client.copySubmissions++;
+  if (copy && !copy.value().onHost) client.copySubmissions++;
   return settleCopy(ctx, core, client, index, lease, std::move(copy));
 }
 
