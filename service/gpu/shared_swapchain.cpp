@@ -86,9 +86,11 @@ SharedSwapchain::~SharedSwapchain() {
   if (gpu_.hostCopies() && mode_ == SyncMode::host) {
     const bool usable = !images_.empty() && images_.front().hostTransfer;
     log::info(
-        "shared swapchain {}x{} format {} ({} layers, {} mips): {} copies made on the host, {} on the copy queue{}",
+        "shared swapchain {}x{} format {} ({} layers, {} mips): {} copies made on the host (mean {:.1f} us on the "
+        "calling thread), {} on the copy queue{}",
         info_.extent.width, info_.extent.height, int(info_.format), info_.arrayLayers, info_.mipLevels, hostCopies_,
-        queueCopies_, usable ? "" : " (its format or usage allows no host transfer)");
+        hostCopies_ > 0 ? double(hostCopyNs_) / double(hostCopies_) / 1e3 : 0.0, queueCopies_,
+        usable ? "" : " (its format or usage allows no host transfer)");
   }
 }
 
@@ -399,6 +401,7 @@ bool SharedSwapchain::hostCopy(PerImage& per, const RuntimeImageLease& lease) {
       return false;
     }
   }
+  const auto started = std::chrono::steady_clock::now();
   const VkImageAspectFlags aspect = vk::aspectMask(info_.format);
   VkHostImageLayoutTransitionInfoEXT toDst{};
   toDst.sType = VK_STRUCTURE_TYPE_HOST_IMAGE_LAYOUT_TRANSITION_INFO_EXT;
@@ -431,6 +434,8 @@ bool SharedSwapchain::hostCopy(PerImage& per, const RuntimeImageLease& lease) {
     return false;
   }
   hostCopies_++;
+  hostCopyNs_ += uint64_t(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count());
   return true;
 }
 

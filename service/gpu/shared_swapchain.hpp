@@ -183,6 +183,7 @@ class SharedSwapchain {
   vk::Semaphore copyingTimeline_;                     // timeline mode
   uint64_t hostCopies_ = 0;                           // copies made on the host, and on the copy queue
   uint64_t queueCopies_ = 0;
+  uint64_t hostCopyNs_ = 0;  // the host copies' time on the calling thread, together
 };
 
 }  // namespace xrc::gpu
