@@ -46,6 +46,21 @@ std::vector<const char*> hostCopyExtensions(VkPhysicalDevice physical, const VkP
     why = "off (not a CPU device)";
     return {};
   }
+  // The daemon's shared images get VK_IMAGE_USAGE_HOST_TRANSFER_BIT_EXT, the clients' imports of
+  // the same memory do not (an app's device cannot be made to enable the extension). The spec
+  // asks a dedicated import for an identical image; what makes the two compatible is that
+  // llvmpipe lays an image out the same whatever its usage (no tiling, no compression), so only
+  // that driver is trusted with it (docs/SYNC.md, "Host mode").
+  VkPhysicalDeviceDriverProperties driver{};
+  driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
+  VkPhysicalDeviceProperties2 props2{};
+  props2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+  props2.pNext = &driver;
+  vkGetPhysicalDeviceProperties2(physical, &props2);
+  if (driver.driverID != VK_DRIVER_ID_MESA_LLVMPIPE) {
+    why = "off (a CPU device other than Mesa's llvmpipe)";
+    return {};
+  }
   std::vector<const char*> extensions{VK_EXT_HOST_IMAGE_COPY_EXTENSION_NAME, VK_KHR_COPY_COMMANDS_2_EXTENSION_NAME,
                                       VK_KHR_FORMAT_FEATURE_FLAGS_2_EXTENSION_NAME};
   for (const char* ext : extensions) {

@@ -284,11 +284,14 @@ Result<PreparedCopy> SharedSwapchain::prepareCopy(uint32_t index, const RuntimeI
   // again, so this is (almost always) already signalled.
   if (auto s = waitPrevious(per, index, timeout, &copy.result.gpuCopyUs); !s) return s.error();
 
-  if (mode_ == SyncMode::host && hostCopy(per, lease)) {
-    copy.onHost = true;
-    copy.result.onHost = true;
-    copy.result.copyValue = 0;  // complete: the composition waits for nothing
-    return copy;
+  if (mode_ == SyncMode::host) {
+    if (const std::optional<double> hostUs = hostCopy(per, lease)) {
+      copy.onHost = true;
+      copy.result.onHost = true;
+      copy.result.copyValue = 0;       // complete: the composition waits for nothing
+      copy.result.gpuCopyUs = hostUs;  // the copy's time, here on the calling thread
+      return copy;
+    }
   }
 
   copy.timed = timestamps_ && per.copiesUntilTimed == 0;
@@ -388,17 +391,17 @@ Status submitCopies(std::span<PreparedCopy> copies) {
 // (vk::attachmentLayout); its old contents are discarded, as the queue copy does. The display's
 // submission that reads it comes later (releaseImage, under the display's lock): a queue
 // submission makes the host's earlier writes visible to it.
-bool SharedSwapchain::hostCopy(PerImage& per, const RuntimeImageLease& lease) {
-  if (!per.hostTransfer || !lease.hostTransfer || lease.ownerFamily != VK_QUEUE_FAMILY_IGNORED) return false;
+std::optional<double> SharedSwapchain::hostCopy(PerImage& per, const RuntimeImageLease& lease) {
+  if (!per.hostTransfer || !lease.hostTransfer || lease.ownerFamily != VK_QUEUE_FAMILY_IGNORED) return std::nullopt;
   const VkImageLayout srcLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
   const VkImageLayout dstLayout = vk::attachmentLayout(info_.format);
-  if (!gpu_.hostCopySrcLayout(srcLayout) || !gpu_.hostCopyDstLayout(dstLayout)) return false;
-  if (!copyTimeline_.reached(copyTimeline_.last())) return false;
+  if (!gpu_.hostCopySrcLayout(srcLayout) || !gpu_.hostCopyDstLayout(dstLayout)) return std::nullopt;
+  if (!copyTimeline_.reached(copyTimeline_.last())) return std::nullopt;
   VkDevice device = gpu_.device();
   if (lease.waitSemaphore != VK_NULL_HANDLE) {
     uint64_t value = 0;
     if (vkGetSemaphoreCounterValue(device, lease.waitSemaphore, &value) != VK_SUCCESS || value < lease.waitValue) {
-      return false;
+      return std::nullopt;
     }
   }
   const auto started = std::chrono::steady_clock::now();
@@ -411,7 +414,7 @@ bool SharedSwapchain::hostCopy(PerImage& per, const RuntimeImageLease& lease) {
   toDst.subresourceRange = {aspect, 0, info_.mipLevels, 0, info_.arrayLayers};
   if (VkResult r = gpu_.transitionImageLayout(device, 1, &toDst); r != VK_SUCCESS) {
     log::warn("vkTransitionImageLayoutEXT failed ({}); copying on the copy queue", int(r));
-    return false;
+    return std::nullopt;
   }
   std::vector<VkImageCopy2> regions(info_.mipLevels);
   for (uint32_t mip = 0; mip < info_.mipLevels; ++mip) {
@@ -431,12 +434,12 @@ bool SharedSwapchain::hostCopy(PerImage& per, const RuntimeImageLease& lease) {
   copy.pRegions = regions.data();
   if (VkResult r = gpu_.copyImageToImage(device, &copy); r != VK_SUCCESS) {
     log::warn("vkCopyImageToImageEXT failed ({}); copying on the copy queue", int(r));
-    return false;
+    return std::nullopt;
   }
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started);
   hostCopies_++;
-  hostCopyNs_ += uint64_t(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count());
-  return true;
+  hostCopyNs_ += uint64_t(ns.count());
+  return double(ns.count()) / 1000.0;
 }
 
 Result<CopyResult> SharedSwapchain::copyToRuntime(uint32_t index, const RuntimeImageLease& lease,

@@ -35,8 +35,10 @@ struct ExportedTimelines {
 
 struct CopyResult {
   uint32_t runtimeIndex = 0;
-  uint64_t copyValue = 0;           // copy timeline value signalled by this copy
-  std::optional<double> gpuCopyUs;  // of this copy (host mode) or of the image's previous one, when sampled
+  uint64_t copyValue = 0;  // copy timeline value signalled by this copy
+  // Of this copy (host mode; a copy made on the host: its time on the calling thread) or of the
+  // image's previous one, when sampled.
+  std::optional<double> gpuCopyUs;
   // Host mode: the copy ran on the calling thread (vkCopyImageToImageEXT) and is complete; its
   // copyValue is 0 (nothing to wait for) and it is not submitted.
   bool onHost = false;
@@ -158,9 +160,9 @@ class SharedSwapchain {
 
   Status createImage(uint32_t index, ExportedImage& out);
   // Host mode: copies shared image `index` into the leased runtime image on this thread with
-  // VK_EXT_host_image_copy when it can without waiting (see shared_swapchain.cpp); false: it did
-  // not, and the copy goes to the copy queue.
-  bool hostCopy(PerImage& image, const RuntimeImageLease& lease);
+  // VK_EXT_host_image_copy when it can without waiting (see shared_swapchain.cpp), and answers
+  // how long that took (µs); nullopt: it did not, and the copy goes to the copy queue.
+  std::optional<double> hostCopy(PerImage& image, const RuntimeImageLease& lease);
   std::optional<double> readCopyTime(uint32_t index);
   // Waits for the image's previous submission (its command buffer is reused).
   Status waitPrevious(PerImage& image, uint32_t index, std::chrono::milliseconds timeout,

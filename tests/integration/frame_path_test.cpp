@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -135,6 +136,57 @@ void runFramePath(const std::map<std::string, std::string>& env, uint64_t frames
 }
 
 TEST(FramePath, FourClientsPixelExact) { runFramePath({}, 300); }
+
+// On Mesa's llvmpipe with VK_EXT_host_image_copy (Mesa 24.1 on), host-mode copies run on the
+// daemon's thread instead of the copy queue (docs/SYNC.md, "Host mode"): no copy submission, the
+// same pixels, and each copy's time in the status. Where the daemon says host copies are off it
+// is skipped, unless XRC_REQUIRE_HOST_COPIES is set (tests/monado/run-monado.sh runs it in the
+// Debian trixie root, whose Mesa has them).
+TEST(FramePath, HostCopiesWhereTheDriverHasThem) {
+  TempDir dir;
+  Daemon daemon(dir, {"--sync-mode", "host"});
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  if (daemon.process().output().find("host-mode copies on the host: on") == std::string::npos) {
+    if (std::getenv("XRC_REQUIRE_HOST_COPIES") != nullptr) FAIL() << daemon.process().output();
+    GTEST_SKIP() << "the daemon's device copies on its queue here (no llvmpipe with VK_EXT_host_image_copy)";
+  }
+  constexpr uint64_t kFrames = 120;
+  Client c;
+  c.spec = {"echo", 55, kFrames, "separate", false, true, 32, 16, 16, 1};
+  c.process = startDemo(daemon, dir, c.spec);
+  ASSERT_TRUE(c.process->waitForOutput("frames " + std::to_string(kFrames) + " ok", kLong)) << c.process->output();
+  ASSERT_TRUE(parseIdentity(c.process->output(), c.id)) << c.process->output();
+  EXPECT_EQ(c.id.syncMode, "host");
+
+  auto control = daemon.control();
+  ASSERT_TRUE(control);
+  auto status = control->status();
+  ASSERT_TRUE(status) << status.error().describe();
+  auto* client = findClient(status.value(), c.id.clientId);
+  ASSERT_NE(client, nullptr);
+  EXPECT_EQ(client->releases, kFrames * c.id.swapchains.size());
+  EXPECT_EQ(client->copySubmissions, 0u) << "copies went to the copy queue";
+  EXPECT_GT(client->gpuCopyUsP50, 0.f) << "host copies report their time";
+  for (uint32_t i = 0; i < c.id.swapchains.size(); ++i) {
+    auto read = control->readSwapchain(c.id.clientId, c.id.swapchains[i]);
+    ASSERT_TRUE(read) << read.error().describe();
+    EXPECT_EQ(read.value().releaseOrdinal, kFrames - 1);
+    std::string first;
+    EXPECT_EQ(countPatternMismatches(read.value().pixels, c.spec.seed, i, kFrames - 1, &first), 0u)
+        << "swapchain " << i << ": " << first;
+  }
+  auto display = control->readDisplay();
+  ASSERT_TRUE(display) << display.error().describe();
+  std::string first;
+  EXPECT_EQ(countDisplayMismatches(display.value().pixels, kView, c.spec.seed, kFrames - 1,
+                                   {{c.spec.seed, c.spec.quadX, c.spec.quadY, c.spec.quadPx}}, &first),
+            0u)
+      << "first at " << first;
+  c.process->closeStdin();
+  EXPECT_EQ(c.process->wait(std::chrono::seconds(30)), 0) << c.process->output();
+  daemon.process().signal(SIGTERM);
+  EXPECT_EQ(daemon.process().wait(std::chrono::seconds(20)), 0) << daemon.process().output();
+}
 
 // Binary mode: the copies an endFrame carries wait for their own rendering_done semaphores within
 // the one submission they share.

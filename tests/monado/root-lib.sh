@@ -17,6 +17,8 @@ xrc_root_install() {
   rm -rf "$opt" && mkdir -p "$opt/bin" "$opt/lib" || return 1
   cp "$build/service/xr-compositord" "$build/tools/xr-compositorctl" "$build/tools/xr-compositor-demo" "$opt/bin/" ||
     return 1
+  # The integration tests too, where built: some run against this root's Mesa (run-monado.sh).
+  if [ -x "$build/tests/integration-tests" ]; then cp "$build/tests/integration-tests" "$opt/bin/" || return 1; fi
   cp -P "$build"/client-lib/libxr-compositor-client.so "$build"/client-lib/libxr-compositor-client.so.0 \
     "$build"/client-lib/libxr-compositor-client.so.0.1.0 "$build/client-lib/libxr-compositor-openxr.so" \
     "$build/client-lib/openxr_xr-compositor.json" "$opt/lib/" || return 1

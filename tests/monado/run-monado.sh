@@ -180,5 +180,19 @@ if [ -n "$errors" ]; then
   echo "$errors" | head -20
   fail "error lines in the daemon's log"
 fi
+# The headless daemon on this root's lavapipe (Mesa 25), whose VK_EXT_host_image_copy makes
+# host-mode copies run on the daemon's thread (docs/SYNC.md, "Host mode"): the frame path's pixel
+# tests there, the copies on the host required (Debian 12's Mesa has no such copies).
+if [ -x "$root/opt/xrc/bin/integration-tests" ]; then
+  echo "=== monado: the frame path's pixel tests on the root's lavapipe (host-mode copies on the host)"
+  "${in_root[@]}" XRC_DAEMON=/opt/xrc/bin/xr-compositord XRC_DEMO=/opt/xrc/bin/xr-compositor-demo \
+    XRC_CTL=/opt/xrc/bin/xr-compositorctl XRC_REQUIRE_HOST_COPIES=1 integration-tests \
+    --gtest_filter='FramePath.HostCopiesWhereTheDriverHasThem:FramePath.FourClientsPixelExact' \
+    >"$out/root-pixel-tests.log" 2>&1 || {
+    tail -30 "$out/root-pixel-tests.log"
+    fail "the pixel tests on the root's lavapipe (see $out/root-pixel-tests.log)"
+  }
+  grep -E '^\[ +(OK|FAILED|SKIPPED) ' "$out/root-pixel-tests.log" || true
+fi
 [ $status = 0 ] && echo "monado: passed ($hz Hz)"
 exit $status
