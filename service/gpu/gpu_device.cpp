@@ -338,11 +338,21 @@ bool GpuDevice::hostTransferUsable(const VkImageCreateInfo& image, bool exportOp
   info.tiling = image.tiling;
   info.usage = image.usage | VK_IMAGE_USAGE_HOST_TRANSFER_BIT_EXT;
   info.flags = image.flags;
+  VkExternalImageFormatProperties external{};
+  external.sType = VK_STRUCTURE_TYPE_EXTERNAL_IMAGE_FORMAT_PROPERTIES;
   VkImageFormatProperties2 props{};
   props.sType = VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2;
-  return vkGetPhysicalDeviceImageFormatProperties2(physical_, &info, &props) == VK_SUCCESS &&
-         props.imageFormatProperties.maxArrayLayers >= image.arrayLayers &&
-         props.imageFormatProperties.maxMipLevels >= image.mipLevels;
+  props.pNext = exportOpaqueFd ? &external : nullptr;
+  if (vkGetPhysicalDeviceImageFormatProperties2(physical_, &info, &props) != VK_SUCCESS) return false;
+  const VkImageFormatProperties& limits = props.imageFormatProperties;
+  if (limits.maxArrayLayers < image.arrayLayers || limits.maxMipLevels < image.mipLevels ||
+      limits.maxExtent.width < image.extent.width || limits.maxExtent.height < image.extent.height) {
+    return false;
+  }
+  // Still exported and imported as the shared image is without the usage.
+  const VkExternalMemoryFeatureFlags shareable =
+      VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT | VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT;
+  return !exportOpaqueFd || (external.externalMemoryProperties.externalMemoryFeatures & shareable) == shareable;
 }
 
 void GpuDevice::queryFormats() {

@@ -285,11 +285,11 @@ Result<PreparedCopy> SharedSwapchain::prepareCopy(uint32_t index, const RuntimeI
   if (auto s = waitPrevious(per, index, timeout, &copy.result.gpuCopyUs); !s) return s.error();
 
   if (mode_ == SyncMode::host) {
-    if (const std::optional<double> hostUs = hostCopy(per, lease)) {
+    if (const std::optional<HostCopy> done = hostCopy(per, lease)) {
       copy.onHost = true;
       copy.result.onHost = true;
-      copy.result.copyValue = 0;       // complete: the composition waits for nothing
-      copy.result.gpuCopyUs = hostUs;  // the copy's time, here on the calling thread
+      copy.result.copyValue = done->copyValue;  // signalled already: the composition waits for nothing
+      copy.result.gpuCopyUs = done->us;         // the copy's time, here on the calling thread
       return copy;
     }
   }
@@ -391,19 +391,29 @@ Status submitCopies(std::span<PreparedCopy> copies) {
 // (vk::attachmentLayout); its old contents are discarded, as the queue copy does. The display's
 // submission that reads it comes later (releaseImage, under the display's lock): a queue
 // submission makes the host's earlier writes visible to it.
-std::optional<double> SharedSwapchain::hostCopy(PerImage& per, const RuntimeImageLease& lease) {
+std::optional<SharedSwapchain::HostCopy> SharedSwapchain::hostCopy(PerImage& per, const RuntimeImageLease& lease) {
   if (!per.hostTransfer || !lease.hostTransfer || lease.ownerFamily != VK_QUEUE_FAMILY_IGNORED) return std::nullopt;
+  // A large image would hold the calling thread (the RPC thread, which answers every client) for
+  // its whole memcpy; the copy queue's thread takes those.
+  const uint64_t bytes = uint64_t(info_.extent.width) * info_.extent.height * info_.arrayLayers *
+                         vk::texelSize(info_.format) * (info_.mipLevels > 1 ? 2 : 1);
+  if (bytes > kMaxHostCopyBytes) return std::nullopt;
   const VkImageLayout srcLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
   const VkImageLayout dstLayout = vk::attachmentLayout(info_.format);
   if (!gpu_.hostCopySrcLayout(srcLayout) || !gpu_.hostCopyDstLayout(dstLayout)) return std::nullopt;
-  if (!copyTimeline_.reached(copyTimeline_.last())) return std::nullopt;
   VkDevice device = gpu_.device();
-  if (lease.waitSemaphore != VK_NULL_HANDLE) {
+  if (lease.waitSemaphore != VK_NULL_HANDLE && lease.waitValue > 0) {
     uint64_t value = 0;
     if (vkGetSemaphoreCounterValue(device, lease.waitSemaphore, &value) != VK_SUCCESS || value < lease.waitValue) {
       return std::nullopt;
     }
   }
+  // Under the copy queue's submit lock, with every copy value handed out reached: no copy into
+  // this runtime image is still running on the queue (one abandoned after a timed-out wait may
+  // be), and the value this copy signals from the host is above every other, as a timeline needs.
+  Queue& queue = gpu_.copyQueue();
+  Lock lock(queue.submitMutex);
+  if (!copyTimeline_.reached(copyTimeline_.last())) return std::nullopt;
   const auto started = std::chrono::steady_clock::now();
   const VkImageAspectFlags aspect = vk::aspectMask(info_.format);
   VkHostImageLayoutTransitionInfoEXT toDst{};
@@ -436,10 +446,17 @@ std::optional<double> SharedSwapchain::hostCopy(PerImage& per, const RuntimeImag
     log::warn("vkCopyImageToImageEXT failed ({}); copying on the copy queue", int(r));
     return std::nullopt;
   }
+  // A value of its own, as a queue copy has: a publication of the runtime image is told from the
+  // next by its value (readbacks pin the one they looked up).
+  const uint64_t value = copyTimeline_.next();
+  if (auto s = copyTimeline_.signalOnHost(value); !s) {
+    // Whatever waits for the value runs into its bound; the image is written all the same.
+    log::error("a copy made on the host could not signal its value {}: {}", value, s.error().describe());
+  }
   const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started);
   hostCopies_++;
   hostCopyNs_ += uint64_t(ns.count());
-  return double(ns.count()) / 1000.0;
+  return HostCopy{double(ns.count()) / 1000.0, value};
 }
 
 Result<CopyResult> SharedSwapchain::copyToRuntime(uint32_t index, const RuntimeImageLease& lease,

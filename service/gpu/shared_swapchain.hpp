@@ -40,7 +40,7 @@ struct CopyResult {
   // image's previous one, when sampled.
   std::optional<double> gpuCopyUs;
   // Host mode: the copy ran on the calling thread (vkCopyImageToImageEXT) and is complete; its
-  // copyValue is 0 (nothing to wait for) and it is not submitted.
+  // copyValue is signalled from the host already, and it is not submitted.
   bool onHost = false;
 };
 
@@ -160,9 +160,16 @@ class SharedSwapchain {
 
   Status createImage(uint32_t index, ExportedImage& out);
   // Host mode: copies shared image `index` into the leased runtime image on this thread with
-  // VK_EXT_host_image_copy when it can without waiting (see shared_swapchain.cpp), and answers
-  // how long that took (µs); nullopt: it did not, and the copy goes to the copy queue.
-  std::optional<double> hostCopy(PerImage& image, const RuntimeImageLease& lease);
+  // VK_EXT_host_image_copy when it can without waiting (see shared_swapchain.cpp), signalling the
+  // next copy-timeline value from the host; nullopt: it did not, and the copy goes to the queue.
+  struct HostCopy {
+    double us = 0;           // on the calling thread
+    uint64_t copyValue = 0;  // signalled
+  };
+  // Images above this many bytes are copied on the queue: a host copy holds the calling thread
+  // (the RPC thread) for its whole memcpy, ~0.1 ms per MiB on lavapipe.
+  static constexpr uint64_t kMaxHostCopyBytes = 4ull << 20;
+  std::optional<HostCopy> hostCopy(PerImage& image, const RuntimeImageLease& lease);
   std::optional<double> readCopyTime(uint32_t index);
   // Waits for the image's previous submission (its command buffer is reused).
   Status waitPrevious(PerImage& image, uint32_t index, std::chrono::milliseconds timeout,

@@ -28,6 +28,14 @@ Status Timeline::wait(uint64_t value, uint64_t timeoutNs) const {
   return vk::check(r, "vkWaitSemaphores");
 }
 
+Status Timeline::signalOnHost(uint64_t value) {
+  VkSemaphoreSignalInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO;
+  info.semaphore = semaphore_.get();
+  info.value = value;
+  return vk::check(vkSignalSemaphore(device_, &info), "vkSignalSemaphore(copy timeline)");
+}
+
 bool Timeline::reached(uint64_t value) const {
   if (value <= seenReached_.load(std::memory_order_relaxed)) return true;
   uint64_t now = 0;

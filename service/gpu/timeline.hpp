@@ -22,6 +22,9 @@ class Timeline {
   // Reserves the next value; the caller signals it in its submission.
   uint64_t next() { return ++last_; }
   uint64_t last() const { return last_.load(); }
+  // Signals `value` from the host (a copy made on the host). The caller holds the copy queue's
+  // submit lock and has seen every value handed out before reached: a timeline only rises.
+  Status signalOnHost(uint64_t value);
   // Host wait with a bound, e.g. before a readback.
   Status wait(uint64_t value, uint64_t timeoutNs) const;
   // Whether `value` is reached now; never waits (false if the value cannot be read). A value at

@@ -28,8 +28,9 @@ void EndFrameCopies::submit() {
   copies_.clear();
   held_.clear();
   for (size_t i = 0; i < held.size(); ++i) {
-    Result<gpu::CopyResult> result =
-        submitted ? Result<gpu::CopyResult>(copies[i].result) : Result<gpu::CopyResult>(submitted.error());
+    // A copy made on the host is done whatever became of the submission of the others.
+    Result<gpu::CopyResult> result = submitted || copies[i].onHost ? Result<gpu::CopyResult>(copies[i].result)
+                                                                   : Result<gpu::CopyResult>(submitted.error());
     held[i].settled->fulfill(held[i].settle(std::move(result)));
   }
 }

@@ -137,6 +137,15 @@ void runFramePath(const std::map<std::string, std::string>& env, uint64_t frames
 
 TEST(FramePath, FourClientsPixelExact) { runFramePath({}, 300); }
 
+// Host mode whatever the device shares; on a driver with host copies (the trixie root's lavapipe)
+// the colour swapchains' copies run on the host and the depth ones on the queue. Composing every
+// display frame keeps compositions in flight while releases are copied, so host copies also meet
+// runtime images the composition still reads (and go to the queue then).
+TEST(FramePath, FourClientsPixelExactInHostMode) { runFramePath({}, 300, {"--sync-mode", "host"}); }
+TEST(FramePath, FourClientsPixelExactInHostModeComposingEveryFrame) {
+  runFramePath({}, 300, {"--sync-mode", "host", "--compose", "every-frame"});
+}
+
 // On Mesa's llvmpipe with VK_EXT_host_image_copy (Mesa 24.1 on), host-mode copies run on the
 // daemon's thread instead of the copy queue (docs/SYNC.md, "Host mode"): no copy submission, the
 // same pixels, and each copy's time in the status. Where the daemon says host copies are off it
