@@ -88,6 +88,9 @@ class RuntimeSwapchain {
   // keeps for the mirror, mip 0 of every layer, resting in the format's attachment layout; else
   // null.
   virtual const gpu::ComposableImage* mirrorCopy() const { return nullptr; }
+  // Its images allow a copy on the host (VK_IMAGE_USAGE_HOST_TRANSFER_BIT_EXT, docs/SYNC.md, host
+  // mode step 6); another runtime's images never do.
+  virtual bool hostTransfer() const { return false; }
 };
 
 // What a copy into a runtime image must wait for and where it goes (xrAcquire + xrWait).

@@ -32,6 +32,9 @@ class LocalSwapchain final : public RuntimeSwapchain {
 
   const VkImageCreateInfo& createInfo() const override { return info; }
   uint32_t imageCount() const override { return uint32_t(images.size()); }
+  bool hostTransfer() const override {
+    return !images.empty() && (images.front().info.usage & VK_IMAGE_USAGE_HOST_TRANSFER_BIT_EXT) != 0;
+  }
 
   VkImageCreateInfo info{};
   std::vector<PerImage> images;

@@ -30,8 +30,9 @@ Status createExportedSemaphore(GpuDevice& gpu, VkSemaphoreType type, vk::Semapho
 Result<std::unique_ptr<SharedSwapchain>> SharedSwapchain::create(GpuDevice& gpu, Timeline& copyTimeline,
                                                                  const VkImageCreateInfo& info, uint32_t count,
                                                                  SyncMode mode, std::vector<ExportedImage>& exported,
-                                                                 ExportedTimelines& timelines) {
+                                                                 ExportedTimelines& timelines, bool hostCopyTarget) {
   auto swapchain = std::make_unique<SharedSwapchain>(gpu, copyTimeline, mode);
+  swapchain->hostCopyTarget_ = hostCopyTarget;
   swapchain->info_ = info;
   swapchain->images_.resize(count);
   VkDevice device = gpu.device();
@@ -90,7 +91,9 @@ SharedSwapchain::~SharedSwapchain() {
         "calling thread), {} on the copy queue{}",
         info_.extent.width, info_.extent.height, int(info_.format), info_.arrayLayers, info_.mipLevels, hostCopies_,
         hostCopies_ > 0 ? double(hostCopyNs_) / double(hostCopies_) / 1e3 : 0.0, queueCopies_,
-        usable ? "" : " (its format or usage allows no host transfer)");
+        usable            ? ""
+        : hostCopyTarget_ ? " (its format or usage allows no host transfer)"
+                          : " (its runtime images allow no host copy)");
   }
 }
 
@@ -106,7 +109,7 @@ Status SharedSwapchain::createImage(uint32_t index, ExportedImage& out) {
   // The daemon's image alone: the create info the client imports with (info_) stays without it.
   // On a CPU device (the only one where host copies are on) usage changes nothing of the image's
   // memory layout; formally a dedicated import names an image identical to the exported one's.
-  if (mode_ == SyncMode::host && gpu_.hostTransferUsable(info, /*exportOpaqueFd=*/true)) {
+  if (mode_ == SyncMode::host && hostCopyTarget_ && gpu_.hostTransferUsable(info, /*exportOpaqueFd=*/true)) {
     info.usage |= VK_IMAGE_USAGE_HOST_TRANSFER_BIT_EXT;
     per.hostTransfer = true;
   }

@@ -77,10 +77,12 @@ class SharedSwapchain {
   // the swapchain's pair, exported into `timelines`). Exports an fd set per image into
   // `exported` (the caller sends them; the swapchain keeps no fds).
   // Every submission of the swapchain's signals `copyTimeline`, and its images' reuse waits for it.
+  // `hostCopyTarget`: its runtime images allow host copies, so in host mode its own images get
+  // host transfer usage too where the device allows it (never where no copy could use it).
   static Result<std::unique_ptr<SharedSwapchain>> create(GpuDevice& gpu, Timeline& copyTimeline,
                                                          const VkImageCreateInfo& info, uint32_t count, SyncMode mode,
                                                          std::vector<ExportedImage>& exported,
-                                                         ExportedTimelines& timelines);
+                                                         ExportedTimelines& timelines, bool hostCopyTarget = false);
   SharedSwapchain(GpuDevice& gpu, Timeline& copyTimeline, SyncMode mode)
       : gpu_(gpu), copyTimeline_(copyTimeline), mode_(mode) {}
   ~SharedSwapchain();
@@ -190,6 +192,7 @@ class SharedSwapchain {
   vk::QueryPool timestamps_;                          // two per image: before and after the copy
   std::shared_ptr<vk::Semaphore> renderingTimeline_;  // timeline mode
   vk::Semaphore copyingTimeline_;                     // timeline mode
+  bool hostCopyTarget_ = false;                       // its runtime images allow host copies
   uint64_t hostCopies_ = 0;                           // copies made on the host, and on the copy queue
   uint64_t queueCopies_ = 0;
   uint64_t hostCopyNs_ = 0;  // the host copies' time on the calling thread, together

@@ -616,7 +616,7 @@ kj::Promise<void> SessionServer::createSwapchain(CreateSwapchainContext context)
   std::vector<gpu::ExportedImage> exported;
   gpu::ExportedTimelines timelines;
   auto shared = gpu::SharedSwapchain::create(s.ctx.gpu, s.ctx.copyTimeline, info, sharedCount, s.client->syncMode,
-                                             exported, timelines);
+                                             exported, timelines, runtime.value()->hostTransfer());
   if (!shared) return answer(context, shared.error());
 
   auto core = std::make_shared<SwapchainCore>();
