@@ -572,7 +572,7 @@ int main(int argc, char** argv) {
            ->capture_default_str(),
        "queue_priority"},
       {app.add_option("--host-copies", cli.hostCopies,
-                      "Host sync mode on a CPU device (lavapipe) with VK_EXT_host_image_copy: auto copies "
+                      "Host sync mode on Mesa's llvmpipe (lavapipe) with VK_EXT_host_image_copy: auto copies "
                       "released images on the daemon's thread instead of the copy queue; off never does")
            ->capture_default_str(),
        "host_copies"},

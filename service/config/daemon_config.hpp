@@ -37,7 +37,7 @@ struct DaemonConfig {
   std::string compose = "on-read";               // headless: on-read | every-frame (when the display is composed)
   std::string queuePriority = "high";            // highest GPU queue priority to ask for: low|medium|high|realtime
   // auto: host-mode copies run on the daemon's thread (VK_EXT_host_image_copy) where the device is
-  // a CPU one (lavapipe) that has it; off: always on the copy queue.
+  // Mesa's llvmpipe (lavapipe) with it; off: always on the copy queue.
   std::string hostCopies = "auto";
   bool openxrOverlay = false;  // openxr: the daemon's session is an overlay (XR_EXTX_overlay)
   bool reprojection = true;    // headless: projection views shown at another head orientation are rotated to it

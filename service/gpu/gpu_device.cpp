@@ -32,17 +32,22 @@ const char* globalPriorityExtension(VkPhysicalDevice physical) {
   return nullptr;
 }
 
-// VK_EXT_host_image_copy where it can save a queue submission: on a CPU device (lavapipe, whose
+// VK_EXT_host_image_copy where it can save a queue submission: on Mesa's llvmpipe (lavapipe, whose
 // queue runs on a thread of its own that each submission wakes, docs/BENCHMARKS.md), with the
 // feature and the extensions it depends on under Vulkan 1.2. Empty when not to be enabled, with
 // the reason in `why`.
-std::vector<const char*> hostCopyExtensions(VkPhysicalDevice physical, const VkPhysicalDeviceProperties& props,
-                                            bool wanted, std::string& why) {
+std::vector<const char*> hostCopyExtensions(VkPhysicalDevice physical, bool wanted, std::string& why) {
   if (!wanted) {
     why = "off (--host-copies=off)";
     return {};
   }
-  if (props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) {
+  VkPhysicalDeviceDriverProperties driver{};
+  driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
+  VkPhysicalDeviceProperties2 props2{};
+  props2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+  props2.pNext = &driver;
+  vkGetPhysicalDeviceProperties2(physical, &props2);
+  if (props2.properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) {
     why = "off (not a CPU device)";
     return {};
   }
@@ -51,12 +56,6 @@ std::vector<const char*> hostCopyExtensions(VkPhysicalDevice physical, const VkP
   // asks a dedicated import for an identical image; what makes the two compatible is that
   // llvmpipe lays an image out the same whatever its usage (no tiling, no compression), so only
   // that driver is trusted with it (docs/SYNC.md, "Host mode").
-  VkPhysicalDeviceDriverProperties driver{};
-  driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
-  VkPhysicalDeviceProperties2 props2{};
-  props2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
-  props2.pNext = &driver;
-  vkGetPhysicalDeviceProperties2(physical, &props2);
   if (driver.driverID != VK_DRIVER_ID_MESA_LLVMPIPE) {
     why = "off (a CPU device other than Mesa's llvmpipe)";
     return {};
@@ -148,7 +147,6 @@ Status GpuDevice::init(const DeviceOptions& options) {
     physical_ = candidate;
     facts_ = facts;
     timestampPeriod_ = props.limits.timestampPeriod;
-    physicalProps_ = props;
     break;
   }
   if (physical_ == VK_NULL_HANDLE) {
@@ -198,8 +196,7 @@ Status GpuDevice::init(const DeviceOptions& options) {
   if (priorityExtension != nullptr) extensions.push_back(priorityExtension);
   if (!options.instanceExtensions.empty()) extensions.push_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
   std::string hostCopyState;
-  const std::vector<const char*> hostCopyExts =
-      hostCopyExtensions(physical_, physicalProps_, options.hostCopies, hostCopyState);
+  const std::vector<const char*> hostCopyExts = hostCopyExtensions(physical_, options.hostCopies, hostCopyState);
   hostCopies_ = !hostCopyExts.empty();
   for (const char* ext : hostCopyExts) {
     if (std::none_of(extensions.begin(), extensions.end(),

@@ -46,7 +46,7 @@ struct DeviceOptions {
   // Instance extensions an output needs (the window's surface); with any, the device gets
   // VK_KHR_swapchain too.
   std::vector<const char*> instanceExtensions;
-  // On a CPU device (lavapipe) with VK_EXT_host_image_copy, host-mode copies may run on the
+  // On Mesa's llvmpipe (lavapipe) with VK_EXT_host_image_copy, host-mode copies may run on the
   // calling thread instead of the copy queue (--host-copies=auto); false: never (off).
   bool hostCopies = true;
 };
@@ -80,7 +80,7 @@ class GpuDevice {
   const std::vector<int64_t>& swapchainFormats() const { return formats_; }
   const std::vector<int64_t>& depthFormats() const { return depthFormats_; }
 
-  // VK_EXT_host_image_copy is enabled (a CPU device that has it, and the option allows it).
+  // VK_EXT_host_image_copy is enabled (llvmpipe has it, and the option allows it).
   bool hostCopies() const { return hostCopies_; }
   // Whether an image like `info` (exportable as OPAQUE_FD where `exportOpaqueFd`) may also have
   // VK_IMAGE_USAGE_HOST_TRANSFER_BIT_EXT: host copies are on, it is single-sampled, its format has the host transfer
@@ -104,7 +104,6 @@ class GpuDevice {
   vk::DeviceOwner device_;
   DeviceFacts facts_;
   VkPhysicalDeviceMemoryProperties memory_{};
-  VkPhysicalDeviceProperties physicalProps_{};
   float timestampPeriod_ = 1.f;
   bool copyTimestamps_ = false;
   QueuePriority queuePriority_ = QueuePriority::medium;

@@ -107,7 +107,7 @@ Status SharedSwapchain::createImage(uint32_t index, ExportedImage& out) {
   VkImageCreateInfo info = info_;
   info.pNext = &external;
   // The daemon's image alone: the create info the client imports with (info_) stays without it.
-  // On a CPU device (the only one where host copies are on) usage changes nothing of the image's
+  // On llvmpipe (the only driver where host copies are on) usage changes nothing of the image's
   // memory layout; formally a dedicated import names an image identical to the exported one's.
   if (mode_ == SyncMode::host && hostCopyTarget_ && gpu_.hostTransferUsable(info, /*exportOpaqueFd=*/true)) {
     info.usage |= VK_IMAGE_USAGE_HOST_TRANSFER_BIT_EXT;
@@ -289,7 +289,6 @@ Result<PreparedCopy> SharedSwapchain::prepareCopy(uint32_t index, const RuntimeI
 
   if (mode_ == SyncMode::host) {
     if (const std::optional<HostCopy> done = hostCopy(per, lease)) {
-      copy.onHost = true;
       copy.result.onHost = true;
       copy.result.copyValue = done->copyValue;  // signalled already: the composition waits for nothing
       copy.result.gpuCopyUs = done->us;         // the copy's time, here on the calling thread
@@ -323,7 +322,7 @@ Result<PreparedCopy> SharedSwapchain::prepareCopy(uint32_t index, const RuntimeI
 
 Status submitCopies(std::span<PreparedCopy> copies) {
   const size_t queued =
-      size_t(std::count_if(copies.begin(), copies.end(), [](const PreparedCopy& c) { return !c.onHost; }));
+      size_t(std::count_if(copies.begin(), copies.end(), [](const PreparedCopy& c) { return !c.result.onHost; }));
   if (queued == 0) return {};
   // One device and one copy timeline serve every swapchain of the daemon.
   GpuDevice& gpu = copies.front().swapchain->gpu_;
@@ -337,7 +336,7 @@ Status submitCopies(std::span<PreparedCopy> copies) {
     Lock lock(queue.submitMutex);
     size_t i = 0;
     for (PreparedCopy& copy : copies) {
-      if (copy.onHost) continue;
+      if (copy.result.onHost) continue;
       copy.result.copyValue = copyTimeline.next();
       copy.signalValues[copy.signalCount - 1] = copy.result.copyValue;
       VkTimelineSemaphoreSubmitInfo& timeline = values[i];
@@ -365,7 +364,7 @@ Status submitCopies(std::span<PreparedCopy> copies) {
     }
   }
   for (PreparedCopy& copy : copies) {
-    if (copy.onHost) continue;
+    if (copy.result.onHost) continue;
     copy.swapchain->queueCopies_++;
     SharedSwapchain::PerImage& per = copy.swapchain->images_[copy.index];
     per.submitted = true;
@@ -378,7 +377,7 @@ Status submitCopies(std::span<PreparedCopy> copies) {
   return {};
 }
 
-// Host mode, on a CPU device with VK_EXT_host_image_copy (GpuDevice::hostCopies): the copy of a
+// Host mode, on llvmpipe with VK_EXT_host_image_copy (GpuDevice::hostCopies): the copy of a
 // release on the calling thread, saving the copy queue's thread a wake-up (on lavapipe one costs
 // more than the copy's memcpy). Only where nothing needs waiting for, as a submission would:
 //  - the shared image: the client waited for its rendering's fence before it sent the release

@@ -61,13 +61,12 @@ struct PreparedCopy {
   std::array<uint64_t, 3> signalValues{};
   uint32_t signalCount = 0;  // the last one is the copy timeline
   CopyResult result;         // copyValue set once submitted
-  bool onHost = false;       // done already on the host (result.onHost): submitCopies leaves it out
 };
 
 // Submits `copies` (prepared by their swapchains, in that order) to the copy queue as one
 // submission: one vkQueueSubmit, and on a driver with a submit thread (lavapipe) one wake-up of it,
 // for all of them. Each signals the next value of the copy timeline their swapchains share. On
-// failure none is submitted. Copies made on the host already (onHost) are left out; when all
+// failure none is submitted. Copies made on the host already (result.onHost) are left out; when all
 // were, nothing is submitted.
 Status submitCopies(std::span<PreparedCopy> copies);
 
