@@ -6,7 +6,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("xrc::wire");
 
 const protocolMajor :UInt16 = 1;
-const protocolMinor :UInt16 = 15;
+const protocolMinor :UInt16 = 16;
 # Minor 1: view poses/fovs, head pose with waitFrame, locateHead.
 # Minor 2: overlay sessions, session roles, per-frame stats, Control.setPrimary/kick.
 # Minor 3: environment blend modes (system description, endFrame, status); LOCAL space changes
@@ -38,6 +38,7 @@ const protocolMinor :UInt16 = 15;
 #          (FrameTiming.settledReleases) or the answer to Session.settleReleases.
 # Minor 14: DaemonStatus.copyBatches/copiesBatched (copy_batch_us).
 # Minor 15: DaemonStatus.framesHeld/framesHeldPastLatch (copy_batch_before_latch_us).
+# Minor 16: ClientStatus.hostCopies/hostCopyUs (host_copies).
 
 # --- errors -------------------------------------------------------------------------------------
 # Every call answers with an Error; code `none` means success. Errors are data, not exceptions, so
@@ -478,6 +479,10 @@ struct ClientStatus {
   # Queue submissions that carried its copies: one per endFrame for the releases it carries that
   # could be copied at once, one per other copy (0 from daemons that do not count them).
   copySubmissions @26 :UInt64;
+  # 1.16, host mode: copies the daemon made on its own thread with VK_EXT_host_image_copy instead
+  # of a submission (--host-copies), and their time there; gpuCopyUs has only the queue's copies.
+  hostCopies @27 :UInt64;
+  hostCopyUs @28 :Percentiles;
 }
 
 struct DaemonStatus {

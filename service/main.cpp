@@ -113,6 +113,7 @@ xrc::Status createBackend(const xrc::DaemonConfig& config, const HeadlessDisplay
   deviceOptions.factory = instance.get();
   (void)gpu::parseQueuePriority(config.queuePriority, deviceOptions.maxQueuePriority);  // validated
   deviceOptions.hostCopies = config.hostCopies != "off";
+  deviceOptions.hostCopyMaxBytes = uint64_t(config.hostCopyMaxKib) << 10;  // validated
   const bool window = config.backend == "window" || config.mirror == "window";
   std::optional<present::WindowSystem> windowSystem;
   if (window) {
@@ -216,6 +217,7 @@ xrc::Result<xrc::DaemonConfig> effectiveConfig(const Options& options) {
   if (given.count("environment_blend_modes")) c.environmentBlendModes = cli.environmentBlendModes;
   if (given.count("queue_priority")) c.queuePriority = cli.queuePriority;
   if (given.count("host_copies")) c.hostCopies = cli.hostCopies;
+  if (given.count("host_copy_max_kib")) c.hostCopyMaxKib = cli.hostCopyMaxKib;
   if (given.count("openxr_overlay")) c.openxrOverlay = cli.openxrOverlay;
   if (given.count("reprojection")) c.reprojection = cli.reprojection;
   for (const LimitKey& limit : limitKeys()) {
@@ -576,6 +578,11 @@ int main(int argc, char** argv) {
                       "released images on the daemon's thread instead of the copy queue; off never does")
            ->capture_default_str(),
        "host_copies"},
+      {app.add_option("--host-copy-max-kib", cli.hostCopyMaxKib,
+                      "With --host-copies auto: copy on the daemon's thread only images (all layers and mips) up to "
+                      "this size; larger ones go to the copy queue (0: none)")
+           ->capture_default_str(),
+       "host_copy_max_kib"},
       {app.add_flag("--openxr-overlay", cli.openxrOverlay,
                     "openxr backend: run the daemon's session as an overlay over the runtime's primary application "
                     "(XR_EXTX_overlay)"),

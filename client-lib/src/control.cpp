@@ -157,6 +157,8 @@ Result<DaemonStatus> ControlClient::status() {
                 s.releasesSkipped = c.getReleasesSkipped();
                 s.releasesRenderTimedOut = c.getReleasesRenderTimedOut();
                 s.copySubmissions = c.getCopySubmissions();
+                s.hostCopies = c.getHostCopies();
+                s.hostCopyUs = fromWire(c.getHostCopyUs());
                 s.framesReprojected = c.getFramesReprojected();
                 out.clients.push_back(std::move(s));
               }

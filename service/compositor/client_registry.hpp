@@ -50,14 +50,15 @@ struct ClientRecord {
   // Timeline mode: releases not copied, the client's rendering unfinished after hung_client_timeout_ms.
   std::atomic<uint64_t> releasesRenderTimedOut{0};
   std::atomic<uint64_t> copySubmissions{0};  // queue submissions that carried its copies
-  std::atomic<uint64_t> releasesSkipped{0};  // acknowledged without a copy: over max_copy_mib_per_period  // display
-                                             // frames that showed its last frame again: the next was due
+  std::atomic<uint64_t> hostCopies{0};       // host mode: copies made on the daemon's thread
+  std::atomic<uint64_t> releasesSkipped{0};  // acknowledged without a copy: over max_copy_mib_per_period
   std::atomic<uint32_t> displayPeriods{1};
   // When it last called waitFrame or endFrame (0: never); whether it is marked hung for not
   // doing so (HungClientWatch).
   std::atomic<int64_t> lastProgressNs{0};
   std::atomic<bool> hung{false};
-  SampleRing gpuCopyUs;
+  SampleRing gpuCopyUs;   // copies submitted to a queue: GPU timestamps
+  SampleRing hostCopyUs;  // copies made on the daemon's thread: their time there
   SampleRing releaseUs;
   SampleRing latencyUs;
   SampleRing frameIntervalUs;

@@ -98,6 +98,10 @@ Status validateConfig(const DaemonConfig& c, std::string_view p) {
     return makeError(ErrorCode::invalidArgument, "{} must be auto or off (got '{}')",
                      name("host-copies", "host_copies"), c.hostCopies);
   }
+  if (c.hostCopyMaxKib < 0 || c.hostCopyMaxKib > kMaxHostCopyKib) {
+    return makeError(ErrorCode::invalidArgument, "{} must be within 0..{} (got {})",
+                     name("host-copy-max-kib", "host_copy_max_kib"), kMaxHostCopyKib, c.hostCopyMaxKib);
+  }
   if (c.shutdownGraceMs < 0 || c.shutdownGraceMs > 60000) {
     return makeError(ErrorCode::invalidArgument, "{} must be within 0..60000 (got {})",
                      name("shutdown-grace-ms", "shutdown_grace_ms"), c.shutdownGraceMs);
@@ -182,6 +186,11 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
         return makeError(ErrorCode::invalidArgument, "{}: 'copy_batch_us' must be an integer", where(source, node));
       }
       next.copyBatchUs = *node.value<int64_t>();
+    } else if (k == "host_copy_max_kib") {
+      if (!node.is_integer()) {
+        return makeError(ErrorCode::invalidArgument, "{}: 'host_copy_max_kib' must be an integer", where(source, node));
+      }
+      next.hostCopyMaxKib = *node.value<int64_t>();
     } else if (k == "copy_batch_before_latch_us") {
       if (!node.is_integer()) {
         return makeError(ErrorCode::invalidArgument, "{}: 'copy_batch_before_latch_us' must be an integer",
@@ -197,7 +206,8 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
       return makeError(ErrorCode::invalidArgument,
                        "{}: unknown key '{}' (known: backend, socket, refresh_hz, log_level, view_size, sync_mode, "
                        "device_uuid, shutdown_grace_ms, copy_batch_us, copy_batch_before_latch_us, mirror, "
-                       "head_motion, compose, environment_blend_modes, queue_priority, host_copies, reprojection, "
+                       "head_motion, compose, environment_blend_modes, queue_priority, host_copies, host_copy_max_kib, "
+                       "reprojection, "
                        "openxr_overlay, or a limit: {})",
                        where(source, node), k, limitNames());
     }
@@ -261,6 +271,7 @@ std::vector<std::string> changedKeys(const DaemonConfig& a, const DaemonConfig& 
   if (a.environmentBlendModes != b.environmentBlendModes) out.push_back("environment_blend_modes");
   if (a.queuePriority != b.queuePriority) out.push_back("queue_priority");
   if (a.hostCopies != b.hostCopies) out.push_back("host_copies");
+  if (a.hostCopyMaxKib != b.hostCopyMaxKib) out.push_back("host_copy_max_kib");
   if (a.openxrOverlay != b.openxrOverlay) out.push_back("openxr_overlay");
   if (a.reprojection != b.reprojection) out.push_back("reprojection");
   changedLimitKeys(a.limits, b.limits, out);

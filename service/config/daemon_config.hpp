@@ -17,6 +17,8 @@ namespace xrc {
 
 // The longest copy_batch_us and copy_batch_before_latch_us: a display period at 90 Hz.
 inline constexpr int64_t kMaxCopyBatchUs = 11000;
+// The largest host_copy_max_kib: 64 MiB, some 6 ms of the RPC thread on lavapipe.
+inline constexpr int64_t kMaxHostCopyKib = 65536;
 
 struct DaemonConfig {
   std::string backend = "headless";
@@ -39,6 +41,9 @@ struct DaemonConfig {
   // auto: host-mode copies run on the daemon's thread (VK_EXT_host_image_copy) where the device is
   // Mesa's llvmpipe (lavapipe) with it; off: always on the copy queue.
   std::string hostCopies = "auto";
+  // Host copies only of images (all layers and mips) up to this size: larger ones go to the copy
+  // queue, so that no client's image holds the RPC thread long (0: none on the host).
+  int64_t hostCopyMaxKib = 4096;
   bool openxrOverlay = false;  // openxr: the daemon's session is an overlay (XR_EXTX_overlay)
   bool reprojection = true;    // headless: projection views shown at another head orientation are rotated to it
   Limits limits;

@@ -198,6 +198,7 @@ Status GpuDevice::init(const DeviceOptions& options) {
   std::string hostCopyState;
   const std::vector<const char*> hostCopyExts = hostCopyExtensions(physical_, options.hostCopies, hostCopyState);
   hostCopies_ = !hostCopyExts.empty();
+  hostCopyMaxBytes_ = options.hostCopyMaxBytes;
   for (const char* ext : hostCopyExts) {
     if (std::none_of(extensions.begin(), extensions.end(),
                      [&](const char* e) { return std::string_view(e) == std::string_view(ext); })) {
@@ -291,8 +292,9 @@ Status GpuDevice::init(const DeviceOptions& options) {
       hostCopies_ = false;
       hostCopyState = "off (the device's host image copy commands are missing)";
     } else {
-      hostCopyState = fmt::format("on (VK_EXT_host_image_copy; copy layouts src [{}] dst [{}])",
-                                  layoutList(hostCopySrcLayouts_), layoutList(hostCopyDstLayouts_));
+      hostCopyState =
+          fmt::format("on (VK_EXT_host_image_copy; images up to {} KiB; copy layouts src [{}] dst [{}])",
+                      hostCopyMaxBytes_ >> 10, layoutList(hostCopySrcLayouts_), layoutList(hostCopyDstLayouts_));
     }
   }
   log::info("GPU: host-mode copies on the host: {}", hostCopyState);
@@ -313,8 +315,13 @@ bool GpuDevice::hostCopyDstLayout(VkImageLayout layout) const {
   return std::find(hostCopyDstLayouts_.begin(), hostCopyDstLayouts_.end(), layout) != hostCopyDstLayouts_.end();
 }
 
+uint64_t imageCopyBytes(const VkImageCreateInfo& info) {
+  return uint64_t(info.extent.width) * info.extent.height * info.extent.depth * info.arrayLayers *
+         vk::texelSize(info.format) * (info.mipLevels > 1 ? 2 : 1);
+}
+
 bool GpuDevice::hostTransferUsable(const VkImageCreateInfo& image, bool exportOpaqueFd) const {
-  if (!hostCopies_ || image.samples != VK_SAMPLE_COUNT_1_BIT) return false;
+  if (!hostCopies_ || image.samples != VK_SAMPLE_COUNT_1_BIT || imageCopyBytes(image) > hostCopyMaxBytes_) return false;
   VkFormatProperties3 features3{};
   features3.sType = VK_STRUCTURE_TYPE_FORMAT_PROPERTIES_3;
   VkFormatProperties2 features{};

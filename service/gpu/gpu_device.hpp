@@ -49,7 +49,15 @@ struct DeviceOptions {
   // On Mesa's llvmpipe (lavapipe) with VK_EXT_host_image_copy, host-mode copies may run on the
   // calling thread instead of the copy queue (--host-copies=auto); false: never (off).
   bool hostCopies = true;
+  // Only of images up to this many bytes (host_copy_max_kib): a host copy holds the calling
+  // thread (the RPC thread, which answers every client) for its whole memcpy, ~0.1 ms per MiB on
+  // lavapipe; larger images go to the copy queue's thread.
+  uint64_t hostCopyMaxBytes = uint64_t(4096) << 10;
 };
+
+// The bytes a copy of every subresource of an image like `info` moves (a mip chain counted as
+// twice its first level).
+uint64_t imageCopyBytes(const VkImageCreateInfo& info);
 
 class GpuDevice {
  public:
@@ -83,8 +91,9 @@ class GpuDevice {
   // VK_EXT_host_image_copy is enabled (llvmpipe has it, and the option allows it).
   bool hostCopies() const { return hostCopies_; }
   // Whether an image like `info` (exportable as OPAQUE_FD where `exportOpaqueFd`) may also have
-  // VK_IMAGE_USAGE_HOST_TRANSFER_BIT_EXT: host copies are on, it is single-sampled, its format has the host transfer
-  // feature and the device supports the image with that usage added.
+  // VK_IMAGE_USAGE_HOST_TRANSFER_BIT_EXT: host copies are on, it is single-sampled and within
+  // DeviceOptions::hostCopyMaxBytes, its format has the host transfer feature and the device
+  // supports the image with that usage added.
   bool hostTransferUsable(const VkImageCreateInfo& info, bool exportOpaqueFd) const;
   // Whether the device can copy on the host from / into an image in `layout`.
   bool hostCopySrcLayout(VkImageLayout layout) const;
@@ -114,6 +123,7 @@ class GpuDevice {
   std::vector<int64_t> formats_;
   std::vector<int64_t> depthFormats_;
   bool hostCopies_ = false;
+  uint64_t hostCopyMaxBytes_ = 0;
   std::vector<VkImageLayout> hostCopySrcLayouts_;
   std::vector<VkImageLayout> hostCopyDstLayouts_;
 };

@@ -291,7 +291,7 @@ Result<PreparedCopy> SharedSwapchain::prepareCopy(uint32_t index, const RuntimeI
     if (const std::optional<HostCopy> done = hostCopy(per, lease)) {
       copy.result.onHost = true;
       copy.result.copyValue = done->copyValue;  // signalled already: the composition waits for nothing
-      copy.result.gpuCopyUs = done->us;         // the copy's time, here on the calling thread
+      copy.result.hostCopyUs = done->us;
       return copy;
     }
   }
@@ -394,12 +394,8 @@ Status submitCopies(std::span<PreparedCopy> copies) {
 // submission that reads it comes later (releaseImage, under the display's lock): a queue
 // submission makes the host's earlier writes visible to it.
 std::optional<SharedSwapchain::HostCopy> SharedSwapchain::hostCopy(PerImage& per, const RuntimeImageLease& lease) {
+  // Images over DeviceOptions::hostCopyMaxBytes have no host transfer usage (hostTransferUsable).
   if (!per.hostTransfer || !lease.hostTransfer || lease.ownerFamily != VK_QUEUE_FAMILY_IGNORED) return std::nullopt;
-  // A large image would hold the calling thread (the RPC thread, which answers every client) for
-  // its whole memcpy; the copy queue's thread takes those.
-  const uint64_t bytes = uint64_t(info_.extent.width) * info_.extent.height * info_.arrayLayers *
-                         vk::texelSize(info_.format) * (info_.mipLevels > 1 ? 2 : 1);
-  if (bytes > kMaxHostCopyBytes) return std::nullopt;
   const VkImageLayout srcLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
   const VkImageLayout dstLayout = vk::attachmentLayout(info_.format);
   if (!gpu_.hostCopySrcLayout(srcLayout) || !gpu_.hostCopyDstLayout(dstLayout)) return std::nullopt;

@@ -36,12 +36,12 @@ struct ExportedTimelines {
 struct CopyResult {
   uint32_t runtimeIndex = 0;
   uint64_t copyValue = 0;  // copy timeline value signalled by this copy
-  // Of this copy (host mode; a copy made on the host: its time on the calling thread) or of the
-  // image's previous one, when sampled.
+  // GPU time of this copy (host mode) or of the image's previous one, when sampled.
   std::optional<double> gpuCopyUs;
   // Host mode: the copy ran on the calling thread (vkCopyImageToImageEXT) and is complete; its
   // copyValue is signalled from the host already, and it is not submitted.
   bool onHost = false;
+  std::optional<double> hostCopyUs;  // such a copy's time on the calling thread
 };
 
 class SharedSwapchain;
@@ -167,9 +167,6 @@ class SharedSwapchain {
     double us = 0;           // on the calling thread
     uint64_t copyValue = 0;  // signalled
   };
-  // Images above this many bytes are copied on the queue: a host copy holds the calling thread
-  // (the RPC thread) for its whole memcpy, ~0.1 ms per MiB on lavapipe.
-  static constexpr uint64_t kMaxHostCopyBytes = 4ull << 20;
   std::optional<HostCopy> hostCopy(PerImage& image, const RuntimeImageLease& lease);
   std::optional<double> readCopyTime(uint32_t index);
   // Waits for the image's previous submission (its command buffer is reused).

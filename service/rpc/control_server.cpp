@@ -164,6 +164,8 @@ kj::Promise<void> ControlServer::status(StatusContext context) {
     out.setReleasesSkipped(c.releasesSkipped.load());
     out.setReleasesRenderTimedOut(c.releasesRenderTimedOut.load());
     out.setCopySubmissions(c.copySubmissions.load());
+    out.setHostCopies(c.hostCopies.load());
+    toWire(c.hostCopyUs, out.initHostCopyUs());
     out.setFramesReprojected(ctx_.backend.framesReprojected(c.id));
     const int64_t lastProgressNs = c.lastProgressNs.load();
     out.setStalledMs(

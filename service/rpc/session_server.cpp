@@ -118,6 +118,8 @@ Result<gpu::CopyResult> settleCopy(DaemonContext& ctx, SwapchainCore& core, Clie
     return copy.error();
   }
   if (copy.value().gpuCopyUs) client.gpuCopyUs.add(*copy.value().gpuCopyUs);
+  if (copy.value().hostCopyUs) client.hostCopyUs.add(*copy.value().hostCopyUs);
+  if (copy.value().onHost) client.hostCopies++;
   ctx.backend.releaseImage(*core.runtime, lease.index, copy.value().copyValue);
   core.copied(lease.index, copy.value().copyValue);
   return copy;

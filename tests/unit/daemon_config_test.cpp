@@ -135,6 +135,35 @@ TEST(DaemonConfig, QueuePriorityIsOneOfVulkansFour) {
   EXPECT_EQ(changedKeys(c, other), std::vector<std::string>{"queue_priority"});
 }
 
+TEST(DaemonConfig, HostCopiesAreAutoUpTo4MibAndBoundedAt64Mib) {
+  DaemonConfig c;
+  EXPECT_EQ(c.hostCopies, "auto");
+  EXPECT_EQ(c.hostCopyMaxKib, 4096);
+  ASSERT_TRUE(applyToml("host_copies = \"off\"\nhost_copy_max_kib = 0\n", "test.toml", c));
+  EXPECT_EQ(c.hostCopies, "off");
+  EXPECT_EQ(c.hostCopyMaxKib, 0);
+  ASSERT_TRUE(applyToml("host_copies = \"auto\"\nhost_copy_max_kib = 65536\n", "test.toml", c));
+  EXPECT_EQ(c.hostCopyMaxKib, 65536);
+  for (const char* bad : {"host_copy_max_kib = 65537\n", "host_copy_max_kib = -1\n"}) {
+    auto s = applyToml(bad, "test.toml", c);
+    ASSERT_FALSE(s) << bad;
+    EXPECT_NE(s.error().message.find("test.toml:1: host_copy_max_kib must be within 0..65536"), std::string::npos)
+        << s.error().message;
+  }
+  auto s = applyToml("host_copy_max_kib = \"4 MiB\"\n", "test.toml", c);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("'host_copy_max_kib' must be an integer"), std::string::npos) << s.error().message;
+  s = applyToml("host_copies = \"always\"\n", "test.toml", c);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("host_copies must be auto or off (got 'always')"), std::string::npos)
+      << s.error().message;
+  EXPECT_EQ(c.hostCopies, "auto");  // errors leave the configuration as it was
+  EXPECT_EQ(c.hostCopyMaxKib, 65536);
+  DaemonConfig other = c;
+  other.hostCopyMaxKib = 4096;
+  EXPECT_EQ(changedKeys(c, other), std::vector<std::string>{"host_copy_max_kib"});
+}
+
 TEST(DaemonConfig, CopyBatchIsOffByDefaultAndAtMostADisplayPeriodAt90Hz) {
   DaemonConfig c;
   EXPECT_EQ(c.copyBatchUs, 0);

@@ -52,6 +52,8 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
                        {"releases_skipped", c.releasesSkipped},
                        {"releases_render_timed_out", c.releasesRenderTimedOut},
                        {"copy_submissions", c.copySubmissions},
+                       {"host_copies", c.hostCopies},
+                       {"host_copy_us", percentilesJson(c.hostCopyUs)},
                        {"frames_reprojected", c.framesReprojected}});
   }
   nlohmann::json haptics = nlohmann::json::array();

@@ -46,6 +46,8 @@ struct ClientStatus {
   uint64_t releasesRenderTimedOut = 0;  // timeline mode: rendering unfinished in time, not copied (1.11)
   uint64_t releasesSkipped = 0;         // acknowledged without a copy: over max_copy_mib_per_period (1.8)
   uint64_t copySubmissions = 0;         // queue submissions that carried its copies
+  uint64_t hostCopies = 0;              // host mode: copies made on the daemon's thread (1.16)
+  Percentiles hostCopyUs;               // their time on that thread (1.16)
   uint64_t framesReprojected = 0;       // display frames that rotated its projection to the head's pose then (1.10)
 };
 
