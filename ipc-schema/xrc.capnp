@@ -481,6 +481,7 @@ struct ClientStatus {
   copySubmissions @26 :UInt64;
   # 1.16, host mode: copies the daemon made on its own thread with VK_EXT_host_image_copy instead
   # of a submission (--host-copies), and their time there; gpuCopyUs has only the queue's copies.
+  # 0 from daemons before 1.16, whose gpuCopyUs has the host copies' time too.
   hostCopies @27 :UInt64;
   hostCopyUs @28 :Percentiles;
 }

@@ -1,5 +1,6 @@
 #include "xrc/vk_util.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace xrc::vk {
@@ -79,6 +80,17 @@ uint32_t texelSize(VkFormat format) {
     default:
       return 0;
   }
+}
+
+uint64_t imageBytes(const VkImageCreateInfo& info) {
+  const uint64_t texel = texelSize(info.format) != 0 ? texelSize(info.format) : 16;
+  uint64_t texels = 0;
+  for (uint32_t mip = 0; mip < std::max(info.mipLevels, 1u); ++mip) {
+    texels += uint64_t(std::max(info.extent.width >> mip, 1u)) * std::max(info.extent.height >> mip, 1u) *
+              std::max(info.extent.depth >> mip, 1u);
+  }
+  const uint64_t samples = std::max<uint64_t>(uint64_t(info.samples), 1);
+  return texels * texel * std::max(info.arrayLayers, 1u) * samples;
 }
 
 VkImageLayout attachmentLayout(VkFormat format) {

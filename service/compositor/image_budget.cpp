@@ -11,17 +11,6 @@ namespace {
 constexpr uint64_t kMiB = 1024 * 1024;
 }
 
-uint64_t estimateImageBytes(const VkImageCreateInfo& info) {
-  const uint64_t texel = vk::texelSize(info.format) != 0 ? vk::texelSize(info.format) : 16;
-  uint64_t texels = 0;
-  for (uint32_t mip = 0; mip < std::max(info.mipLevels, 1u); ++mip) {
-    texels += uint64_t(std::max(info.extent.width >> mip, 1u)) * std::max(info.extent.height >> mip, 1u) *
-              std::max(info.extent.depth >> mip, 1u);
-  }
-  const uint64_t samples = std::max<uint64_t>(uint64_t(info.samples), 1);
-  return texels * texel * std::max(info.arrayLayers, 1u) * samples;
-}
-
 ImageBudget::Charge& ImageBudget::Charge::operator=(Charge&& other) noexcept {
   if (this != &other) {
     reset();

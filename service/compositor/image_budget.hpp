@@ -16,11 +16,6 @@
 
 namespace xrc {
 
-// Bytes of one image made with `info`: its texels over all mips, layers and samples (formats
-// whose size is unknown count as 16 bytes a texel, the largest offered). Drivers add alignment,
-// so this is a floor of what the memory costs.
-uint64_t estimateImageBytes(const VkImageCreateInfo& info);
-
 class ImageBudget {
  public:
   ImageBudget(uint64_t perClientBytes, uint64_t totalBytes) : perClient_(perClientBytes), total_(totalBytes) {}

@@ -315,13 +315,8 @@ bool GpuDevice::hostCopyDstLayout(VkImageLayout layout) const {
   return std::find(hostCopyDstLayouts_.begin(), hostCopyDstLayouts_.end(), layout) != hostCopyDstLayouts_.end();
 }
 
-uint64_t imageCopyBytes(const VkImageCreateInfo& info) {
-  return uint64_t(info.extent.width) * info.extent.height * info.extent.depth * info.arrayLayers *
-         vk::texelSize(info.format) * (info.mipLevels > 1 ? 2 : 1);
-}
-
 bool GpuDevice::hostTransferUsable(const VkImageCreateInfo& image, bool exportOpaqueFd) const {
-  if (!hostCopies_ || image.samples != VK_SAMPLE_COUNT_1_BIT || imageCopyBytes(image) > hostCopyMaxBytes_) return false;
+  if (!hostCopies_ || image.samples != VK_SAMPLE_COUNT_1_BIT || vk::imageBytes(image) > hostCopyMaxBytes_) return false;
   VkFormatProperties3 features3{};
   features3.sType = VK_STRUCTURE_TYPE_FORMAT_PROPERTIES_3;
   VkFormatProperties2 features{};

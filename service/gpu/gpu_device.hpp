@@ -55,10 +55,6 @@ struct DeviceOptions {
   uint64_t hostCopyMaxBytes = uint64_t(4096) << 10;
 };
 
-// The bytes a copy of every subresource of an image like `info` moves (a mip chain counted as
-// twice its first level).
-uint64_t imageCopyBytes(const VkImageCreateInfo& info);
-
 class GpuDevice {
  public:
   static Result<std::unique_ptr<GpuDevice>> create(const DeviceOptions& options);
@@ -90,6 +86,7 @@ class GpuDevice {
 
   // VK_EXT_host_image_copy is enabled (llvmpipe has it, and the option allows it).
   bool hostCopies() const { return hostCopies_; }
+  uint64_t hostCopyMaxBytes() const { return hostCopyMaxBytes_; }
   // Whether an image like `info` (exportable as OPAQUE_FD where `exportOpaqueFd`) may also have
   // VK_IMAGE_USAGE_HOST_TRANSFER_BIT_EXT: host copies are on, it is single-sampled and within
   // DeviceOptions::hostCopyMaxBytes, its format has the host transfer feature and the device

@@ -91,9 +91,10 @@ SharedSwapchain::~SharedSwapchain() {
         "calling thread), {} on the copy queue{}",
         info_.extent.width, info_.extent.height, int(info_.format), info_.arrayLayers, info_.mipLevels, hostCopies_,
         hostCopies_ > 0 ? double(hostCopyNs_) / double(hostCopies_) / 1e3 : 0.0, queueCopies_,
-        usable            ? ""
-        : hostCopyTarget_ ? " (its format or usage allows no host transfer)"
-                          : " (its runtime images allow no host copy)");
+        usable                                            ? ""
+        : vk::imageBytes(info_) > gpu_.hostCopyMaxBytes() ? " (its images are over host_copy_max_kib)"
+        : hostCopyTarget_                                 ? " (its format or usage allows no host transfer)"
+                                                          : " (its runtime images allow no host copy)");
   }
 }
 

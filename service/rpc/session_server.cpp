@@ -603,7 +603,7 @@ kj::Promise<void> SessionServer::createSwapchain(CreateSwapchainContext context)
   const VkImageCreateInfo info = vk::sharedImageCreateInfo(request);
   // Charged before any memory is taken: first one shared and one runtime image (so that an
   // oversized request allocates nothing), then all of them once the runtime says how many.
-  const uint64_t imageBytes = estimateImageBytes(info);
+  const uint64_t imageBytes = vk::imageBytes(info);
   const char* limit = nullptr;
   auto charge = s.ctx.images.charge(s.client->id, 2 * imageBytes, &limit);
   if (!charge) return refuseImages(context, s, request, limit, charge.error());

@@ -62,7 +62,8 @@ TEST(Bench, ReportsTheSteadyStateOfClientsThatAllRan) {
   EXPECT_GT(s.value("daemon_cpu_us_per_client_frame", 0.0), 0.0) << s.dump();
   EXPECT_TRUE(s.contains("display_wake_delay_us")) << s.dump();
   EXPECT_EQ(s.value("client_renders_per_frame", 0.0), 1.0) << s.dump();
-  EXPECT_GT(s["gpu_copy_us"].value("p50", 0.0), 0.0) << s.dump();
+  // Copies are timed on the GPU, or on the daemon's thread where it made them (host copies).
+  EXPECT_GT(s["gpu_copy_us"].value("p50", 0.0) + s["host_copy_us"].value("p50", 0.0), 0.0) << s.dump();
 }
 
 // --render-once clients still have their frames shown; --floor measures both transports with as

@@ -198,10 +198,10 @@ TEST(FramePath, HostCopiesWhereTheDriverHasThem) {
   EXPECT_EQ(daemon.process().wait(std::chrono::seconds(20)), 0) << daemon.process().output();
 }
 
-// --host-copy-max-kib: images over it go to the copy queue, the others are copied on the host,
-// side by side in one daemon; the ones on the host include an odd-sized, mip-chained array
-// swapchain (every layer and level copied, rows of an odd width). Checked texel-exact in the
-// runtime images, and by the status of each client.
+// --host-copy-max-kib: images over it (all their layers and mips counted) go to the copy queue,
+// the others are copied on the host, side by side in one daemon; the one on the host is an
+// odd-sized, mip-chained array swapchain (every layer and level copied, rows of an odd width).
+// Checked texel-exact in the runtime images, and by the status of each client.
 TEST(FramePath, HostCopiesKeepToTheirBound) {
   TempDir dir;
   Daemon daemon(dir, {"--sync-mode", "host", "--host-copy-max-kib", "128"});
@@ -212,12 +212,17 @@ TEST(FramePath, HostCopiesKeepToTheirBound) {
   }
   EXPECT_NE(daemon.process().output().find("images up to 128 KiB"), std::string::npos) << daemon.process().output();
   constexpr uint64_t kFrames = 90;
-  // 256x256 RGBA8 (256 KiB) per swapchain: over the bound. 97x61, 2 layers, 3 mips: 92.5 KiB.
-  std::vector<Client> clients(2);
+  // RGBA8. 97x61, 2 layers, 3 mips: 60.3 KiB, within the bound. 256x256 per swapchain (256 KiB):
+  // over it. 128x128, 2 layers, 2 mips: 160 KiB, over it by its second layer and mip (one layer
+  // of its first level is 64 KiB).
+  std::vector<Client> clients(3);
   clients[0].spec = {"odd", 62, kFrames, "array"};
   clients[0].spec.mips = 3;
   clients[0].spec.extraArgs = {"--width", "97", "--height", "61"};
   clients[1].spec = {"large", 61, kFrames, "separate"};
+  clients[2].spec = {"layered", 63, kFrames, "array"};
+  clients[2].spec.mips = 2;
+  clients[2].spec.extraArgs = {"--width", "128", "--height", "128"};
   // One after the other: while a copy of one client is in flight on the copy queue, the other's
   // goes there too (a host copy is not ordered against the queue's copies).
   for (Client& c : clients) {
@@ -232,12 +237,14 @@ TEST(FramePath, HostCopiesKeepToTheirBound) {
   auto status = control->status();
   ASSERT_TRUE(status) << status.error().describe();
   const auto* odd = findClient(status.value(), clients[0].id.clientId);
-  const auto* large = findClient(status.value(), clients[1].id.clientId);
-  ASSERT_NE(large, nullptr);
   ASSERT_NE(odd, nullptr);
-  EXPECT_EQ(large->releases, kFrames * clients[1].id.swapchains.size());
-  EXPECT_EQ(large->hostCopies, 0u) << "an image over the bound was copied on the host";
-  EXPECT_GT(large->copySubmissions, 0u);
+  for (size_t i : {1, 2}) {
+    const auto* over = findClient(status.value(), clients[i].id.clientId);
+    ASSERT_NE(over, nullptr);
+    EXPECT_EQ(over->releases, kFrames * clients[i].id.swapchains.size());
+    EXPECT_EQ(over->hostCopies, 0u) << clients[i].spec.name << ": an image over the bound was copied on the host";
+    EXPECT_GT(over->copySubmissions, 0u);
+  }
   EXPECT_EQ(odd->releases, kFrames);
   EXPECT_EQ(odd->hostCopies, odd->releases) << "an image within the bound went to the queue";
   EXPECT_EQ(odd->copySubmissions, 0u);

@@ -19,6 +19,7 @@
 #include "xrc.capnp.h"
 #include "xrc/batching_stream.hpp"
 #include "xrc/message_frame_tracker.hpp"
+#include "xrc/vk_util.hpp"
 
 namespace xrc {
 namespace {
@@ -143,9 +144,13 @@ TEST(ImageBudget, ChargesPerClientAndInTotalAndGivesBack) {
   info.mipLevels = 1;
   info.arrayLayers = 2;
   info.samples = VK_SAMPLE_COUNT_1_BIT;
-  EXPECT_EQ(estimateImageBytes(info), uint64_t(8) << 20);
+  EXPECT_EQ(vk::imageBytes(info), uint64_t(8) << 20);
   info.mipLevels = 11;  // 1024 .. 1: a third more
-  EXPECT_EQ(estimateImageBytes(info), (uint64_t(1398101) * 4) * 2);
+  EXPECT_EQ(vk::imageBytes(info), (uint64_t(1398101) * 4) * 2);
+  info.format = VK_FORMAT_D24_UNORM_S8_UINT;  // no size of its own: 16 bytes a texel
+  info.mipLevels = 1;
+  info.arrayLayers = 6;  // a cube map
+  EXPECT_EQ(vk::imageBytes(info), (uint64_t(1024) * 1024 * 16) * 6);
 
   ImageBudget budget(100, 150);
   auto a = budget.charge(1, 60);

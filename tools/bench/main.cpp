@@ -176,13 +176,17 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
   }
   const double cpuAfter = cpuSeconds(daemonPid);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallBefore).count();
-  double copyP50 = 0, copyP99 = 0, latencyP50 = 0, latencyP99 = 0;
+  double copyP50 = 0, copyP99 = 0, hostCopyP50 = 0, hostCopyP99 = 0, latencyP50 = 0, latencyP99 = 0;
+  uint64_t hostCopies = 0;
   uint64_t displayed = 0, late = 0, dropped = 0, stale = 0;
   std::string sync = "?";
   if (auto after = daemonStatus(socket)) {
     for (auto& c : after->clients) {
       copyP50 = std::max(copyP50, double(c.gpuCopyUsP50));
       copyP99 = std::max(copyP99, double(c.gpuCopyUsP99));
+      hostCopyP50 = std::max(hostCopyP50, double(c.hostCopyUs.p50));
+      hostCopyP99 = std::max(hostCopyP99, double(c.hostCopyUs.p99));
+      hostCopies += c.hostCopies;
       latencyP50 = std::max(latencyP50, double(c.latencyUs.p50));
       latencyP99 = std::max(latencyP99, double(c.latencyUs.p99));
       displayed += c.framesDisplayed;
@@ -230,6 +234,9 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
   // The client side of a frame: beginFrame + acquire + release + endFrame (median of the clients' p50s).
   result["client_frame_calls_us_p50"] = median(callsP50);
   result["gpu_copy_us"] = {{"p50", copyP50}, {"p99", copyP99}};
+  // Host mode on llvmpipe (--host-copies): copies made on the daemon's thread, and their time there.
+  result["host_copies"] = hostCopies;
+  result["host_copy_us"] = {{"p50", hostCopyP50}, {"p99", hostCopyP99}};
   result["daemon_cpu_us_per_client_frame_with_setup"] = (cpuAfter - cpuBefore) * 1e6 / totalFrames;
   result["wall_s"] = wall;
   if (steadyFrom && steadyTo && steadyTo->submitted > steadyFrom->submitted) {

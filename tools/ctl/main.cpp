@@ -138,18 +138,19 @@ std::string formatTable(const xrc::control::DaemonStatus& s) {
   }
   out += fmt::format("{} client{}\n", s.clients.size(), s.clients.size() == 1 ? "" : "s");
   if (s.clients.empty()) return out;
-  out += fmt::format("{:>4}  {:<20} {:>8}  {:<6} {:<10} {:>9} {:>9} {:>6} {:>7} {:>5}  {:>12} {:>12} {:>12}\n", "ID",
-                     "NAME", "PID", "SYNC", "ROLE", "SUBMITTED", "DISPLAYED", "LATE", "DROPPED", "RATE", "LATENCY p50",
-                     "RELEASE p50", "GPU COPY p50");
+  out += fmt::format("{:>4}  {:<20} {:>8}  {:<6} {:<10} {:>9} {:>9} {:>6} {:>7} {:>5}  {:>12} {:>12} {:>12} {:>13}\n",
+                     "ID", "NAME", "PID", "SYNC", "ROLE", "SUBMITTED", "DISPLAYED", "LATE", "DROPPED", "RATE",
+                     "LATENCY p50", "RELEASE p50", "GPU COPY p50", "HOST COPY p50");
   for (const auto& c : s.clients) {
     std::string role = xrc::control::sessionRoleName(c.role);
     if (c.role == xrc::control::SessionRole::overlay) role += fmt::format(":{}", c.overlayPlacement);
     if (c.hung) role += ",hung";
     out += fmt::format(
-        "{:>4}  {:<20} {:>8}  {:<6} {:<10} {:>9} {:>9} {:>6} {:>7} {:>5}  {:>9.0f} us {:>9.0f} us {:>9.1f} us\n", c.id,
-        xrc::utf8Prefix(c.name, 20), c.pid, xrc::syncModeName(c.syncMode), role, c.framesSubmitted, c.framesDisplayed,
-        c.framesLate, c.framesDropped, fmt::format("1/{}", c.displayPeriods), c.latencyUs.p50, c.releaseUs.p50,
-        c.gpuCopyUsP50);
+        "{:>4}  {:<20} {:>8}  {:<6} {:<10} {:>9} {:>9} {:>6} {:>7} {:>5}  {:>9.0f} us {:>9.0f} us {:>9.1f} us "
+        "{:>10.1f} us\n",
+        c.id, xrc::utf8Prefix(c.name, 20), c.pid, xrc::syncModeName(c.syncMode), role, c.framesSubmitted,
+        c.framesDisplayed, c.framesLate, c.framesDropped, fmt::format("1/{}", c.displayPeriods), c.latencyUs.p50,
+        c.releaseUs.p50, c.gpuCopyUsP50, c.hostCopyUs.p50);
   }
   return out;
 }

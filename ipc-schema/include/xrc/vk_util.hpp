@@ -108,6 +108,10 @@ bool isDepthFormat(VkFormat format);
 VkImageAspectFlags aspectMask(VkFormat format);
 // Bytes per texel for the formats the daemon offers (0 for others).
 uint32_t texelSize(VkFormat format);
+// Bytes of one image made with `info`: its texels over all mips, layers and samples (formats
+// whose size is unknown, such as the depth-stencil ones, count as 16 bytes a texel, the largest
+// offered). Drivers add alignment, so this is a floor of what the memory costs.
+uint64_t imageBytes(const VkImageCreateInfo& info);
 // Attachment layout an image of this format rests in while the app owns it.
 VkImageLayout attachmentLayout(VkFormat format);
 
