@@ -146,6 +146,21 @@ TEST(FramePath, FourClientsPixelExactInHostModeComposingEveryFrame) {
   runFramePath({}, 300, {"--sync-mode", "host", "--compose", "every-frame"});
 }
 
+// Whether the daemon copies host-mode releases on its own thread (llvmpipe with
+// VK_EXT_host_image_copy), as its start-up log says.
+bool hostCopiesOn(Daemon& daemon) {
+  return daemon.process().output().find("host-mode copies on the host: on") != std::string::npos;
+}
+
+// Starts `c`, waits for its last frame (it then holds its session) and reads its identity: a
+// host-mode client.
+void runHostModeClient(const Daemon& daemon, const TempDir& dir, Client& c, uint64_t frames) {
+  c.process = startDemo(daemon, dir, c.spec);
+  ASSERT_TRUE(c.process->waitForOutput("frames " + std::to_string(frames) + " ok", kLong)) << c.process->output();
+  ASSERT_TRUE(parseIdentity(c.process->output(), c.id)) << c.process->output();
+  EXPECT_EQ(c.id.syncMode, "host");
+}
+
 // On Mesa's llvmpipe with VK_EXT_host_image_copy (Mesa 24.1 on), host-mode copies run on the
 // daemon's thread instead of the copy queue (docs/SYNC.md, "Host mode"): no copy submission, the
 // same pixels, and each copy's time in the status. Where the daemon says host copies are off it
@@ -155,17 +170,14 @@ TEST(FramePath, HostCopiesWhereTheDriverHasThem) {
   TempDir dir;
   Daemon daemon(dir, {"--sync-mode", "host"});
   ASSERT_TRUE(daemon.ready()) << daemon.process().output();
-  if (daemon.process().output().find("host-mode copies on the host: on") == std::string::npos) {
+  if (!hostCopiesOn(daemon)) {
     if (std::getenv("XRC_REQUIRE_HOST_COPIES") != nullptr) FAIL() << daemon.process().output();
     GTEST_SKIP() << "the daemon's device copies on its queue here (no llvmpipe with VK_EXT_host_image_copy)";
   }
   constexpr uint64_t kFrames = 120;
   Client c;
   c.spec = {"echo", 55, kFrames, "separate", false, true, 32, 16, 16, 1};
-  c.process = startDemo(daemon, dir, c.spec);
-  ASSERT_TRUE(c.process->waitForOutput("frames " + std::to_string(kFrames) + " ok", kLong)) << c.process->output();
-  ASSERT_TRUE(parseIdentity(c.process->output(), c.id)) << c.process->output();
-  EXPECT_EQ(c.id.syncMode, "host");
+  ASSERT_NO_FATAL_FAILURE(runHostModeClient(daemon, dir, c, kFrames));
 
   auto control = daemon.control();
   ASSERT_TRUE(control);
@@ -206,7 +218,7 @@ TEST(FramePath, HostCopiesKeepToTheirBound) {
   TempDir dir;
   Daemon daemon(dir, {"--sync-mode", "host", "--host-copy-max-kib", "128"});
   ASSERT_TRUE(daemon.ready()) << daemon.process().output();
-  if (daemon.process().output().find("host-mode copies on the host: on") == std::string::npos) {
+  if (!hostCopiesOn(daemon)) {
     if (std::getenv("XRC_REQUIRE_HOST_COPIES") != nullptr) FAIL() << daemon.process().output();
     GTEST_SKIP() << "the daemon's device copies on its queue here (no llvmpipe with VK_EXT_host_image_copy)";
   }
@@ -225,12 +237,7 @@ TEST(FramePath, HostCopiesKeepToTheirBound) {
   clients[2].spec.extraArgs = {"--width", "128", "--height", "128"};
   // One after the other: while a copy of one client is in flight on the copy queue, the other's
   // goes there too (a host copy is not ordered against the queue's copies).
-  for (Client& c : clients) {
-    c.process = startDemo(daemon, dir, c.spec);
-    ASSERT_TRUE(c.process->waitForOutput("frames " + std::to_string(kFrames) + " ok", kLong)) << c.process->output();
-    ASSERT_TRUE(parseIdentity(c.process->output(), c.id)) << c.process->output();
-    EXPECT_EQ(c.id.syncMode, "host");
-  }
+  for (Client& c : clients) ASSERT_NO_FATAL_FAILURE(runHostModeClient(daemon, dir, c, kFrames));
 
   auto control = daemon.control();
   ASSERT_TRUE(control);
