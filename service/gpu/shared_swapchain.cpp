@@ -290,7 +290,6 @@ Result<PreparedCopy> SharedSwapchain::prepareCopy(uint32_t index, const RuntimeI
 
   if (mode_ == SyncMode::host) {
     if (const std::optional<HostCopy> done = hostCopy(per, lease)) {
-      copy.result.onHost = true;
       copy.result.copyValue = done->copyValue;  // signalled already: the composition waits for nothing
       copy.result.hostCopyUs = done->us;
       return copy;
@@ -323,7 +322,7 @@ Result<PreparedCopy> SharedSwapchain::prepareCopy(uint32_t index, const RuntimeI
 
 Status submitCopies(std::span<PreparedCopy> copies) {
   const size_t queued =
-      size_t(std::count_if(copies.begin(), copies.end(), [](const PreparedCopy& c) { return !c.result.onHost; }));
+      size_t(std::count_if(copies.begin(), copies.end(), [](const PreparedCopy& c) { return !c.result.onHost(); }));
   if (queued == 0) return {};
   // One device and one copy timeline serve every swapchain of the daemon.
   GpuDevice& gpu = copies.front().swapchain->gpu_;
@@ -337,7 +336,7 @@ Status submitCopies(std::span<PreparedCopy> copies) {
     Lock lock(queue.submitMutex);
     size_t i = 0;
     for (PreparedCopy& copy : copies) {
-      if (copy.result.onHost) continue;
+      if (copy.result.onHost()) continue;
       copy.result.copyValue = copyTimeline.next();
       copy.signalValues[copy.signalCount - 1] = copy.result.copyValue;
       VkTimelineSemaphoreSubmitInfo& timeline = values[i];
@@ -365,7 +364,7 @@ Status submitCopies(std::span<PreparedCopy> copies) {
     }
   }
   for (PreparedCopy& copy : copies) {
-    if (copy.result.onHost) continue;
+    if (copy.result.onHost()) continue;
     copy.swapchain->queueCopies_++;
     SharedSwapchain::PerImage& per = copy.swapchain->images_[copy.index];
     per.submitted = true;

@@ -38,10 +38,10 @@ struct CopyResult {
   uint64_t copyValue = 0;  // copy timeline value signalled by this copy
   // GPU time of this copy (host mode) or of the image's previous one, when sampled.
   std::optional<double> gpuCopyUs;
-  // Host mode: the copy ran on the calling thread (vkCopyImageToImageEXT) and is complete; its
-  // copyValue is signalled from the host already, and it is not submitted.
-  bool onHost = false;
-  std::optional<double> hostCopyUs;  // such a copy's time on the calling thread
+  // Host mode, a copy that ran on the calling thread (vkCopyImageToImageEXT): its time there. Such
+  // a copy is complete; its copyValue is signalled from the host already, and it is not submitted.
+  std::optional<double> hostCopyUs;
+  bool onHost() const { return hostCopyUs.has_value(); }
 };
 
 class SharedSwapchain;
@@ -66,7 +66,7 @@ struct PreparedCopy {
 // Submits `copies` (prepared by their swapchains, in that order) to the copy queue as one
 // submission: one vkQueueSubmit, and on a driver with a submit thread (lavapipe) one wake-up of it,
 // for all of them. Each signals the next value of the copy timeline their swapchains share. On
-// failure none is submitted. Copies made on the host already (result.onHost) are left out; when all
+// failure none is submitted. Copies made on the host already (result.onHost()) are left out; when all
 // were, nothing is submitted.
 Status submitCopies(std::span<PreparedCopy> copies);
 
@@ -108,7 +108,7 @@ class SharedSwapchain {
   // The first half of copyToRuntime: waits (bounded) for the image's previous copy and records
   // this one, for submitCopies. Until that submission is made, nothing of this image may be.
   // Host mode, where both images allow it and the runtime image's last reader is done: copies on
-  // the calling thread instead (the result is onHost, complete; see hostCopy()).
+  // the calling thread instead (the result is onHost(), complete; see hostCopy()).
   Result<PreparedCopy> prepareCopy(uint32_t index, const RuntimeImageLease& lease, std::chrono::milliseconds timeout);
   // True when a copy of `index` can be recorded and submitted without waiting: the image's
   // previous copy (whose command buffer is reused) has finished.

@@ -21,7 +21,7 @@ void EndFrameCopies::submit() {
   if (copies_.empty()) return;
   const Status submitted = gpu::submitCopies(copies_);
   const bool queued =
-      std::any_of(copies_.begin(), copies_.end(), [](const gpu::PreparedCopy& c) { return !c.result.onHost; });
+      std::any_of(copies_.begin(), copies_.end(), [](const gpu::PreparedCopy& c) { return !c.result.onHost(); });
   if (submitted && queued) submissions_++;
   // Taken out first: a settle may add to a new batch of this object's, never to this one.
   std::vector<gpu::PreparedCopy> copies = std::move(copies_);
@@ -30,8 +30,9 @@ void EndFrameCopies::submit() {
   held_.clear();
   for (size_t i = 0; i < held.size(); ++i) {
     // A copy made on the host is done whatever became of the submission of the others.
-    Result<gpu::CopyResult> result = submitted || copies[i].result.onHost ? Result<gpu::CopyResult>(copies[i].result)
-                                                                          : Result<gpu::CopyResult>(submitted.error());
+    Result<gpu::CopyResult> result = submitted || copies[i].result.onHost()
+                                         ? Result<gpu::CopyResult>(copies[i].result)
+                                         : Result<gpu::CopyResult>(submitted.error());
     held[i].settled->fulfill(held[i].settle(std::move(result)));
   }
 }

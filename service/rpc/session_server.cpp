@@ -118,8 +118,10 @@ Result<gpu::CopyResult> settleCopy(DaemonContext& ctx, SwapchainCore& core, Clie
     return copy.error();
   }
   if (copy.value().gpuCopyUs) client.gpuCopyUs.add(*copy.value().gpuCopyUs);
-  if (copy.value().hostCopyUs) client.hostCopyUs.add(*copy.value().hostCopyUs);
-  if (copy.value().onHost) client.hostCopies++;
+  if (copy.value().onHost()) {
+    client.hostCopyUs.add(*copy.value().hostCopyUs);
+    client.hostCopies++;
+  }
   ctx.backend.releaseImage(*core.runtime, lease.index, copy.value().copyValue);
   core.copied(lease.index, copy.value().copyValue);
   return copy;
@@ -128,7 +130,7 @@ Result<gpu::CopyResult> settleCopy(DaemonContext& ctx, SwapchainCore& core, Clie
 Result<gpu::CopyResult> copyRelease(DaemonContext& ctx, SwapchainCore& core, ClientRecord& client, uint32_t index,
                                     const RuntimeImageLease& lease, bool waitInHostMode) {
   auto copy = core.shared->copyToRuntime(index, lease, ctx.gpuTimeout, waitInHostMode);
-  if (copy && !copy.value().onHost) client.copySubmissions++;
+  if (copy && !copy.value().onHost()) client.copySubmissions++;
   return settleCopy(ctx, core, client, index, lease, std::move(copy));
 }
 
