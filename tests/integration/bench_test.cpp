@@ -60,6 +60,15 @@ TEST(Bench, ReportsTheSteadyStateOfClientsThatAllRan) {
   EXPECT_LE(s.value("display_frames_gpu_late_steady", uint64_t(1) << 40),
             s.value("display_frames_gpu_late", uint64_t(0)));
   EXPECT_GT(s.value("daemon_cpu_us_per_client_frame", 0.0), 0.0) << s.dump();
+  // Each client's pacing cadence at the window's end: every n-th vsync, n from 1 to 8.
+  uint32_t paced = 0;
+  const auto cadences = s.value("clients_by_display_periods_steady", nlohmann::json::object());
+  for (auto& [periods, count] : cadences.items()) {
+    EXPECT_GE(std::stoi(periods), 1) << s.dump();
+    EXPECT_LE(std::stoi(periods), 8) << s.dump();
+    paced += count.get<uint32_t>();
+  }
+  EXPECT_EQ(paced, 2u) << s.dump();
   EXPECT_TRUE(s.contains("display_wake_delay_us")) << s.dump();
   EXPECT_EQ(s.value("client_renders_per_frame", 0.0), 1.0) << s.dump();
   // Copies are timed on the GPU, or on the daemon's thread where it made them (host copies).

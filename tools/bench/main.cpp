@@ -127,7 +127,8 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
     std::map<std::string, ThreadUse> threads;
     uint64_t submitted = 0;
     std::chrono::steady_clock::time_point at;
-    uint64_t missed = 0, gpuLate = 0;  // the display's counters then
+    uint64_t missed = 0, gpuLate = 0;       // the display's counters then
+    std::map<uint32_t, uint32_t> cadences;  // clients by their pacing cadence (display periods) then
   };
   auto sampleWhen = [&](auto predicate) -> std::optional<Sample> {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
@@ -148,8 +149,11 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
           sum += c.framesSubmitted;
         }
         if (predicate(least, most)) {
-          return Sample{cpuSeconds(daemonPid),       useByThread(daemonPid),      sum, std::chrono::steady_clock::now(),
-                        status->missedDisplayFrames, status->displayFramesGpuLate};
+          Sample sample{
+              cpuSeconds(daemonPid),       useByThread(daemonPid),       sum, std::chrono::steady_clock::now(),
+              status->missedDisplayFrames, status->displayFramesGpuLate, {}};
+          for (const auto& c : status->clients) sample.cadences[c.displayPeriods]++;
+          return sample;
         }
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(250));
@@ -249,6 +253,10 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
     result["client_frames_per_s_steady"] = steadySeconds > 0 ? steadyFrames / steadySeconds / clients : 0.0;
     result["missed_display_frames_steady"] = steadyTo->missed - steadyFrom->missed;
     result["display_frames_gpu_late_steady"] = steadyTo->gpuLate - steadyFrom->gpuLate;
+    // How the pacer spaced the clients' targets at the window's end: every n-th vsync, clients.
+    for (const auto& [periods, count] : steadyTo->cadences) {
+      result["clients_by_display_periods_steady"][std::to_string(periods)] = count;
+    }
     for (auto& [name, use] : steadyTo->threads) {
       const auto from = steadyFrom->threads.find(name);
       const ThreadUse start = from == steadyFrom->threads.end() ? ThreadUse{} : from->second;
@@ -470,6 +478,13 @@ int main(int argc, char** argv) {
           s["clients"].get<int>(), s["steady_s"].get<double>(), s["client_frames_per_s_steady"].get<double>(),
           s["missed_display_frames_steady"].get<uint64_t>(), s["display_frames_gpu_late_steady"].get<uint64_t>(),
           s["latency_us"]["p50"].get<double>(), s["latency_us"]["p99"].get<double>());
+      if (s.contains("clients_by_display_periods_steady")) {
+        fmt::print("pacing cadence at the steady state's end ({} clients):", s["clients"].get<int>());
+        for (auto& [periods, count] : s["clients_by_display_periods_steady"].items()) {
+          fmt::print(" every {} vsync(s): {}", periods, count.get<uint32_t>());
+        }
+        fmt::print("\n");
+      }
     }
     for (auto& s : report["scenarios"]) {
       if (s.value("copies_batched", uint64_t(0)) == 0) continue;
