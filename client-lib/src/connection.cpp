@@ -227,6 +227,7 @@ const SystemDescription& Connection::system() const { return impl_->system; }
 SyncMode Connection::syncMode() const { return impl_->syncMode; }
 uint32_t Connection::clientId() const { return impl_->clientId; }
 uint64_t Connection::blockingRoundTrips() const { return impl_->roundTrips; }
+uint64_t Connection::acquiresPrepared() const { return impl_->acquiresPrepared; }
 
 uint64_t Connection::socketWrites() const { return impl_->link->socketWrites(); }
 

@@ -61,6 +61,7 @@ struct Connection::Impl {
   VulkanBinding vulkan;
   PFN_vkImportSemaphoreFdKHR importSemaphoreFd = nullptr;
   std::atomic<uint64_t> roundTrips{0};
+  std::atomic<uint64_t> acquiresPrepared{0};  // acquires whose submission a release made ahead
   // The daemon speaks protocol 1.4: acquire and wait travel with release, beginFrame with
   // endFrame (three calls per frame and swapchain fewer; docs/PROTOCOL.md).
   bool combinedFrameCalls = false;
@@ -127,6 +128,9 @@ struct Swapchain::Impl {
     VkCommandBuffer acquireCommands = VK_NULL_HANDLE;
     VkCommandBuffer releaseCommands = VK_NULL_HANDLE;
     bool everAcquired = false;
+    // Its next acquire's submission is made already, with the swapchain's previous release
+    // (prepareNextAcquire): acquire() submits nothing and wait() usually finds the fence signalled.
+    bool acquireSubmitted = false;
     bool releasedLocally = false;  // last release happened after the daemon was gone
     // Timeline mode: the last release was answered with an error, so the daemon copied nothing
     // out of the image and may not have signalled copying_done at its value.
@@ -154,6 +158,14 @@ struct Swapchain::Impl {
     uint64_t value = 0;
   };
   Status submit(VkCommandBuffer commands, SemaphoreAt wait, SemaphoreAt signal, VkFence fence);
+  // The GPU side of acquiring image `index`: reset its fence, submit the transition to the
+  // attachment layout (behind the copy out of its last release, except in host mode) signalling
+  // the fence. Its last release must be answered (the copy submitted, or done in host mode).
+  Status submitAcquire(uint32_t index);
+  // After a release: makes the next acquire's submission now, where the image it will return is
+  // free of the daemon already (its last release answered without error), so that the transition
+  // runs on the GPU while the application does the rest of its frame.
+  void prepareNextAcquire();
 };
 
 }  // namespace xrc::client

@@ -36,6 +36,11 @@ class ReleaseAnswers {
     Lock lock(mutex_);
     return answered_[index] >= sent_[index];
   }
+  // Every release of `index` answered, and none with an error that waitAnswered() would return.
+  bool answeredWithoutError(uint32_t index) {
+    Lock lock(mutex_);
+    return answered_[index] >= sent_[index] && !errors_[index];
+  }
   // The connection is gone: every answer still awaited is `error` (wakes a waiting acquire).
   void abandonAll(const Error& error) {
     {

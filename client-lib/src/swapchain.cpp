@@ -376,18 +376,12 @@ Result<uint32_t> Swapchain::acquire() {
   if (sc.cycle->state(index) == ImageCycle::State::copying) (void)sc.cycle->copyDone(index);
   if (auto s = sc.cycle->acquire(index); !s) return s.error();
 
-  VkDevice device = conn.vulkan.device;
-  VkFence fence = per.fence.get();
-  vkResetFences(device, 1, &fence);
-  // Not once the daemon is gone, even if it went while we waited above: a copy it had not
-  // submitted by then never signals copying_done, and our queue would wait for it forever.
-  const bool waitCopy = conn.syncMode != SyncMode::host && per.everAcquired && !conn.link->disconnected() &&
-                        !per.releasedLocally && !per.releaseFailed;
-  Impl::SemaphoreAt copied;
-  if (waitCopy && conn.syncMode == SyncMode::binary) copied = {per.copyingDone.get(), 0};
-  if (waitCopy && conn.syncMode == SyncMode::timeline) copied = {sc.copyingTimeline.get(), per.releaseValue};
-  if (auto s = sc.submit(per.acquireCommands, copied, {}, fence); !s) return s.error();
-  per.everAcquired = true;
+  if (per.acquireSubmitted) {
+    per.acquireSubmitted = false;
+    conn.acquiresPrepared++;
+  } else if (auto s = sc.submitAcquire(index); !s) {
+    return s.error();
+  }
   sc.acquiredOrder.push_back(index);
   if (local || conn.combinedFrameCalls) return index;  // 1.4: release carries it
 
@@ -399,6 +393,38 @@ Result<uint32_t> Swapchain::acquire() {
       },
       "acquire");
   return index;
+}
+
+Status Swapchain::Impl::submitAcquire(uint32_t index) {
+  Connection::Impl& conn = *connection;
+  PerImage& per = perImage[index];
+  VkFence fence = per.fence.get();
+  vkResetFences(conn.vulkan.device, 1, &fence);
+  // Not once the daemon is gone, even if it went while we waited for the answer: a copy it had
+  // not submitted by then never signals copying_done, and our queue would wait for it forever.
+  const bool waitCopy = conn.syncMode != SyncMode::host && per.everAcquired && !conn.link->disconnected() &&
+                        !per.releasedLocally && !per.releaseFailed;
+  SemaphoreAt copied;
+  if (waitCopy && conn.syncMode == SyncMode::binary) copied = {per.copyingDone.get(), 0};
+  if (waitCopy && conn.syncMode == SyncMode::timeline) copied = {copyingTimeline.get(), per.releaseValue};
+  if (auto s = submit(per.acquireCommands, copied, {}, fence); !s) return s;
+  per.everAcquired = true;
+  return {};
+}
+
+void Swapchain::Impl::prepareNextAcquire() {
+  const uint32_t index = cycle->nextAcquireIndex();
+  PerImage& per = perImage[index];
+  if (per.acquireSubmitted || connection->link->disconnected()) return;
+  // Free, or its last release answered without error: the answer proves the copy that signals
+  // copying_done was submitted (or, in host mode, done), so the transition, which discards the
+  // image's contents, cannot overtake the daemon's read of them. An image the application holds
+  // (acquired or waited) or one whose answer is not there yet waits for acquire().
+  const ImageCycle::State state = cycle->state(index);
+  if (state == ImageCycle::State::acquired || state == ImageCycle::State::waited) return;
+  if (state == ImageCycle::State::copying && !answers->answeredWithoutError(index)) return;
+  // A failed submission leaves the acquire to make its own, and report the error then.
+  if (submitAcquire(index)) per.acquireSubmitted = true;
 }
 
 Status Swapchain::wait(std::chrono::nanoseconds timeout) {
@@ -496,6 +522,7 @@ Status Swapchain::release() {
   }
 
   sc.answers->sent(index);
+  sc.prepareNextAcquire();
   if (conn.oneCallFrames) {
     // 1.5: the frame's endFrame carries it (docs/SYNC.md).
     Lock lock(conn.frameMutex);

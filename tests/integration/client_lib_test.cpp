@@ -253,6 +253,56 @@ TEST_F(ClientLib, SteadyFrameLoopWritesToTheSocketOncePerFrame) {
       << "writes in each window of " << kFrames << " frames: " << ::testing::PrintToString(writesPerWindow);
 }
 
+// A release makes the next acquire's submission where the image that acquire returns is free of
+// the daemon (its last release answered): in a steady frame loop nearly every acquire then
+// submits nothing and its wait finds the transition done. Every frame still reaches the daemon
+// and is shown (the display's pixels are FramePath's tests').
+TEST_F(ClientLib, SteadyFrameLoopAcquiresArePreparedByTheReleaseBefore) {
+  connect("prepared-acquires");
+  if (HasFatalFailure()) return;
+  ASSERT_GE(system_.protocolMinor, 5u);
+  client::Connection& c = connection();
+  SwapchainRequest request;
+  request.usageFlags = 0x1;  // XR_SWAPCHAIN_USAGE_COLOR_ATTACHMENT_BIT
+  request.format = int64_t(system_.swapchainFormats.front());
+  request.width = 64;
+  request.height = 64;
+  request.arraySize = 2;
+  auto swapchain = c.createSwapchain(request);
+  ASSERT_TRUE(swapchain) << swapchain.error().describe();
+  client::Swapchain& sc = *swapchain.value();
+  client::Layer layer;
+  for (uint32_t view = 0; view < 2; ++view) {
+    client::ProjectionView v;
+    v.subImage = {sc.id(), 0, 0, 64, 64, view};
+    layer.views.push_back(v);
+  }
+  constexpr int kFrames = 40;
+  auto frame = c.waitFrame();
+  ASSERT_TRUE(frame) << frame.error().describe();
+  for (int i = 0; i < kFrames; ++i) {
+    ASSERT_TRUE(c.beginFrame(frame.value().frameId));
+    auto index = sc.acquire();
+    ASSERT_TRUE(index) << "frame " << i << ": " << index.error().describe();
+    EXPECT_EQ(index.value(), uint32_t(i) % sc.images().size());
+    ASSERT_TRUE(sc.wait(std::chrono::seconds(2))) << "frame " << i;
+    ASSERT_TRUE(sc.release()) << "frame " << i;
+    ASSERT_TRUE(c.endFrame(frame.value().frameId, frame.value().predictedDisplayTimeNs, {layer}));
+    frame = c.waitFrame();
+    ASSERT_TRUE(frame) << "frame " << i << ": " << frame.error().describe();
+  }
+  // The first acquire has no release before it; an answer late for the release that would
+  // prepare an acquire (a loaded machine) leaves that acquire to submit for itself.
+  EXPECT_GE(c.acquiresPrepared(), uint64_t(kFrames / 2)) << c.acquiresPrepared() << " of " << kFrames;
+  EXPECT_LT(c.acquiresPrepared(), uint64_t(kFrames));
+  EXPECT_TRUE(daemon().waitForStatus(
+      [](const control::DaemonStatus& s) {
+        return s.clients.size() == 1 && s.clients[0].framesSubmitted == uint64_t(kFrames) &&
+               s.clients[0].releases == uint64_t(kFrames);
+      },
+      5s));
+}
+
 // Swapchains past max_image_mib_per_client are refused before any memory is taken, with the
 // limit named; what a client holds is in status, and destroying a swapchain gives it back.
 TEST_F(ClientLib, SwapchainMemoryPastTheClientsBudgetIsRefused) {

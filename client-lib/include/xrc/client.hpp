@@ -211,6 +211,10 @@ class Connection {
   // Writes to the daemon's socket made so far (for benchmarks: each one wakes the daemon unless
   // it is awake anyway; a steady frame loop makes one per frame).
   uint64_t socketWrites() const;
+  // Swapchain acquires whose GPU submission the swapchain's previous release made already (the
+  // image free of the daemon by then): such an acquire submits nothing, and the image's wait
+  // usually finds its transition done.
+  uint64_t acquiresPrepared() const;
 
   struct Impl;
   explicit Connection(std::unique_ptr<Impl> impl);
