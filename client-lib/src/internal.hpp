@@ -159,12 +159,14 @@ struct Swapchain::Impl {
   };
   Status submit(VkCommandBuffer commands, SemaphoreAt wait, SemaphoreAt signal, VkFence fence);
   // The GPU side of acquiring image `index`: reset its fence, submit the transition to the
-  // attachment layout (behind the copy out of its last release, except in host mode) signalling
-  // the fence. Its last release must be answered (the copy submitted, or done in host mode).
-  Status submitAcquire(uint32_t index);
+  // attachment layout (behind the copy out of its last release, except in host mode or where
+  // `copyDone` says that copy has finished) signalling the fence. Its last release must be
+  // answered (the copy submitted, or done in host mode).
+  Status submitAcquire(uint32_t index, bool copyDone = false);
   // After a release: makes the next acquire's submission now, where the image it will return is
-  // free of the daemon already (its last release answered without error), so that the transition
-  // runs on the GPU while the application does the rest of its frame.
+  // free of the daemon already (its last release answered without error; in timeline mode its
+  // copy finished), so that the transition runs on the GPU while the application does the rest
+  // of its frame. Not in binary mode.
   void prepareNextAcquire();
 };
 

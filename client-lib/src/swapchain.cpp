@@ -395,7 +395,7 @@ Result<uint32_t> Swapchain::acquire() {
   return index;
 }
 
-Status Swapchain::Impl::submitAcquire(uint32_t index) {
+Status Swapchain::Impl::submitAcquire(uint32_t index, bool copyDone) {
   Connection::Impl& conn = *connection;
   PerImage& per = perImage[index];
   VkFence fence = per.fence.get();
@@ -403,7 +403,7 @@ Status Swapchain::Impl::submitAcquire(uint32_t index) {
   // Not once the daemon is gone, even if it went while we waited for the answer: a copy it had
   // not submitted by then never signals copying_done, and our queue would wait for it forever.
   const bool waitCopy = conn.syncMode != SyncMode::host && per.everAcquired && !conn.link->disconnected() &&
-                        !per.releasedLocally && !per.releaseFailed;
+                        !per.releasedLocally && !per.releaseFailed && !copyDone;
   SemaphoreAt copied;
   if (waitCopy && conn.syncMode == SyncMode::binary) copied = {per.copyingDone.get(), 0};
   if (waitCopy && conn.syncMode == SyncMode::timeline) copied = {copyingTimeline.get(), per.releaseValue};
@@ -413,18 +413,35 @@ Status Swapchain::Impl::submitAcquire(uint32_t index) {
 }
 
 void Swapchain::Impl::prepareNextAcquire() {
+  Connection::Impl& conn = *connection;
+  // Binary mode: the copy's copying_done cannot be asked from the host, and a GPU wait for it
+  // here would hold back the rest of the frame's work on the application's queue (the other
+  // views, the other layers) until the daemon's copy ran.
+  if (conn.syncMode == SyncMode::binary) return;
   const uint32_t index = cycle->nextAcquireIndex();
   PerImage& per = perImage[index];
-  if (per.acquireSubmitted || connection->link->disconnected()) return;
-  // Free, or its last release answered without error: the answer proves the copy that signals
-  // copying_done was submitted (or, in host mode, done), so the transition, which discards the
-  // image's contents, cannot overtake the daemon's read of them. An image the application holds
-  // (acquired or waited) or one whose answer is not there yet waits for acquire().
+  if (per.acquireSubmitted || conn.link->disconnected()) return;
+  // Free, or its last release answered without error: the answer proves the copy out of it was
+  // submitted (in host mode, done), so the transition, which discards the image's contents,
+  // cannot overtake the daemon's read of them. An image the application holds (acquired or
+  // waited) or one whose answer is not there yet waits for acquire().
   const ImageCycle::State state = cycle->state(index);
   if (state == ImageCycle::State::acquired || state == ImageCycle::State::waited) return;
   if (state == ImageCycle::State::copying && !answers->answeredWithoutError(index)) return;
+  // Timeline mode: only once the copy is done (copying_done reached, asked without waiting), so
+  // that the submission waits for nothing: a wait would hold back the rest of the frame's work on
+  // the application's queue, and would stay in it if the daemon went away before its copy ran.
+  bool copyDone = false;
+  if (conn.syncMode == SyncMode::timeline && per.everAcquired) {
+    uint64_t copied = 0;
+    if (vkGetSemaphoreCounterValue(conn.vulkan.device, copyingTimeline.get(), &copied) != VK_SUCCESS ||
+        copied < per.releaseValue) {
+      return;
+    }
+    copyDone = true;
+  }
   // A failed submission leaves the acquire to make its own, and report the error then.
-  if (submitAcquire(index)) per.acquireSubmitted = true;
+  if (submitAcquire(index, copyDone)) per.acquireSubmitted = true;
 }
 
 Status Swapchain::wait(std::chrono::nanoseconds timeout) {
@@ -511,8 +528,9 @@ Status Swapchain::release() {
       if (auto s = vk::check(r, "vkWaitForFences(release)"); !s) return s;
     }
   }
-  // The per-image fence is not reset here (seed 000 does): acquire() resets it right before the
-  // submission that signals it, and one driver call fewer keeps release cheap (docs/SYNC.md, 12).
+  // This image's per-image fence is not reset here (seed 000 does): the submission of its next
+  // acquire resets it right before it signals it (docs/SYNC.md, 12), made here for the next image
+  // (prepareNextAcquire, below) or by acquire().
 
   per.releasedLocally = local;
   per.releaseFailed = false;
