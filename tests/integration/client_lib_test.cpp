@@ -40,6 +40,16 @@ class ClientLib : public ::testing::Test {
   }
   Daemon& daemon() { return *daemon_; }
   client::Connection& connection() { return *connection_; }
+  // A 64x64 color swapchain of `layers` in the daemon's first format.
+  SwapchainRequest smallColorRequest(uint32_t layers = 1) const {
+    SwapchainRequest request;
+    request.usageFlags = 0x1;  // XR_SWAPCHAIN_USAGE_COLOR_ATTACHMENT_BIT
+    request.format = int64_t(system_.swapchainFormats.front());
+    request.width = 64;
+    request.height = 64;
+    request.arraySize = layers;
+    return request;
+  }
 
   TempDir dir_;
   std::unique_ptr<Daemon> daemon_;
@@ -95,12 +105,7 @@ TEST_F(ClientLib, FrameBegunWhileTheNextWaitIsOnItsWay) {
 TEST_F(ClientLib, AcquireWaitsForALateReleaseAnswerAsForAnyCall) {
   connect("late-answer");
   if (HasFatalFailure()) return;
-  SwapchainRequest request;
-  request.usageFlags = 0x1;  // XR_SWAPCHAIN_USAGE_COLOR_ATTACHMENT_BIT
-  request.format = int64_t(system_.swapchainFormats.front());
-  request.width = 64;
-  request.height = 64;
-  auto swapchain = connection().createSwapchain(request);
+  auto swapchain = connection().createSwapchain(smallColorRequest());
   ASSERT_TRUE(swapchain) << swapchain.error().describe();
   client::Swapchain& sc = *swapchain.value();
   // Every image released once; the releases leave with the next call that needs them.
@@ -130,12 +135,7 @@ TEST_F(ClientLib, ReleasesTravelWithTheNextCallButAreNeverStranded) {
   connect("release-batching");
   if (HasFatalFailure()) return;
   client::Connection& c = connection();
-  SwapchainRequest request;
-  request.usageFlags = 0x1;  // XR_SWAPCHAIN_USAGE_COLOR_ATTACHMENT_BIT
-  request.format = int64_t(system_.swapchainFormats.front());
-  request.width = 64;
-  request.height = 64;
-  auto swapchain = c.createSwapchain(request);
+  auto swapchain = c.createSwapchain(smallColorRequest());
   ASSERT_TRUE(swapchain) << swapchain.error().describe();
   client::Swapchain& sc = *swapchain.value();
   const uint32_t imageCount = uint32_t(sc.images().size());
@@ -262,13 +262,7 @@ TEST_F(ClientLib, SteadyFrameLoopAcquiresArePreparedByTheReleaseBefore) {
   if (HasFatalFailure()) return;
   ASSERT_GE(system_.protocolMinor, 5u);
   client::Connection& c = connection();
-  SwapchainRequest request;
-  request.usageFlags = 0x1;  // XR_SWAPCHAIN_USAGE_COLOR_ATTACHMENT_BIT
-  request.format = int64_t(system_.swapchainFormats.front());
-  request.width = 64;
-  request.height = 64;
-  request.arraySize = 2;
-  auto swapchain = c.createSwapchain(request);
+  auto swapchain = c.createSwapchain(smallColorRequest(2));
   ASSERT_TRUE(swapchain) << swapchain.error().describe();
   client::Swapchain& sc = *swapchain.value();
   client::Layer layer;
