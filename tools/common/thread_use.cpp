@@ -1,5 +1,6 @@
 #include "thread_use.hpp"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -9,7 +10,10 @@
 
 namespace xrc::tools {
 
-double cpuSeconds(pid_t pid, pid_t tid) {
+namespace {
+
+// utime + stime from /proc/.../stat: whole clock ticks (10 ms), the fallback only.
+double tickedCpuSeconds(pid_t pid, pid_t tid) {
   std::ifstream in("/proc/" + std::to_string(pid) + (tid ? "/task/" + std::to_string(tid) : std::string()) + "/stat");
   std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::istringstream rest(content.substr(content.rfind(')') + 2));
@@ -21,6 +25,25 @@ double cpuSeconds(pid_t pid, pid_t tid) {
     if (i == 15) stime = std::stoull(field);
   }
   return double(utime + stime) / double(sysconf(_SC_CLK_TCK));
+}
+
+}  // namespace
+
+double cpuSeconds(pid_t pid, pid_t tid) {
+  if (tid != 0) {
+    // The scheduler's own runtime of the thread, in ns (the first field of schedstat).
+    std::ifstream schedstat("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/schedstat");
+    uint64_t ns = 0;
+    if (schedstat >> ns) return double(ns) / 1e9;
+    return tickedCpuSeconds(pid, tid);
+  }
+  // The process's CPU clock: every thread's runtime, those that ended included, in ns.
+  clockid_t clock{};
+  timespec now{};
+  if (clock_getcpuclockid(pid, &clock) == 0 && clock_gettime(clock, &now) == 0) {
+    return double(now.tv_sec) + double(now.tv_nsec) / 1e9;
+  }
+  return tickedCpuSeconds(pid, 0);
 }
 
 uint64_t contextSwitches(pid_t pid, pid_t tid) {
