@@ -565,7 +565,7 @@ int main(int argc, char** argv) {
       {app.add_option("--copy-batch-before-latch-us", cli.copyBatchBeforeLatchUs,
                       "Timeline mode: hold copies whose rendering is done until this long before the "
                       "display's next latch, to submit them together; one ready nearer the latch goes at "
-                      "once; 0 (the default): each at once. --copy-batch-us replaces it")
+                      "once; 0: each at once. --copy-batch-us replaces it")
            ->capture_default_str(),
        "copy_batch_before_latch_us"},
       {app.add_option("--queue-priority", cli.queuePriority,

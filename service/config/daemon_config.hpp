@@ -31,8 +31,10 @@ struct DaemonConfig {
   int64_t shutdownGraceMs = 1000;
   int64_t copyBatchUs = 0;  // timeline mode: copies held up to this long to be submitted together (0: off)
   // Timeline mode, unless copyBatchUs is set: copies held to be submitted together this long
-  // before the display's next latch (0: off).
-  int64_t copyBatchBeforeLatchUs = 0;
+  // before the display's next latch (0: off). On by default: on a GPU time-sliced between client
+  // processes it saves the daemon's context a turn per copy, and, with clients that prepare their
+  // acquires, costs them no frames (docs/BENCHMARKS.md).
+  int64_t copyBatchBeforeLatchUs = 2000;
   std::string environmentBlendModes = "opaque";  // headless: the display's, preferred first
   std::string mirror = "none";                   // headless: none | window (the display also shown in a window)
   std::string headMotion = "still";              // headless: still | sway (the simulated head turns to and fro)

@@ -79,24 +79,14 @@ control::DaemonStatus runDemoAndCheckItsFramesArriveWhole(Daemon& daemon, const 
   return status.value();
 }
 
-TEST(TimelineSync, IsEveryClientsModeByDefaultAndFramesArriveWhole) {
+// By default copies are held until 2 ms before the display's next latch (copy_batch_before_latch_us)
+// and let go together: they still arrive whole and are shown, and the batches follow the
+// display's latches, at most one per display frame. Most of the demo's copies become ready
+// outside those 2 ms (its frames take far less than a display period); held releases are looked
+// at once, at the let-go.
+TEST(TimelineSync, IsEveryClientsModeByDefaultAndCopiesBatchedBeforeTheLatchArriveWhole) {
   TempDir dir;
   Daemon daemon(dir);
-  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
-  SKIP_WITHOUT_TIMELINES(daemon);
-  const control::DaemonStatus status = runDemoAndCheckItsFramesArriveWhole(daemon, dir);
-  EXPECT_EQ(status.copyBatches, 0u);  // copy batching is off by default
-  EXPECT_EQ(status.copiesBatched, 0u);
-  EXPECT_EQ(status.framesHeld, 0u);
-}
-
-// copy_batch_before_latch_us: copies held until 2 ms before the display's next latch and let go
-// together still arrive whole and are shown, and the batches follow the display's latches, at
-// most one per display frame. Most of the demo's copies become ready outside those 2 ms (its
-// frames take far less than a display period); held releases are looked at once, at the let-go.
-TEST(TimelineSync, CopiesBatchedBeforeTheLatchArriveWholeAndAreShown) {
-  TempDir dir;
-  Daemon daemon(dir, {"--copy-batch-before-latch-us", "2000"});
   ASSERT_TRUE(daemon.ready()) << daemon.process().output();
   SKIP_WITHOUT_TIMELINES(daemon);
   const control::DaemonStatus status = runDemoAndCheckItsFramesArriveWhole(daemon, dir);
@@ -111,6 +101,19 @@ TEST(TimelineSync, CopiesBatchedBeforeTheLatchArriveWholeAndAreShown) {
               (unsigned long long)status.copiesBatched, (unsigned long long)status.copyBatches,
               (unsigned long long)status.displayFrames, (unsigned long long)status.framesHeld,
               (unsigned long long)status.framesHeldPastLatch);
+}
+
+// copy_batch_before_latch_us 0: each copy is submitted once its rendering is done (the rendering
+// waiter's path), and frames still arrive whole.
+TEST(TimelineSync, CopiesEachAtOnceWithoutBatchingArriveWhole) {
+  TempDir dir;
+  Daemon daemon(dir, {"--copy-batch-before-latch-us", "0"});
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  SKIP_WITHOUT_TIMELINES(daemon);
+  const control::DaemonStatus status = runDemoAndCheckItsFramesArriveWhole(daemon, dir);
+  EXPECT_EQ(status.copyBatches, 0u);
+  EXPECT_EQ(status.copiesBatched, 0u);
+  EXPECT_EQ(status.framesHeld, 0u);
 }
 
 // copy_batch_us: copies held back to be submitted together still arrive whole and are shown.

@@ -184,11 +184,11 @@ TEST(DaemonConfig, CopyBatchIsOffByDefaultAndAtMostADisplayPeriodAt90Hz) {
   EXPECT_EQ(changedKeys(c, other), std::vector<std::string>{"copy_batch_us"});
 }
 
-TEST(DaemonConfig, CopyBatchBeforeLatchIsOffByDefaultAndAtMostADisplayPeriodAt90Hz) {
+TEST(DaemonConfig, CopyBatchBeforeLatchIs2msByDefaultAndAtMostADisplayPeriodAt90Hz) {
   DaemonConfig c;
-  EXPECT_EQ(c.copyBatchBeforeLatchUs, 0);
-  ASSERT_TRUE(applyToml("copy_batch_before_latch_us = 2000\n", "test.toml", c));
-  EXPECT_EQ(c.copyBatchBeforeLatchUs, 2000);
+  EXPECT_EQ(c.copyBatchBeforeLatchUs, 2000);  // on by default
+  ASSERT_TRUE(applyToml("copy_batch_before_latch_us = 1500\n", "test.toml", c));
+  EXPECT_EQ(c.copyBatchBeforeLatchUs, 1500);
   for (const char* bad : {"copy_batch_before_latch_us = 11001\n", "copy_batch_before_latch_us = -1\n"}) {
     auto s = applyToml(bad, "test.toml", c);
     ASSERT_FALSE(s) << bad;
@@ -200,7 +200,7 @@ TEST(DaemonConfig, CopyBatchBeforeLatchIsOffByDefaultAndAtMostADisplayPeriodAt90
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().message.find("'copy_batch_before_latch_us' must be an integer"), std::string::npos)
       << s.error().message;
-  EXPECT_EQ(c.copyBatchBeforeLatchUs, 2000);  // errors leave the configuration as it was
+  EXPECT_EQ(c.copyBatchBeforeLatchUs, 1500);  // errors leave the configuration as it was
   c.copyBatchBeforeLatchUs = -5;
   s = validateConfig(c);
   ASSERT_FALSE(s);
