@@ -12,7 +12,7 @@
 //   The settlement of the client's image (copying_done) waits up to a display period.
 // - copy_batch_us (when set, it replaces the first): a batch opens with a copy and is let go that
 //   long after; a held copy reaches the display up to the window later.
-// Both are off (0) by default.
+// The first is 2000 µs by default, the second off (0).
 // A held frame is one whose commit waited for a batch; one committed after the latch its batch was
 // let go for, where its own target's latch was no later, missed a vsync it would have made
 // (framesHeldPastLatch): what the before-latch lead must be long enough for.
