@@ -15,7 +15,7 @@ CopyBatch::CopyBatch(kj::Timer& timer, std::chrono::microseconds window, std::ch
                      std::function<DisplayClock()> clock, std::shared_ptr<MonotonicAlarm> alarm)
     : timer_(timer), window_(window), beforeLatch_(beforeLatch), clock_(std::move(clock)), alarm_(std::move(alarm)) {}
 
-std::optional<CopyBatch::LetGo> CopyBatch::letGoBeforeLatch() const {
+std::optional<CopyBatch::LetGo> CopyBatch::letGoBeforeLatch() {
   if (window_.count() > 0 || beforeLatch_.count() <= 0) return std::nullopt;
   const DisplayClock clock = clock_ ? clock_() : DisplayClock{};
   if (clock.periodNs <= 0) return std::nullopt;
@@ -25,12 +25,15 @@ std::optional<CopyBatch::LetGo> CopyBatch::letGoBeforeLatch() const {
   const int64_t nowNs = std::max(nanosSinceOrigin(timer_.now()), alarm_ ? monotonicNowNs() : 0);
   const int64_t latchNs = clock.nextLatchedVsyncAfter(nowNs) - clock.leadNs();
   const int64_t letGoNs = latchNs - int64_t(beforeLatch_.count()) * 1000;
-  // Too near the latch to wait; or a batch still open for a later let-go (the display clock
-  // moved): joining it would hold this copy past its latch; or one whose let-go has come and whose
-  // continuation has not run yet (the loop late): it is due, this copy may go now.
-  if (letGoNs <= nowNs || (state_->taking && (state_->letGoNs > letGoNs || state_->letGoNs <= nowNs))) {
+  if (state_->taking && state_->letGoNs > letGoNs && state_->letGoNs > nowNs) {
+    // The display clock moved the latch earlier (a runtime's xrWaitFrame came early): the batch
+    // open for the later let-go would hold its copies past this latch. It goes now, this copy too.
+    if (letGoNow_) letGoNow_->fulfill();
     return std::nullopt;
   }
+  // Too near the latch to wait; or a batch whose let-go has come and whose continuation has not
+  // run yet (the loop late): it is due, this copy may go now.
+  if (letGoNs <= nowNs || (state_->taking && state_->letGoNs <= nowNs)) return std::nullopt;
   return LetGo{kj::origin<kj::TimePoint>() + letGoNs * kj::NANOSECONDS, latchNs};
 }
 
@@ -63,6 +66,11 @@ kj::Promise<int64_t> CopyBatch::batchLetGoAt(LetGo letGo) {
     state.batches++;
     kj::Promise<void> wake =
         alarm_ ? alarm_->at(state.letGoNs).attach(std::shared_ptr(alarm_)) : timer_.atTime(letGo.at);
+    // Or sooner, where the display clock moves the latch earlier. A fulfiller dropped unfulfilled
+    // (a later batch's replaced it, or this object is gone) leaves the let-go to the wake.
+    auto now = kj::newPromiseAndFulfiller<void>();
+    letGoNow_ = kj::mv(now.fulfiller);
+    wake = wake.exclusiveJoin(now.promise.catch_([](kj::Exception&&) -> kj::Promise<void> { return kj::NEVER_DONE; }));
     batch_ = wake.then(
                      [state = state_, latchNs = letGo.latchNs] {
                        state->taking = false;

@@ -82,8 +82,9 @@ class CopyBatch {
     kj::TimePoint at;
     int64_t latchNs = 0;  // 0: a window's
   };
-  // Before-latch batching: when a copy ready now is let go; nullopt: at once.
-  std::optional<LetGo> letGoBeforeLatch() const;
+  // Before-latch batching: when a copy ready now is let go; nullopt: at once. Lets the open batch
+  // go at once where the display clock has moved its latch earlier.
+  std::optional<LetGo> letGoBeforeLatch();
   // The branch of the open batch, opening one let go at `letGo` if none is.
   kj::Promise<int64_t> batchLetGoAt(LetGo letGo);
 
@@ -96,6 +97,7 @@ class CopyBatch {
   // session still holding a branch while the daemon shuts down).
   std::shared_ptr<State> state_ = std::make_shared<State>();
   std::optional<kj::ForkedPromise<int64_t>> batch_;  // the latest batch
+  kj::Own<kj::PromiseFulfiller<void>> letGoNow_;     // lets the latest batch go before its wake
 };
 
 }  // namespace xrc

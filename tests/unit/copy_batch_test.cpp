@@ -211,6 +211,34 @@ TEST(CopyBatch, ACopyReadyWhenTheBatchIsDueGoesAtOnce) {
   EXPECT_EQ(first.wait(l.waitScope), clock.originNs);
 }
 
+// Over another runtime the display clock follows its xrWaitFrame answers: when one moves the next
+// latch earlier than the one a batch was opened for, the copies held in it go at once instead of
+// at a let-go after the latch they are now due for.
+TEST(CopyBatch, ABatchGoesAtOnceWhenTheDisplayClockMovesItsLatchEarlier) {
+  Loop l;
+  DisplayClock clock = displayClock(l);  // latch at 10 ms
+  CopyBatch batch(l.timer, microseconds(0), microseconds(2000), [&clock] { return clock; });
+  bool firstGone = false;
+  auto first = batch.join().then([&](int64_t) { firstGone = true; }).eagerlyEvaluate(nullptr);  // let go at 8 ms
+  l.advance(1000 * kj::MICROSECONDS);
+  EXPECT_FALSE(firstGone);
+  clock.originNs -= 4'000'000;  // the latch is at 6 ms now: a copy ready now would be let go at 4 ms
+  auto second = batch.join();
+  ASSERT_TRUE(second.poll(l.waitScope));
+  EXPECT_EQ(second.wait(l.waitScope), 0);  // at once
+  l.waitScope.poll();
+  EXPECT_TRUE(firstGone);  // and the batch held for the later let-go with it, the clock not moved
+  EXPECT_EQ(batch.copies(), 1u);
+  // The next copy opens a batch for the moved latch, let go at 4 ms.
+  bool thirdGone = false;
+  auto third = batch.join().then([&](int64_t) { thirdGone = true; }).eagerlyEvaluate(nullptr);
+  EXPECT_EQ(batch.batches(), 2u);
+  l.advance(2999 * kj::MICROSECONDS);  // 3.999 ms
+  EXPECT_FALSE(thirdGone);
+  l.advance(1 * kj::MICROSECONDS);
+  EXPECT_TRUE(thirdGone);
+}
+
 TEST(CopyBatch, HeldFramesCommittedAfterTheirLatchAreCountedAsPast) {
   Loop l;
   CopyBatch batch(l.timer, microseconds(0), microseconds(2000));
