@@ -34,7 +34,8 @@ struct DaemonContext {
   Refusals& refusals;
   // Timeline mode's CPU-side waits for clients' rendering (docs/SYNC.md).
   gpu::RenderingWaiter& renderingWaiter;
-  // KJ thread only: timeline copies held back to be submitted together (copy_batch_us).
+  // KJ thread only: timeline copies held back to be submitted together (copy_batch_before_latch_us,
+  // copy_batch_us).
   CopyBatch& copyBatch;
   std::optional<SyncMode> forcedSyncMode;
   std::chrono::milliseconds gpuTimeout{2000};

@@ -206,7 +206,7 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
     result["display_work_us"] = xrc::tools::percentilesJson(after->displayWorkUs);
     result["display_wake_delay_us"] = xrc::tools::percentilesJson(after->displayWakeDelayUs);
     result["daemon_cpu_us_per_display_frame"] = xrc::tools::percentilesJson(after->daemonCpuUsPerDisplayFrame);
-    // --daemon-arg=--copy-batch-us=N: what the batching did in this run.
+    // What copy batching (copy_batch_before_latch_us, on by default, or copy_batch_us) did in this run.
     result["copy_batches"] = after->copyBatches - before->copyBatches;
     result["copies_batched"] = after->copiesBatched - before->copiesBatched;
     result["frames_held"] = after->framesHeld - before->framesHeld;

@@ -16,11 +16,13 @@ namespace {
 double tickedCpuSeconds(pid_t pid, pid_t tid) {
   std::ifstream in("/proc/" + std::to_string(pid) + (tid ? "/task/" + std::to_string(tid) : std::string()) + "/stat");
   std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::istringstream rest(content.substr(content.rfind(')') + 2));
+  const size_t nameEnd = content.rfind(')');
+  if (nameEnd == std::string::npos || nameEnd + 2 > content.size()) return 0;  // the thread has ended
+  std::istringstream rest(content.substr(nameEnd + 2));
   std::string field;
   unsigned long long utime = 0, stime = 0;
   for (int i = 3; i <= 15; ++i) {
-    rest >> field;
+    if (!(rest >> field)) return 0;
     if (i == 14) utime = std::stoull(field);
     if (i == 15) stime = std::stoull(field);
   }
@@ -33,8 +35,9 @@ double cpuSeconds(pid_t pid, pid_t tid) {
   if (tid != 0) {
     // The scheduler's own runtime of the thread, in ns (the first field of schedstat).
     std::ifstream schedstat("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/schedstat");
+    // Kernels without schedstats or delay accounting report zeros there.
     uint64_t ns = 0;
-    if (schedstat >> ns) return double(ns) / 1e9;
+    if (schedstat >> ns && ns > 0) return double(ns) / 1e9;
     return tickedCpuSeconds(pid, tid);
   }
   // The process's CPU clock: every thread's runtime, those that ended included, in ns.

@@ -87,7 +87,7 @@ struct DaemonStatus {
   EnvironmentBlendMode environmentBlendMode = EnvironmentBlendMode::opaque;
   std::vector<HapticStatus> haptics;            // per hand [left, right] (1.7; empty from older daemons)
   uint64_t acceptFailures = 0;                  // failed accept() calls: the daemon ran out of fds (1.7)
-  uint64_t copyBatches = 0, copiesBatched = 0;  // copy_batch_us: batches opened, copies that joined (1.14)
+  uint64_t copyBatches = 0, copiesBatched = 0;  // copy batching: batches opened, copies that joined (1.14)
   // copy_batch_before_latch_us: frames held for a latch, and those committed after it (1.15)
   uint64_t framesHeld = 0, framesHeldPastLatch = 0;
   std::vector<LimitHit> limitsHit;                 // (1.8)
