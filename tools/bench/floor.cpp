@@ -11,15 +11,16 @@
 
 #include <array>
 #include <atomic>
+#include <cmath>
 #include <condition_variable>
 #include <csignal>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <thread>
 #include <vector>
 
 #include "../common/process.hpp"
+#include "../common/thread_use.hpp"
 #include "bench_util.hpp"
 #include "floor_echo.capnp.h"
 #include "xrc/batching_stream.hpp"
@@ -117,23 +118,15 @@ int serveCapnp(UniqueFd listener) {
   return 1;
 }
 
-// CPU time (ns, scheduler-precise) and context switches of a single-threaded process.
+// CPU time (ns, scheduler-precise) and context switches of a single-threaded process: its main
+// thread's, as the daemon's threads are read (thread_use.hpp).
 struct ProcessUse {
   int64_t cpuNs = 0;
   uint64_t switches = 0;
 };
 
 ProcessUse processUse(pid_t pid) {
-  ProcessUse use;
-  std::ifstream schedstat("/proc/" + std::to_string(pid) + "/schedstat");
-  schedstat >> use.cpuNs;
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.starts_with("voluntary_ctxt_switches:") || line.starts_with("nonvoluntary_ctxt_switches:")) {
-      use.switches += std::stoull(line.substr(line.find(':') + 1));
-    }
-  }
-  return use;
+  return ProcessUse{std::llround(tools::cpuSeconds(pid, pid) * 1e9), tools::contextSwitches(pid, pid)};
 }
 
 Result<UniqueFd> connectSocket(const std::string& path) {
