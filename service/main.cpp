@@ -335,7 +335,12 @@ int run(const Options& options) {
   {
     RetiredSwapchains retired;
     FrameWorker worker{kFrameWorkerThreadName};
-    auto renderingWaiter = gpu::RenderingWaiter::create(gpu->device());
+    // A rendering found done whose copy a batch would hold is answered at that batch's let-go.
+    auto renderingWaiter = gpu::RenderingWaiter::create(
+        gpu->device(), [&backend = *backend, window = std::chrono::microseconds(config.copyBatchUs),
+                        beforeLatch = std::chrono::microseconds(config.copyBatchBeforeLatchUs)](int64_t readyNs) {
+          return CopyBatch::letGoForCopyReadyAt(backend.clock(), window, beforeLatch, readyNs);
+        });
     if (!renderingWaiter) {
       log::error("{}", renderingWaiter.error().describe());
       return 1;
@@ -350,6 +355,7 @@ int run(const Options& options) {
         io.provider->getTimer(), std::chrono::microseconds(config.copyBatchUs),
         std::chrono::microseconds(config.copyBatchBeforeLatchUs), [&backend = *backend] { return backend.clock(); },
         std::move(letGoAlarm).value());
+    copyBatch.runAtLetGo([&waiter = *renderingWaiter.value()] { waiter.answerHeld(); });
     DaemonContext ctx{*gpu,
                       *backends.copyTimeline,
                       *backend,

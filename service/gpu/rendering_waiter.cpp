@@ -15,14 +15,14 @@ namespace {
 constexpr int64_t kMaxWaitNs = 100'000'000;
 }  // namespace
 
-Result<std::unique_ptr<RenderingWaiter>> RenderingWaiter::create(VkDevice device) {
+Result<std::unique_ptr<RenderingWaiter>> RenderingWaiter::create(VkDevice device, LetGoFor letGoFor) {
   auto wake = vk::createSemaphore(device, VK_SEMAPHORE_TYPE_TIMELINE);
   if (!wake) return wake.error();
-  return std::make_unique<RenderingWaiter>(device, std::move(wake).value());
+  return std::make_unique<RenderingWaiter>(device, std::move(wake).value(), std::move(letGoFor));
 }
 
-RenderingWaiter::RenderingWaiter(VkDevice device, vk::Semaphore wake)
-    : device_(device), wake_(std::move(wake)), thread_([this] { run(); }) {}
+RenderingWaiter::RenderingWaiter(VkDevice device, vk::Semaphore wake, LetGoFor letGoFor)
+    : device_(device), letGoFor_(std::move(letGoFor)), wake_(std::move(wake)), thread_([this] { run(); }) {}
 
 RenderingWaiter::~RenderingWaiter() {
   {
@@ -35,11 +35,11 @@ RenderingWaiter::~RenderingWaiter() {
 }
 
 void RenderingWaiter::wait(VkSemaphore semaphore, uint64_t value, int64_t deadlineNs,
-                           std::shared_ptr<const void> keepAlive, Done done) {
+                           std::shared_ptr<const void> keepAlive, Done done, WhenReached whenReached) {
   {
     Lock lock(mutex_);
     if (!stopping_) {
-      entries_.push_back(Entry{semaphore, value, deadlineNs, std::move(keepAlive), kj::mv(done)});
+      entries_.push_back(Entry{semaphore, value, deadlineNs, std::move(keepAlive), kj::mv(done), whenReached});
       if (blocked_) {
         (void)vk::signalTimeline(device_, wake_.get(), ++wakeValue_);
         blocked_ = false;  // one wake is enough until the thread waits again
@@ -49,7 +49,7 @@ void RenderingWaiter::wait(VkSemaphore semaphore, uint64_t value, int64_t deadli
       return;
     }
   }
-  done(false);
+  done(Answer{});
 }
 
 bool RenderingWaiter::reached(VkSemaphore semaphore, uint64_t value) const {
@@ -57,9 +57,32 @@ bool RenderingWaiter::reached(VkSemaphore semaphore, uint64_t value) const {
   return vkGetSemaphoreCounterValue(device_, semaphore, &current) == VK_SUCCESS && current >= value;
 }
 
+void RenderingWaiter::answerHeld() {
+  std::vector<Entry> due;
+  {
+    Lock lock(mutex_);
+    if (held_.empty()) return;
+    takeHeld(0, due);
+  }
+  for (Entry& e : due) e.done(Answer{true, true});
+}
+
+void RenderingWaiter::takeHeld(int64_t nowNs, std::vector<Entry>& out) {
+  for (size_t i = 0; i < held_.size();) {
+    if (nowNs == 0 || held_[i].letGoNs <= nowNs) {
+      out.push_back(std::move(held_[i]));
+      out.back().reached = true;
+      if (i + 1 != held_.size()) held_[i] = std::move(held_.back());
+      held_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+}
+
 size_t RenderingWaiter::pending() const {
   Lock lock(mutex_);
-  return entries_.size();
+  return entries_.size() + held_.size();
 }
 
 void RenderingWaiter::run() {
@@ -72,19 +95,31 @@ void RenderingWaiter::run() {
     {
       Lock lock(mutex_);
       // Nothing to wait for: sleep until wait() or the destructor (not a wait on a client).
-      changed_.wait(lock.native(), [&]() XRC_REQUIRES(mutex_) { return stopping_ || !entries_.empty(); });
+      changed_.wait(lock.native(),
+                    [&]() XRC_REQUIRES(mutex_) { return stopping_ || !entries_.empty() || !held_.empty(); });
       if (stopping_) {
         finished = std::move(entries_);
         entries_.clear();
+        for (Entry& e : held_) finished.push_back(std::move(e));
+        held_.clear();
         break;
       }
       const int64_t now = monotonicNowNs();
+      // Held renderings whose let-go has come without a batch taking them: answered now.
+      takeHeld(now, finished);
       for (const Entry& e : entries_) timeoutNs = std::min(timeoutNs, std::max<int64_t>(0, e.deadlineNs - now));
-      if (entries_.size() > kMaxBlockingEntries) {
+      for (const Entry& e : held_) timeoutNs = std::min(timeoutNs, std::max<int64_t>(0, e.letGoNs - now));
+      semaphores.clear();
+      if (!finished.empty()) {
+        // Answered first, without waiting.
+      } else if (entries_.empty()) {
+        // Only held renderings: sleep to the first let-go, cut short by a new wait() or the destructor.
+        changed_.wait_for(lock.native(), std::chrono::nanoseconds(timeoutNs),
+                          [&]() XRC_REQUIRES(mutex_) { return stopping_ || !entries_.empty(); });
+      } else if (entries_.size() > kMaxBlockingEntries) {
         // Poll: sleep a poll interval (or to the first deadline), cut short only by the destructor.
         const auto sleep = std::min<std::chrono::nanoseconds>(kPollInterval, std::chrono::nanoseconds(timeoutNs));
         changed_.wait_for(lock.native(), sleep, [&]() XRC_REQUIRES(mutex_) { return stopping_; });
-        semaphores.clear();
       } else {
         semaphores.assign(1, wake_.get());
         values.assign(1, wakeValue_ + 1);  // what the next wait() signals
@@ -108,27 +143,33 @@ void RenderingWaiter::run() {
         log::error("rendering waiter: vkWaitSemaphores: {}", vk::resultName(r));
       }
     }
+    const int64_t now = monotonicNowNs();
+    // Read once per pass, outside the lock (the display clock has a lock of its own).
+    const int64_t letGoNs = letGoFor_ ? letGoFor_(now) : 0;
     {
       Lock lock(mutex_);
       blocked_ = false;
-      const int64_t now = monotonicNowNs();
       for (size_t i = 0; i < entries_.size();) {
         Entry& e = entries_[i];
         e.reached = reached(e.semaphore, e.value);
-        if (e.reached || now >= e.deadlineNs) {
+        if (e.reached && e.whenReached == WhenReached::holdForLetGo && letGoNs > now) {
+          e.letGoNs = letGoNs;
+          held_.push_back(std::move(e));
+        } else if (e.reached || now >= e.deadlineNs) {
           finished.push_back(std::move(e));
-          if (i + 1 != entries_.size()) entries_[i] = std::move(entries_.back());
-          entries_.pop_back();
         } else {
           ++i;
+          continue;
         }
+        if (i + 1 != entries_.size()) entries_[i] = std::move(entries_.back());
+        entries_.pop_back();
       }
     }
     // Answered outside the lock: `done` may call wait() again.
-    for (Entry& e : finished) e.done(e.reached);
+    for (Entry& e : finished) e.done(Answer{e.reached});
     finished.clear();
   }
-  for (Entry& e : finished) e.done(false);
+  for (Entry& e : finished) e.done(Answer{});
 }
 
 }  // namespace xrc::gpu

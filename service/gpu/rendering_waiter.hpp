@@ -8,6 +8,12 @@
 // polls the timelines every kPollInterval instead. The NVIDIA driver's multi-semaphore wait costs
 // CPU that grows with the semaphores in it: at 64 clients on an H100 the thread spent 179 µs per
 // client frame blocking, 18 polling every 500 µs (docs/BENCHMARKS.md).
+//
+// A rendering whose copy a batch would hold until its let-go anyway (copy batching before the
+// latch) is not answered when found done but held until that let-go, where the event loop takes
+// it with the batch (answerHeld): one wake of the event loop per batch instead of one per poll
+// that finds a rendering done. Should no batch be let go then, the thread answers it itself at
+// that time, which is when the copy would have gone.
 #pragma once
 
 #include <kj/function.h>
@@ -15,6 +21,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -27,24 +34,37 @@ namespace xrc::gpu {
 
 class RenderingWaiter {
  public:
-  // Called on the waiter thread: true when the value was reached, false at the deadline (or
-  // when the waiter stops first).
-  using Done = kj::Function<void(bool reached)>;
+  struct Answer {
+    bool reached = false;  // false at the deadline, or when the waiter stops first
+    bool atLetGo = false;  // held, and answered at a batch's let-go (answerHeld)
+  };
+  // Called on the waiter thread, or by answerHeld's caller.
+  using Done = kj::Function<void(Answer)>;
+  // Any thread: when a copy whose rendering is done at `readyNs` (CLOCK_MONOTONIC) would be let
+  // go, or 0 when at once (CopyBatch::letGoForCopyReadyAt).
+  using LetGoFor = std::function<int64_t(int64_t readyNs)>;
+  enum class WhenReached {
+    answer,        // at once
+    holdForLetGo,  // at the let-go of the batch its copy would join (LetGoFor), or at once
+  };
 
-  static Result<std::unique_ptr<RenderingWaiter>> create(VkDevice device);
-  RenderingWaiter(VkDevice device, vk::Semaphore wake);
+  static Result<std::unique_ptr<RenderingWaiter>> create(VkDevice device, LetGoFor letGoFor = nullptr);
+  RenderingWaiter(VkDevice device, vk::Semaphore wake, LetGoFor letGoFor = nullptr);
   ~RenderingWaiter();  // answers what is still pending with false, then joins
   RenderingWaiter(const RenderingWaiter&) = delete;
   RenderingWaiter& operator=(const RenderingWaiter&) = delete;
 
   // `done` runs once `semaphore` reaches `value`, or at `deadlineNs` (CLOCK_MONOTONIC).
   // `keepAlive` owns the semaphore until then.
-  void wait(VkSemaphore semaphore, uint64_t value, int64_t deadlineNs, std::shared_ptr<const void> keepAlive, Done done)
-      XRC_EXCLUDES(mutex_);
+  void wait(VkSemaphore semaphore, uint64_t value, int64_t deadlineNs, std::shared_ptr<const void> keepAlive, Done done,
+            WhenReached whenReached = WhenReached::answer) XRC_EXCLUDES(mutex_);
+  // At a batch's let-go, on the thread that lets it go: answers the renderings held for it
+  // (reached), before the batch's copies go.
+  void answerHeld() XRC_EXCLUDES(mutex_);
   // Any thread, without waiting: whether `semaphore` has reached `value` (false on an error,
   // which a wait() then reports).
   bool reached(VkSemaphore semaphore, uint64_t value) const;
-  // Waits not answered yet, for status.
+  // Waits not answered yet (held ones included), for status.
   size_t pending() const XRC_EXCLUDES(mutex_);
 
   static constexpr size_t kMaxBlockingEntries = 4;
@@ -57,16 +77,22 @@ class RenderingWaiter {
     int64_t deadlineNs = 0;
     std::shared_ptr<const void> keepAlive;
     Done done;
+    WhenReached whenReached = WhenReached::answer;
     bool reached = false;
+    int64_t letGoNs = 0;  // held: answered by the thread itself from then
   };
   void run();
+  // Moves the held entries whose let-go has come (all: `nowNs` 0) to `out`, reached.
+  void takeHeld(int64_t nowNs, std::vector<Entry>& out) XRC_REQUIRES(mutex_);
 
   VkDevice device_;
+  const LetGoFor letGoFor_;
   // Signalled from the host by wait() to cut the thread's wait short: a new entry joins the set.
   vk::Semaphore wake_;
   mutable Mutex mutex_;
   std::condition_variable_any changed_;
   std::vector<Entry> entries_ XRC_GUARDED_BY(mutex_);
+  std::vector<Entry> held_ XRC_GUARDED_BY(mutex_);  // reached, waiting for their let-go
   uint64_t wakeValue_ XRC_GUARDED_BY(mutex_) = 0;
   bool stopping_ XRC_GUARDED_BY(mutex_) = false;
   // The thread is in (or about to enter) vkWaitSemaphores with the wake timeline at

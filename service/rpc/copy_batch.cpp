@@ -15,16 +15,31 @@ CopyBatch::CopyBatch(kj::Timer& timer, std::chrono::microseconds window, std::ch
                      std::function<DisplayClock()> clock, std::shared_ptr<MonotonicAlarm> alarm)
     : timer_(timer), window_(window), beforeLatch_(beforeLatch), clock_(std::move(clock)), alarm_(std::move(alarm)) {}
 
+CopyBatch::~CopyBatch() { state_->atLetGo = nullptr; }
+
+std::optional<CopyBatch::LatchAndLetGo> CopyBatch::latchFor(const DisplayClock& clock, std::chrono::microseconds window,
+                                                            std::chrono::microseconds beforeLatch, int64_t readyNs) {
+  if (window.count() > 0 || beforeLatch.count() <= 0 || clock.periodNs <= 0) return std::nullopt;
+  // The display takes its frames `latchLeadNs` before each vsync: the next latch after then.
+  const int64_t latchNs = clock.nextLatchedVsyncAfter(readyNs) - clock.leadNs();
+  return LatchAndLetGo{latchNs, latchNs - int64_t(beforeLatch.count()) * 1000};
+}
+
+int64_t CopyBatch::letGoForCopyReadyAt(const DisplayClock& clock, std::chrono::microseconds window,
+                                       std::chrono::microseconds beforeLatch, int64_t readyNs) {
+  const auto at = latchFor(clock, window, beforeLatch, readyNs);
+  return at && at->letGoNs > readyNs ? at->letGoNs : 0;
+}
+
 std::optional<CopyBatch::LetGo> CopyBatch::letGoBeforeLatch() {
-  if (window_.count() > 0 || beforeLatch_.count() <= 0) return std::nullopt;
-  const DisplayClock clock = clock_ ? clock_() : DisplayClock{};
-  if (clock.periodNs <= 0) return std::nullopt;
-  // The event loop's timer reads CLOCK_MONOTONIC, the display clock's time base. The display
-  // takes its frames `latchLeadNs` before each vsync: the next latch after now.
+  // The event loop's timer reads CLOCK_MONOTONIC, the display clock's time base.
   // The loop's timer reads the clock once per turn: a turn that has run a while reads it here.
   const int64_t nowNs = std::max(nanosSinceOrigin(timer_.now()), alarm_ ? monotonicNowNs() : 0);
-  const int64_t latchNs = clock.nextLatchedVsyncAfter(nowNs) - clock.leadNs();
-  const int64_t letGoNs = latchNs - int64_t(beforeLatch_.count()) * 1000;
+  if (window_.count() > 0 || beforeLatch_.count() <= 0) return std::nullopt;
+  const auto at = latchFor(clock_ ? clock_() : DisplayClock{}, window_, beforeLatch_, nowNs);
+  if (!at) return std::nullopt;
+  const int64_t latchNs = at->latchNs;
+  const int64_t letGoNs = at->letGoNs;
   if (state_->taking && state_->letGoNs > letGoNs && state_->letGoNs > nowNs) {
     // The display clock moved the latch earlier (a runtime's xrWaitFrame came early): the batch
     // open for the later let-go would hold its copies past this latch. It goes now, this copy too.
@@ -73,6 +88,9 @@ kj::Promise<int64_t> CopyBatch::batchLetGoAt(LetGo letGo) {
     wake = wake.exclusiveJoin(now.promise.catch_([](kj::Exception&&) -> kj::Promise<void> { return kj::NEVER_DONE; }));
     batch_ = wake.then(
                      [state = state_, latchNs = letGo.latchNs] {
+                       // Renderings found done while this batch was held go right after it.
+                       state->letGoLatchNs = latchNs;
+                       if (state->atLetGo) state->atLetGo();
                        state->taking = false;
                        return latchNs;
                      },

@@ -347,12 +347,13 @@ kj::Promise<Status> renderingTimedOut(const std::shared_ptr<SessionState>& sessi
   return runOnWorker(session, kj::mv(skip)).then(kj::mv(finish));
 }
 
-// True once the client's rendering_done timeline `semaphore` (owned by `owner`) reaches `value`,
-// false at `deadlineNs`: waited for on the RenderingWaiter's thread.
-kj::Promise<bool> renderingDone(DaemonContext& ctx, VkSemaphore semaphore, std::shared_ptr<const void> owner,
-                                uint64_t value, int64_t deadlineNs) {
-  auto rendered = crossThreadAnswer<bool>();  // fulfilled on the waiter thread
-  ctx.renderingWaiter.wait(semaphore, value, deadlineNs, std::move(owner), kj::mv(rendered.fulfil));
+// Reached once the client's rendering_done timeline `semaphore` (owned by `owner`) reaches `value`,
+// not at `deadlineNs`: waited for on the RenderingWaiter's thread.
+kj::Promise<gpu::RenderingWaiter::Answer> renderingDone(
+    DaemonContext& ctx, VkSemaphore semaphore, std::shared_ptr<const void> owner, uint64_t value, int64_t deadlineNs,
+    gpu::RenderingWaiter::WhenReached whenReached = gpu::RenderingWaiter::WhenReached::answer) {
+  auto rendered = crossThreadAnswer<gpu::RenderingWaiter::Answer>();  // on the waiter thread, or at a let-go
+  ctx.renderingWaiter.wait(semaphore, value, deadlineNs, std::move(owner), kj::mv(rendered.fulfil), whenReached);
   return kj::mv(rendered.promise);
 }
 
@@ -364,13 +365,21 @@ struct RenderedRelease {
 };
 
 // Rendered: submitted with the copies that became ready with it (copy batching), so it joins its
-// batch before waiting its turn behind the session's earlier copies.
+// batch before waiting its turn behind the session's earlier copies. A rendering done while its
+// copy would be held anyway is answered at that batch's let-go, not when found (RenderingWaiter).
 kj::Promise<RenderedRelease> renderedAndLetGo(const std::shared_ptr<SessionState>& session, VkSemaphore semaphore,
                                               std::shared_ptr<const void> owner, uint64_t value, int64_t deadlineNs) {
-  return renderingDone(session->ctx, semaphore, std::move(owner), value, deadlineNs)
-      .then([session](bool reached) -> kj::Promise<RenderedRelease> {
-        if (!reached) return RenderedRelease{};
-        return session->ctx.copyBatch.join().then([](int64_t latchNs) { return RenderedRelease{true, latchNs}; });
+  return renderingDone(session->ctx, semaphore, std::move(owner), value, deadlineNs,
+                       gpu::RenderingWaiter::WhenReached::holdForLetGo)
+      .then([session](gpu::RenderingWaiter::Answer rendered) -> kj::Promise<RenderedRelease> {
+        if (!rendered.reached) return RenderedRelease{};
+        CopyBatch& batch = session->ctx.copyBatch;
+        if (rendered.atLetGo) {
+          // Answered at the let-go it was held for: it goes with that batch.
+          batch.countHeldCopy();
+          return RenderedRelease{true, batch.latestLetGoLatchNs()};
+        }
+        return batch.join().then([](int64_t latchNs) { return RenderedRelease{true, latchNs}; });
       });
 }
 
@@ -390,9 +399,8 @@ kj::Promise<Status> copyWhenRendered(const std::shared_ptr<SessionState>& sessio
   // 1.12 client's next frame, wait for the copy.
   kj::Promise<RenderedRelease> letGo = nullptr;
   if (!answeredEarly) {
-    letGo = renderingDone(ctx, semaphore, std::move(owner), value, deadlineNs).then([](bool reached) {
-      return RenderedRelease{reached};
-    });
+    letGo = renderingDone(ctx, semaphore, std::move(owner), value, deadlineNs)
+                .then([](gpu::RenderingWaiter::Answer rendered) { return RenderedRelease{rendered.reached}; });
   } else if (auto heldUntil = ctx.copyBatch.heldCopiesLetGo(deadlineNs)) {
     // Its copy would be held until then even if rendered now: its rendering is looked at once,
     // then, instead of waited for (no waiter thread, no hand-back to this one); unfinished, it is

@@ -239,6 +239,38 @@ TEST(CopyBatch, ABatchGoesAtOnceWhenTheDisplayClockMovesItsLatchEarlier) {
   EXPECT_TRUE(thirdGone);
 }
 
+// What the rendering waiter asks from its own thread: when a copy ready then would be let go.
+TEST(CopyBatch, LetGoForACopyReadyAtATimeFollowsTheLatchAndTheSettings) {
+  const DisplayClock clock{10'000'000, 10'000'000, 0};  // vsyncs (and latches) at 10, 20, 30 ms
+  const auto at = [&](microseconds window, microseconds before, int64_t readyNs) {
+    return CopyBatch::letGoForCopyReadyAt(clock, window, before, readyNs);
+  };
+  EXPECT_EQ(at(microseconds(0), microseconds(2000), 5'000'000), 8'000'000);    // held to 2 ms before
+  EXPECT_EQ(at(microseconds(0), microseconds(2000), 8'500'000), 0);            // within the lead: at once
+  EXPECT_EQ(at(microseconds(0), microseconds(2000), 10'100'000), 18'000'000);  // past the latch: the next
+  EXPECT_EQ(at(microseconds(0), microseconds(0), 5'000'000), 0);               // off
+  EXPECT_EQ(at(microseconds(1000), microseconds(2000), 5'000'000), 0);         // a window instead
+  EXPECT_EQ(CopyBatch::letGoForCopyReadyAt(DisplayClock{}, microseconds(0), microseconds(2000), 5'000'000), 0);
+  const DisplayClock led{10'000'000, 10'000'000, 3'000'000};  // latched 3 ms before each vsync
+  EXPECT_EQ(CopyBatch::letGoForCopyReadyAt(led, microseconds(0), microseconds(2000), 1'000'000), 5'000'000);
+}
+
+// Renderings the waiter held for a let-go are answered there, before the batch's copies go.
+TEST(CopyBatch, ALetGoRunsItsHookBeforeTheBatchsCopiesGo) {
+  Loop l;
+  const DisplayClock clock = displayClock(l);  // latch at 10 ms
+  CopyBatch batch(l.timer, microseconds(0), microseconds(2000), [clock] { return clock; });
+  int hookRuns = 0;
+  bool hookRanFirst = false;
+  batch.runAtLetGo([&] { hookRuns++; });
+  auto copy = batch.join().then([&](int64_t) { hookRanFirst = hookRuns == 1; }).eagerlyEvaluate(nullptr);
+  l.advance(7999 * kj::MICROSECONDS);
+  EXPECT_EQ(hookRuns, 0);
+  l.advance(1 * kj::MICROSECONDS);  // 8 ms: let go
+  EXPECT_EQ(hookRuns, 1);
+  EXPECT_TRUE(hookRanFirst);
+}
+
 TEST(CopyBatch, HeldFramesCommittedAfterTheirLatchAreCountedAsPast) {
   Loop l;
   CopyBatch batch(l.timer, microseconds(0), microseconds(2000));

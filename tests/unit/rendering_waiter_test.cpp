@@ -3,6 +3,7 @@
 // joins a long one without waiting behind it, and nothing is left unanswered at shutdown.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <thread>
@@ -39,12 +40,24 @@ class RenderingWaiterTest : public ::testing::Test {
   }
   // Waits for `t` at `value` with the given deadline; the future says whether it was reached.
   std::future<bool> waitFor(const Timeline& t, uint64_t value, std::chrono::milliseconds deadline,
-                            std::shared_ptr<const void> keepAlive = nullptr) {
+                            std::shared_ptr<const void> keepAlive = nullptr,
+                            RenderingWaiter::WhenReached whenReached = RenderingWaiter::WhenReached::answer) {
     auto done = std::make_shared<std::promise<bool>>();
     auto future = done->get_future();
-    waiter_->wait(t.get(), value, monotonicNowNs() + int64_t(deadline.count()) * 1'000'000, std::move(keepAlive),
-                  [done](bool reached) { done->set_value(reached); });
+    waiter_->wait(
+        t.get(), value, monotonicNowNs() + int64_t(deadline.count()) * 1'000'000, std::move(keepAlive),
+        [done](RenderingWaiter::Answer a) { done->set_value(a.reached); }, whenReached);
     return future;
+  }
+  std::future<bool> waitHeldForLetGo(const Timeline& t, uint64_t value) {
+    return waitFor(t, value, std::chrono::milliseconds(60s), nullptr, RenderingWaiter::WhenReached::holdForLetGo);
+  }
+  // A waiter whose copies would be let go at what `letGoFor` says.
+  void useLetGo(RenderingWaiter::LetGoFor letGoFor) {
+    waiter_.reset();
+    auto waiter = RenderingWaiter::create(gpu_->device(), std::move(letGoFor));
+    ASSERT_TRUE(waiter) << waiter.error().describe();
+    waiter_ = std::move(waiter).value();
   }
 
   std::unique_ptr<GpuDevice> gpu_;
@@ -157,6 +170,97 @@ TEST_F(RenderingWaiterTest, ManyPendingWaitsArePolledWithTheirDeadlines) {
     EXPECT_FALSE(stuck[i].get()) << i;
   }
   EXPECT_EQ(waiter_->pending(), 0u);
+}
+
+// A rendering whose copy a batch would hold anyway is answered at the batch's let-go (answerHeld),
+// not when found done: the event loop is woken once per batch, not once per rendering.
+TEST_F(RenderingWaiterTest, ARenderingHeldForALetGoIsAnsweredThereNotWhenFound) {
+  useLetGo([](int64_t readyNs) { return readyNs + 60'000'000'000; });  // a let-go a minute away
+  auto t = timeline();
+  auto answer = std::make_shared<std::promise<RenderingWaiter::Answer>>();
+  auto held = answer->get_future();
+  waiter_->wait(
+      t->get(), 1, monotonicNowNs() + 60'000'000'000, nullptr,
+      [answer](RenderingWaiter::Answer a) { answer->set_value(a); }, RenderingWaiter::WhenReached::holdForLetGo);
+  signal(*t, 1);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(held.wait_for(0ms), std::future_status::timeout) << "answered before its let-go";
+  EXPECT_EQ(waiter_->pending(), 1u);
+  waiter_->answerHeld();  // the batch is let go
+  ASSERT_EQ(held.wait_for(0ms), std::future_status::ready) << "answerHeld answers on the calling thread";
+  const RenderingWaiter::Answer a = held.get();
+  EXPECT_TRUE(a.reached);
+  EXPECT_TRUE(a.atLetGo);
+  EXPECT_EQ(waiter_->pending(), 0u);
+}
+
+// Not yet done at answerHeld: a held wait stays a wait until its rendering is done.
+TEST_F(RenderingWaiterTest, AnswerHeldLeavesRenderingsNotYetDone) {
+  useLetGo([](int64_t readyNs) { return readyNs + 60'000'000'000; });
+  auto t = timeline();
+  auto held = waitHeldForLetGo(*t, 1);
+  std::this_thread::sleep_for(20ms);
+  waiter_->answerHeld();
+  EXPECT_EQ(held.wait_for(50ms), std::future_status::timeout);
+  EXPECT_EQ(waiter_->pending(), 1u);
+}
+
+// With no batch let go to take it, the thread answers a held rendering itself at its let-go,
+// never before: when its copy would have gone.
+TEST_F(RenderingWaiterTest, AHeldRenderingNoBatchTakesIsAnsweredAtItsLetGo) {
+  std::atomic<int64_t> letGoNs{0};
+  useLetGo([&](int64_t readyNs) {
+    int64_t expected = 0;
+    letGoNs.compare_exchange_strong(expected, readyNs + 150'000'000);  // 150 ms after it is found
+    return letGoNs.load();
+  });
+  auto t = timeline();
+  auto answeredNs = std::make_shared<std::promise<int64_t>>();
+  auto answered = answeredNs->get_future();
+  waiter_->wait(
+      t->get(), 1, monotonicNowNs() + 60'000'000'000, nullptr,
+      [answeredNs](RenderingWaiter::Answer a) {
+        answeredNs->set_value(a.reached && !a.atLetGo ? monotonicNowNs() : -1);
+      },
+      RenderingWaiter::WhenReached::holdForLetGo);
+  signal(*t, 1);
+  ASSERT_EQ(answered.wait_for(5s), std::future_status::ready);
+  const int64_t at = answered.get();
+  ASSERT_GT(at, 0) << "answered not reached";
+  EXPECT_GE(at, letGoNs.load()) << "answered before its let-go";
+  EXPECT_EQ(waiter_->pending(), 0u);
+}
+
+// Found done within the lead before the latch (no let-go ahead), or asked to be answered at once:
+// answered when found, as without batching.
+TEST_F(RenderingWaiterTest, ARenderingWithNoLetGoAheadOrNotHeldIsAnsweredAtOnce) {
+  useLetGo([](int64_t) { return int64_t(0); });
+  auto t = timeline();
+  signal(*t, 1);
+  auto noLetGo = waitHeldForLetGo(*t, 1);
+  ASSERT_EQ(noLetGo.wait_for(5s), std::future_status::ready);
+  EXPECT_TRUE(noLetGo.get());
+
+  useLetGo([](int64_t readyNs) { return readyNs + 60'000'000'000; });
+  auto t2 = timeline();
+  signal(*t2, 1);
+  auto notHeld = waitFor(*t2, 1, 60s);
+  ASSERT_EQ(notHeld.wait_for(5s), std::future_status::ready);
+  EXPECT_TRUE(notHeld.get());
+}
+
+// Shutting down answers held renderings as not reached, like every other pending wait: no copy
+// starts after the waiter is gone.
+TEST_F(RenderingWaiterTest, HeldRenderingsAreAnsweredNotReachedAtShutdown) {
+  useLetGo([](int64_t readyNs) { return readyNs + 60'000'000'000; });
+  auto t = timeline();
+  auto held = waitHeldForLetGo(*t, 1);
+  signal(*t, 1);
+  std::this_thread::sleep_for(100ms);  // found done and held
+  EXPECT_EQ(held.wait_for(0ms), std::future_status::timeout);
+  waiter_.reset();
+  ASSERT_EQ(held.wait_for(0ms), std::future_status::ready);
+  EXPECT_FALSE(held.get());
 }
 
 }  // namespace
