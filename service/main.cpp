@@ -339,7 +339,9 @@ int run(const Options& options) {
     auto renderingWaiter = gpu::RenderingWaiter::create(
         gpu->device(), [&backend = *backend, window = std::chrono::microseconds(config.copyBatchUs),
                         beforeLatch = std::chrono::microseconds(config.copyBatchBeforeLatchUs)](int64_t readyNs) {
-          return CopyBatch::letGoForCopyReadyAt(backend.clock(), window, beforeLatch, readyNs);
+          const auto at = CopyBatch::letGoForCopyReadyAt(backend.clock(), window, beforeLatch, readyNs);
+          if (!at) return gpu::RenderingWaiter::LetGo{};
+          return gpu::RenderingWaiter::LetGo{at->letGoNs > readyNs ? at->letGoNs : 0, at->latchNs};
         });
     if (!renderingWaiter) {
       log::error("{}", renderingWaiter.error().describe());

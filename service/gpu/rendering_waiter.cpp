@@ -39,7 +39,8 @@ void RenderingWaiter::wait(VkSemaphore semaphore, uint64_t value, int64_t deadli
   {
     Lock lock(mutex_);
     if (!stopping_) {
-      entries_.push_back(Entry{semaphore, value, deadlineNs, std::move(keepAlive), kj::mv(done), whenReached});
+      entries_.push_back(
+          Entry{semaphore, value, deadlineNs, std::move(keepAlive), kj::mv(done), whenReached, false, LetGo{}});
       if (blocked_) {
         (void)vk::signalTimeline(device_, wake_.get(), ++wakeValue_);
         blocked_ = false;  // one wake is enough until the thread waits again
@@ -64,12 +65,17 @@ void RenderingWaiter::answerHeld() {
     if (held_.empty()) return;
     takeHeld(0, due);
   }
-  for (Entry& e : due) e.done(Answer{true, true});
+  for (Entry& e : due) e.done(Answer{true, true, e.letGo.latchNs});
+}
+
+size_t RenderingWaiter::held() const {
+  Lock lock(mutex_);
+  return held_.size();
 }
 
 void RenderingWaiter::takeHeld(int64_t nowNs, std::vector<Entry>& out) {
   for (size_t i = 0; i < held_.size();) {
-    if (nowNs == 0 || held_[i].letGoNs <= nowNs) {
+    if (nowNs == 0 || held_[i].letGo.atNs <= nowNs) {
       out.push_back(std::move(held_[i]));
       out.back().reached = true;
       if (i + 1 != held_.size()) held_[i] = std::move(held_.back());
@@ -78,6 +84,33 @@ void RenderingWaiter::takeHeld(int64_t nowNs, std::vector<Entry>& out) {
       ++i;
     }
   }
+}
+
+void RenderingWaiter::sortOut(int64_t nowNs, const std::optional<LetGo>& current, std::vector<Entry>& out) {
+  for (size_t i = 0; i < entries_.size();) {
+    Entry& e = entries_[i];
+    e.reached = reached(e.semaphore, e.value);
+    if (e.reached && e.whenReached == WhenReached::holdForLetGo && current && current->atNs > nowNs) {
+      e.letGo = *current;
+      held_.push_back(std::move(e));
+    } else if (e.reached || nowNs >= e.deadlineNs) {
+      out.push_back(std::move(e));
+    } else {
+      ++i;
+      continue;
+    }
+    if (i + 1 != entries_.size()) entries_[i] = std::move(entries_.back());
+    entries_.pop_back();
+  }
+  if (current) {
+    // The display clock moved the latch earlier (a runtime's xrWaitFrame came early): a rendering
+    // held for the old let-go goes at the new one, or now within its lead, as a copy ready now would.
+    const LetGo earliest = current->atNs > nowNs ? *current : LetGo{nowNs, current->latchNs};
+    for (Entry& e : held_) {
+      if (e.letGo.atNs > earliest.atNs) e.letGo = earliest;
+    }
+  }
+  takeHeld(nowNs, out);
 }
 
 size_t RenderingWaiter::pending() const {
@@ -92,6 +125,7 @@ void RenderingWaiter::run() {
   std::vector<Entry> finished;
   for (;;) {
     int64_t timeoutNs = kMaxWaitNs;
+    bool mayHold = false;
     {
       Lock lock(mutex_);
       // Nothing to wait for: sleep until wait() or the destructor (not a wait on a client).
@@ -105,14 +139,14 @@ void RenderingWaiter::run() {
         break;
       }
       const int64_t now = monotonicNowNs();
-      // Held renderings whose let-go has come without a batch taking them: answered now.
-      takeHeld(now, finished);
-      for (const Entry& e : entries_) timeoutNs = std::min(timeoutNs, std::max<int64_t>(0, e.deadlineNs - now));
-      for (const Entry& e : held_) timeoutNs = std::min(timeoutNs, std::max<int64_t>(0, e.letGoNs - now));
+      for (const Entry& e : entries_) {
+        timeoutNs = std::min(timeoutNs, std::max<int64_t>(0, e.deadlineNs - now));
+        mayHold = mayHold || e.whenReached == WhenReached::holdForLetGo;
+      }
+      for (const Entry& e : held_) timeoutNs = std::min(timeoutNs, std::max<int64_t>(0, e.letGo.atNs - now));
+      mayHold = letGoFor_ && (mayHold || !held_.empty());
       semaphores.clear();
-      if (!finished.empty()) {
-        // Answered first, without waiting.
-      } else if (entries_.empty()) {
+      if (entries_.empty()) {
         // Only held renderings: sleep to the first let-go, cut short by a new wait() or the destructor.
         changed_.wait_for(lock.native(), std::chrono::nanoseconds(timeoutNs),
                           [&]() XRC_REQUIRES(mutex_) { return stopping_ || !entries_.empty(); });
@@ -144,29 +178,17 @@ void RenderingWaiter::run() {
       }
     }
     const int64_t now = monotonicNowNs();
-    // Read once per pass, outside the lock (the display clock has a lock of its own).
-    const int64_t letGoNs = letGoFor_ ? letGoFor_(now) : 0;
+    // Read outside the lock (the display clock has a lock of its own), and only while a
+    // rendering may be held.
+    std::optional<LetGo> current;
+    if (mayHold) current = letGoFor_(now);
     {
       Lock lock(mutex_);
       blocked_ = false;
-      for (size_t i = 0; i < entries_.size();) {
-        Entry& e = entries_[i];
-        e.reached = reached(e.semaphore, e.value);
-        if (e.reached && e.whenReached == WhenReached::holdForLetGo && letGoNs > now) {
-          e.letGoNs = letGoNs;
-          held_.push_back(std::move(e));
-        } else if (e.reached || now >= e.deadlineNs) {
-          finished.push_back(std::move(e));
-        } else {
-          ++i;
-          continue;
-        }
-        if (i + 1 != entries_.size()) entries_[i] = std::move(entries_.back());
-        entries_.pop_back();
-      }
+      sortOut(now, current, finished);
     }
     // Answered outside the lock: `done` may call wait() again.
-    for (Entry& e : finished) e.done(Answer{e.reached});
+    for (Entry& e : finished) e.done(Answer{e.reached, e.letGo.atNs != 0, e.letGo.latchNs});
     finished.clear();
   }
   for (Entry& e : finished) e.done(Answer{});

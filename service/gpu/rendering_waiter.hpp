@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -36,13 +37,20 @@ class RenderingWaiter {
  public:
   struct Answer {
     bool reached = false;  // false at the deadline, or when the waiter stops first
-    bool atLetGo = false;  // held, and answered at a batch's let-go (answerHeld)
+    bool atLetGo = false;  // held, and answered at its let-go (by answerHeld or by the thread)
+    int64_t latchNs = 0;   // held: the latch its let-go comes before (CLOCK_MONOTONIC)
   };
   // Called on the waiter thread, or by answerHeld's caller.
   using Done = kj::Function<void(Answer)>;
-  // Any thread: when a copy whose rendering is done at `readyNs` (CLOCK_MONOTONIC) would be let
-  // go, or 0 when at once (CopyBatch::letGoForCopyReadyAt).
-  using LetGoFor = std::function<int64_t(int64_t readyNs)>;
+  // Where a copy whose rendering is done at some time would be let go: `atNs` 0 when at once;
+  // `latchNs` the display's next latch then (0 without batching before the latch).
+  struct LetGo {
+    int64_t atNs = 0;
+    int64_t latchNs = 0;
+  };
+  // Any thread: the let-go of a copy ready at `readyNs` (CLOCK_MONOTONIC;
+  // CopyBatch::letGoForCopyReadyAt).
+  using LetGoFor = std::function<LetGo(int64_t readyNs)>;
   enum class WhenReached {
     answer,        // at once
     holdForLetGo,  // at the let-go of the batch its copy would join (LetGoFor), or at once
@@ -58,9 +66,11 @@ class RenderingWaiter {
   // `keepAlive` owns the semaphore until then.
   void wait(VkSemaphore semaphore, uint64_t value, int64_t deadlineNs, std::shared_ptr<const void> keepAlive, Done done,
             WhenReached whenReached = WhenReached::answer) XRC_EXCLUDES(mutex_);
-  // At a batch's let-go, on the thread that lets it go: answers the renderings held for it
-  // (reached), before the batch's copies go.
+  // At a batch's let-go, on the thread that lets it go: answers every rendering held (reached,
+  // at its let-go). Through cross-thread fulfillers, their copies go right after the batch's.
   void answerHeld() XRC_EXCLUDES(mutex_);
+  // Renderings found done and held for a let-go now (status, tests).
+  size_t held() const XRC_EXCLUDES(mutex_);
   // Any thread, without waiting: whether `semaphore` has reached `value` (false on an error,
   // which a wait() then reports).
   bool reached(VkSemaphore semaphore, uint64_t value) const;
@@ -79,11 +89,15 @@ class RenderingWaiter {
     Done done;
     WhenReached whenReached = WhenReached::answer;
     bool reached = false;
-    int64_t letGoNs = 0;  // held: answered by the thread itself from then
+    LetGo letGo;  // held: answered by the thread itself from letGo.atNs
   };
   void run();
   // Moves the held entries whose let-go has come (all: `nowNs` 0) to `out`, reached.
   void takeHeld(int64_t nowNs, std::vector<Entry>& out) XRC_REQUIRES(mutex_);
+  // A pass over the waits after the thread woke at `nowNs`, under the lock: the reached ones are
+  // answered (to `out`) or held for `current`, the let-go of a copy ready now (read only when
+  // `current` is given); held ones whose let-go the display clock moved earlier follow it.
+  void sortOut(int64_t nowNs, const std::optional<LetGo>& current, std::vector<Entry>& out) XRC_REQUIRES(mutex_);
 
   VkDevice device_;
   const LetGoFor letGoFor_;

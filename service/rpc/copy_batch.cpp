@@ -17,18 +17,14 @@ CopyBatch::CopyBatch(kj::Timer& timer, std::chrono::microseconds window, std::ch
 
 CopyBatch::~CopyBatch() { state_->atLetGo = nullptr; }
 
-std::optional<CopyBatch::LatchAndLetGo> CopyBatch::latchFor(const DisplayClock& clock, std::chrono::microseconds window,
-                                                            std::chrono::microseconds beforeLatch, int64_t readyNs) {
+std::optional<CopyBatch::LatchAndLetGo> CopyBatch::letGoForCopyReadyAt(const DisplayClock& clock,
+                                                                       std::chrono::microseconds window,
+                                                                       std::chrono::microseconds beforeLatch,
+                                                                       int64_t readyNs) {
   if (window.count() > 0 || beforeLatch.count() <= 0 || clock.periodNs <= 0) return std::nullopt;
   // The display takes its frames `latchLeadNs` before each vsync: the next latch after then.
   const int64_t latchNs = clock.nextLatchedVsyncAfter(readyNs) - clock.leadNs();
   return LatchAndLetGo{latchNs, latchNs - int64_t(beforeLatch.count()) * 1000};
-}
-
-int64_t CopyBatch::letGoForCopyReadyAt(const DisplayClock& clock, std::chrono::microseconds window,
-                                       std::chrono::microseconds beforeLatch, int64_t readyNs) {
-  const auto at = latchFor(clock, window, beforeLatch, readyNs);
-  return at && at->letGoNs > readyNs ? at->letGoNs : 0;
 }
 
 std::optional<CopyBatch::LetGo> CopyBatch::letGoBeforeLatch() {
@@ -36,7 +32,7 @@ std::optional<CopyBatch::LetGo> CopyBatch::letGoBeforeLatch() {
   // The loop's timer reads the clock once per turn: a turn that has run a while reads it here.
   const int64_t nowNs = std::max(nanosSinceOrigin(timer_.now()), alarm_ ? monotonicNowNs() : 0);
   if (window_.count() > 0 || beforeLatch_.count() <= 0) return std::nullopt;
-  const auto at = latchFor(clock_ ? clock_() : DisplayClock{}, window_, beforeLatch_, nowNs);
+  const auto at = letGoForCopyReadyAt(clock_ ? clock_() : DisplayClock{}, window_, beforeLatch_, nowNs);
   if (!at) return std::nullopt;
   const int64_t latchNs = at->latchNs;
   const int64_t letGoNs = at->letGoNs;
@@ -89,7 +85,6 @@ kj::Promise<int64_t> CopyBatch::batchLetGoAt(LetGo letGo) {
     batch_ = wake.then(
                      [state = state_, latchNs = letGo.latchNs] {
                        // Renderings found done while this batch was held go right after it.
-                       state->letGoLatchNs = latchNs;
                        if (state->atLetGo) state->atLetGo();
                        state->taking = false;
                        return latchNs;

@@ -46,15 +46,21 @@ class CopyBatch {
   CopyBatch(const CopyBatch&) = delete;
   CopyBatch& operator=(const CopyBatch&) = delete;
 
-  // Runs at each batch's let-go, before its copies go: the rendering waiter answers the renderings
-  // it found done and held for this let-go (RenderingWaiter::answerHeld), so that they go with it.
+  // Runs at each batch's let-go: the rendering waiter answers the renderings it found done and
+  // held for it (RenderingWaiter::answerHeld); their copies go right after the batch's.
   void runAtLetGo(std::function<void()> hook) { state_->atLetGo = std::move(hook); }
 
-  // When a CopyBatch of these settings lets go a copy that is ready at `readyNs` (CLOCK_MONOTONIC)
-  // on the display `clock`, or 0 when at once (off, a window instead, no display period, or
-  // within the lead before the latch). Any thread.
-  static int64_t letGoForCopyReadyAt(const DisplayClock& clock, std::chrono::microseconds window,
-                                     std::chrono::microseconds beforeLatch, int64_t readyNs);
+  // Before-latch batching, for a copy ready at some time: the display's next latch then, and the
+  // let-go before it (which may have passed).
+  struct LatchAndLetGo {
+    int64_t latchNs = 0;
+    int64_t letGoNs = 0;
+  };
+  // A CopyBatch of these settings, for a copy ready at `readyNs` (CLOCK_MONOTONIC) on the display
+  // `clock`: nullopt when it batches nothing before the latch (off, a window instead, no display
+  // period); a let-go not after `readyNs` means at once. Any thread.
+  static std::optional<LatchAndLetGo> letGoForCopyReadyAt(const DisplayClock& clock, std::chrono::microseconds window,
+                                                          std::chrono::microseconds beforeLatch, int64_t readyNs);
 
   // Resolves when the copy that asks may be submitted: at once when batching is off (or the
   // latch is too near), else when the batch it joins is let go. Its value: the latch the batch
@@ -77,10 +83,6 @@ class CopyBatch {
     if (committedNs > latchNs) state_->framesHeldPastLatch.fetch_add(1, std::memory_order_relaxed);
   }
 
-  // The latch the latest batch was let go for (0: none yet, or a window's): where the renderings
-  // answered at its let-go (RenderingWaiter::answerHeld) are held for.
-  int64_t latestLetGoLatchNs() const { return state_->letGoLatchNs; }
-
   uint64_t batches() const { return state_->batches; }  // opened (the latest may still take copies)
   uint64_t copies() const { return state_->copies; }    // that joined one (also those dropped since)
   uint64_t framesHeld() const { return state_->framesHeld.load(std::memory_order_relaxed); }
@@ -90,7 +92,6 @@ class CopyBatch {
   struct State {
     bool taking = false;  // the latest batch takes copies until it is let go
     int64_t letGoNs = 0;  // before-latch batching: when the latest batch is let go
-    int64_t letGoLatchNs = 0;
     uint64_t batches = 0;
     uint64_t copies = 0;
     std::atomic<uint64_t> framesHeld{0};
@@ -101,14 +102,7 @@ class CopyBatch {
     kj::TimePoint at;
     int64_t latchNs = 0;  // 0: a window's
   };
-  // Before-latch batching, for a copy ready at `readyNs`: the next latch and the let-go before it
-  // (which may have passed); nullopt when batching before the latch is off or there is no period.
-  struct LatchAndLetGo {
-    int64_t latchNs = 0;
-    int64_t letGoNs = 0;
-  };
-  static std::optional<LatchAndLetGo> latchFor(const DisplayClock& clock, std::chrono::microseconds window,
-                                               std::chrono::microseconds beforeLatch, int64_t readyNs);
+
   // Before-latch batching: when a copy ready now is let go; nullopt: at once. Lets the open batch
   // go at once where the display clock has moved its latch earlier.
   std::optional<LetGo> letGoBeforeLatch();

@@ -375,9 +375,9 @@ kj::Promise<RenderedRelease> renderedAndLetGo(const std::shared_ptr<SessionState
         if (!rendered.reached) return RenderedRelease{};
         CopyBatch& batch = session->ctx.copyBatch;
         if (rendered.atLetGo) {
-          // Answered at the let-go it was held for: it goes with that batch.
+          // Answered at the let-go it was held for: it goes now, with (right after) that batch.
           batch.countHeldCopy();
-          return RenderedRelease{true, batch.latestLetGoLatchNs()};
+          return RenderedRelease{true, rendered.latchNs};
         }
         return batch.join().then([](int64_t latchNs) { return RenderedRelease{true, latchNs}; });
       });

@@ -7,6 +7,8 @@
 #include <kj/async.h>
 #include <kj/timer.h>
 
+#include <utility>
+
 #include "manual_timer_loop.hpp"
 #include "rpc/monotonic_alarm.hpp"
 #include "xrc/monotonic_clock.hpp"
@@ -242,20 +244,26 @@ TEST(CopyBatch, ABatchGoesAtOnceWhenTheDisplayClockMovesItsLatchEarlier) {
 // What the rendering waiter asks from its own thread: when a copy ready then would be let go.
 TEST(CopyBatch, LetGoForACopyReadyAtATimeFollowsTheLatchAndTheSettings) {
   const DisplayClock clock{10'000'000, 10'000'000, 0};  // vsyncs (and latches) at 10, 20, 30 ms
-  const auto at = [&](microseconds window, microseconds before, int64_t readyNs) {
-    return CopyBatch::letGoForCopyReadyAt(clock, window, before, readyNs);
+  const auto letGo = [&](microseconds window, microseconds before, int64_t readyNs) -> std::pair<int64_t, int64_t> {
+    const auto at = CopyBatch::letGoForCopyReadyAt(clock, window, before, readyNs);
+    return at ? std::pair{at->letGoNs, at->latchNs} : std::pair{int64_t(-1), int64_t(-1)};
   };
-  EXPECT_EQ(at(microseconds(0), microseconds(2000), 5'000'000), 8'000'000);    // held to 2 ms before
-  EXPECT_EQ(at(microseconds(0), microseconds(2000), 8'500'000), 0);            // within the lead: at once
-  EXPECT_EQ(at(microseconds(0), microseconds(2000), 10'100'000), 18'000'000);  // past the latch: the next
-  EXPECT_EQ(at(microseconds(0), microseconds(0), 5'000'000), 0);               // off
-  EXPECT_EQ(at(microseconds(1000), microseconds(2000), 5'000'000), 0);         // a window instead
-  EXPECT_EQ(CopyBatch::letGoForCopyReadyAt(DisplayClock{}, microseconds(0), microseconds(2000), 5'000'000), 0);
+  using P = std::pair<int64_t, int64_t>;
+  EXPECT_EQ(letGo(microseconds(0), microseconds(2000), 5'000'000), P(8'000'000, 10'000'000));  // 2 ms before
+  // Within the lead: a let-go that has passed (at once), for the same latch.
+  EXPECT_EQ(letGo(microseconds(0), microseconds(2000), 8'500'000), P(8'000'000, 10'000'000));
+  EXPECT_EQ(letGo(microseconds(0), microseconds(2000), 10'100'000), P(18'000'000, 20'000'000));  // the next
+  EXPECT_EQ(letGo(microseconds(0), microseconds(0), 5'000'000), P(-1, -1));                      // off
+  EXPECT_EQ(letGo(microseconds(1000), microseconds(2000), 5'000'000), P(-1, -1));                // a window
+  EXPECT_FALSE(CopyBatch::letGoForCopyReadyAt(DisplayClock{}, microseconds(0), microseconds(2000), 5'000'000));
   const DisplayClock led{10'000'000, 10'000'000, 3'000'000};  // latched 3 ms before each vsync
-  EXPECT_EQ(CopyBatch::letGoForCopyReadyAt(led, microseconds(0), microseconds(2000), 1'000'000), 5'000'000);
+  const auto ledAt = CopyBatch::letGoForCopyReadyAt(led, microseconds(0), microseconds(2000), 1'000'000);
+  ASSERT_TRUE(ledAt);
+  EXPECT_EQ(ledAt->letGoNs, 5'000'000);
+  EXPECT_EQ(ledAt->latchNs, 7'000'000);
 }
 
-// Renderings the waiter held for a let-go are answered there, before the batch's copies go.
+// Renderings the waiter held for a let-go are answered at it, before the batch's branches resolve.
 TEST(CopyBatch, ALetGoRunsItsHookBeforeTheBatchsCopiesGo) {
   Loop l;
   const DisplayClock clock = displayClock(l);  // latch at 10 ms

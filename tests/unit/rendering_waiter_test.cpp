@@ -49,9 +49,6 @@ class RenderingWaiterTest : public ::testing::Test {
         [done](RenderingWaiter::Answer a) { done->set_value(a.reached); }, whenReached);
     return future;
   }
-  std::future<bool> waitHeldForLetGo(const Timeline& t, uint64_t value) {
-    return waitFor(t, value, std::chrono::milliseconds(60s), nullptr, RenderingWaiter::WhenReached::holdForLetGo);
-  }
   // A waiter whose copies would be let go at what `letGoFor` says.
   void useLetGo(RenderingWaiter::LetGoFor letGoFor) {
     waiter_.reset();
@@ -59,6 +56,24 @@ class RenderingWaiterTest : public ::testing::Test {
     ASSERT_TRUE(waiter) << waiter.error().describe();
     waiter_ = std::move(waiter).value();
   }
+  // Until the waiter holds `count` renderings found done (bounded: false after 5 s).
+  bool holds(size_t count) {
+    for (int i = 0; i < 500; ++i) {
+      if (waiter_->held() == count) return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
+  }
+  // A wait held for a let-go whose whole answer the future gives.
+  std::future<RenderingWaiter::Answer> waitAnswer(const Timeline& t, uint64_t value) {
+    auto answer = std::make_shared<std::promise<RenderingWaiter::Answer>>();
+    auto future = answer->get_future();
+    waiter_->wait(
+        t.get(), value, monotonicNowNs() + 60'000'000'000, nullptr,
+        [answer](RenderingWaiter::Answer a) { answer->set_value(a); }, RenderingWaiter::WhenReached::holdForLetGo);
+    return future;
+  }
+  static constexpr int64_t kLatchNs = 123'456'789;  // named by the let-go, carried to the answer
 
   std::unique_ptr<GpuDevice> gpu_;
   std::unique_ptr<RenderingWaiter> waiter_;
@@ -175,15 +190,11 @@ TEST_F(RenderingWaiterTest, ManyPendingWaitsArePolledWithTheirDeadlines) {
 // A rendering whose copy a batch would hold anyway is answered at the batch's let-go (answerHeld),
 // not when found done: the event loop is woken once per batch, not once per rendering.
 TEST_F(RenderingWaiterTest, ARenderingHeldForALetGoIsAnsweredThereNotWhenFound) {
-  useLetGo([](int64_t readyNs) { return readyNs + 60'000'000'000; });  // a let-go a minute away
+  useLetGo([](int64_t readyNs) { return RenderingWaiter::LetGo{readyNs + 60'000'000'000, kLatchNs}; });
   auto t = timeline();
-  auto answer = std::make_shared<std::promise<RenderingWaiter::Answer>>();
-  auto held = answer->get_future();
-  waiter_->wait(
-      t->get(), 1, monotonicNowNs() + 60'000'000'000, nullptr,
-      [answer](RenderingWaiter::Answer a) { answer->set_value(a); }, RenderingWaiter::WhenReached::holdForLetGo);
+  auto held = waitAnswer(*t, 1);
   signal(*t, 1);
-  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(holds(1)) << "the rendering was not found done and held";
   EXPECT_EQ(held.wait_for(0ms), std::future_status::timeout) << "answered before its let-go";
   EXPECT_EQ(waiter_->pending(), 1u);
   waiter_->answerHeld();  // the batch is let go
@@ -191,28 +202,35 @@ TEST_F(RenderingWaiterTest, ARenderingHeldForALetGoIsAnsweredThereNotWhenFound) 
   const RenderingWaiter::Answer a = held.get();
   EXPECT_TRUE(a.reached);
   EXPECT_TRUE(a.atLetGo);
+  EXPECT_EQ(a.latchNs, kLatchNs);
   EXPECT_EQ(waiter_->pending(), 0u);
 }
 
-// Not yet done at answerHeld: a held wait stays a wait until its rendering is done.
+// Not yet done at answerHeld: a held wait stays a wait until its rendering is done, then is held.
 TEST_F(RenderingWaiterTest, AnswerHeldLeavesRenderingsNotYetDone) {
-  useLetGo([](int64_t readyNs) { return readyNs + 60'000'000'000; });
+  useLetGo([](int64_t readyNs) { return RenderingWaiter::LetGo{readyNs + 60'000'000'000, kLatchNs}; });
   auto t = timeline();
-  auto held = waitHeldForLetGo(*t, 1);
+  auto held = waitAnswer(*t, 1);
   std::this_thread::sleep_for(20ms);
   waiter_->answerHeld();
   EXPECT_EQ(held.wait_for(50ms), std::future_status::timeout);
   EXPECT_EQ(waiter_->pending(), 1u);
+  EXPECT_EQ(waiter_->held(), 0u);
+  signal(*t, 1);
+  ASSERT_TRUE(holds(1));
+  waiter_->answerHeld();
+  ASSERT_EQ(held.wait_for(0ms), std::future_status::ready);
+  EXPECT_TRUE(held.get().atLetGo);
 }
 
 // With no batch let go to take it, the thread answers a held rendering itself at its let-go,
-// never before: when its copy would have gone.
+// never before (when its copy would have gone), as held for that latch.
 TEST_F(RenderingWaiterTest, AHeldRenderingNoBatchTakesIsAnsweredAtItsLetGo) {
   std::atomic<int64_t> letGoNs{0};
   useLetGo([&](int64_t readyNs) {
     int64_t expected = 0;
     letGoNs.compare_exchange_strong(expected, readyNs + 150'000'000);  // 150 ms after it is found
-    return letGoNs.load();
+    return RenderingWaiter::LetGo{letGoNs.load(), kLatchNs};
   });
   auto t = timeline();
   auto answeredNs = std::make_shared<std::promise<int64_t>>();
@@ -220,28 +238,53 @@ TEST_F(RenderingWaiterTest, AHeldRenderingNoBatchTakesIsAnsweredAtItsLetGo) {
   waiter_->wait(
       t->get(), 1, monotonicNowNs() + 60'000'000'000, nullptr,
       [answeredNs](RenderingWaiter::Answer a) {
-        answeredNs->set_value(a.reached && !a.atLetGo ? monotonicNowNs() : -1);
+        answeredNs->set_value(a.reached && a.atLetGo && a.latchNs == kLatchNs ? monotonicNowNs() : -1);
       },
       RenderingWaiter::WhenReached::holdForLetGo);
   signal(*t, 1);
   ASSERT_EQ(answered.wait_for(5s), std::future_status::ready);
   const int64_t at = answered.get();
-  ASSERT_GT(at, 0) << "answered not reached";
+  ASSERT_GT(at, 0) << "answered not reached, or not as held for its latch";
   EXPECT_GE(at, letGoNs.load()) << "answered before its let-go";
   EXPECT_EQ(waiter_->pending(), 0u);
+}
+
+// Over another runtime the display clock follows its xrWaitFrame: when it moves the latch
+// earlier, a held rendering goes at the new let-go, not the one it was held for.
+TEST_F(RenderingWaiterTest, AHeldRenderingFollowsALetGoTheClockMovesEarlier) {
+  std::atomic<bool> moved{false};
+  std::atomic<int64_t> newLetGoNs{0};
+  useLetGo([&](int64_t readyNs) {
+    if (!moved.load()) return RenderingWaiter::LetGo{readyNs + 60'000'000'000, kLatchNs};
+    int64_t expected = 0;
+    newLetGoNs.compare_exchange_strong(expected, readyNs + 50'000'000);
+    return RenderingWaiter::LetGo{newLetGoNs.load(), kLatchNs - 1};
+  });
+  auto t = timeline();
+  auto held = waitAnswer(*t, 1);
+  signal(*t, 1);
+  ASSERT_TRUE(holds(1));
+  moved = true;  // the thread reads the clock again within its longest sleep (100 ms)
+  ASSERT_EQ(held.wait_for(5s), std::future_status::ready) << "still held for the old let-go";
+  const RenderingWaiter::Answer a = held.get();
+  EXPECT_TRUE(a.atLetGo);
+  EXPECT_EQ(a.latchNs, kLatchNs - 1);
+  EXPECT_GE(monotonicNowNs(), newLetGoNs.load()) << "answered before the new let-go";
 }
 
 // Found done within the lead before the latch (no let-go ahead), or asked to be answered at once:
 // answered when found, as without batching.
 TEST_F(RenderingWaiterTest, ARenderingWithNoLetGoAheadOrNotHeldIsAnsweredAtOnce) {
-  useLetGo([](int64_t) { return int64_t(0); });
+  useLetGo([](int64_t) { return RenderingWaiter::LetGo{0, kLatchNs}; });
   auto t = timeline();
   signal(*t, 1);
-  auto noLetGo = waitHeldForLetGo(*t, 1);
+  auto noLetGo = waitAnswer(*t, 1);
   ASSERT_EQ(noLetGo.wait_for(5s), std::future_status::ready);
-  EXPECT_TRUE(noLetGo.get());
+  const RenderingWaiter::Answer a = noLetGo.get();
+  EXPECT_TRUE(a.reached);
+  EXPECT_FALSE(a.atLetGo);
 
-  useLetGo([](int64_t readyNs) { return readyNs + 60'000'000'000; });
+  useLetGo([](int64_t readyNs) { return RenderingWaiter::LetGo{readyNs + 60'000'000'000, kLatchNs}; });
   auto t2 = timeline();
   signal(*t2, 1);
   auto notHeld = waitFor(*t2, 1, 60s);
@@ -252,15 +295,15 @@ TEST_F(RenderingWaiterTest, ARenderingWithNoLetGoAheadOrNotHeldIsAnsweredAtOnce)
 // Shutting down answers held renderings as not reached, like every other pending wait: no copy
 // starts after the waiter is gone.
 TEST_F(RenderingWaiterTest, HeldRenderingsAreAnsweredNotReachedAtShutdown) {
-  useLetGo([](int64_t readyNs) { return readyNs + 60'000'000'000; });
+  useLetGo([](int64_t readyNs) { return RenderingWaiter::LetGo{readyNs + 60'000'000'000, kLatchNs}; });
   auto t = timeline();
-  auto held = waitHeldForLetGo(*t, 1);
+  auto held = waitAnswer(*t, 1);
   signal(*t, 1);
-  std::this_thread::sleep_for(100ms);  // found done and held
+  ASSERT_TRUE(holds(1));
   EXPECT_EQ(held.wait_for(0ms), std::future_status::timeout);
   waiter_.reset();
   ASSERT_EQ(held.wait_for(0ms), std::future_status::ready);
-  EXPECT_FALSE(held.get());
+  EXPECT_FALSE(held.get().reached);
 }
 
 }  // namespace
