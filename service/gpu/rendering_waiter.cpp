@@ -65,7 +65,12 @@ void RenderingWaiter::answerHeld() {
     if (held_.empty()) return;
     takeHeld(0, due);
   }
-  for (Entry& e : due) e.done(Answer{true, true, e.letGo.latchNs});
+  for (Entry& e : due) e.done(answerOf(e));
+}
+
+RenderingWaiter::Answer RenderingWaiter::answerOf(const Entry& e) {
+  // An entry was held exactly when it was given a let-go (one ahead of the time it was found).
+  return Answer{e.reached, e.letGo.atNs != 0, e.letGo.latchNs};
 }
 
 size_t RenderingWaiter::held() const {
@@ -188,7 +193,7 @@ void RenderingWaiter::run() {
       sortOut(now, current, finished);
     }
     // Answered outside the lock: `done` may call wait() again.
-    for (Entry& e : finished) e.done(Answer{e.reached, e.letGo.atNs != 0, e.letGo.latchNs});
+    for (Entry& e : finished) e.done(answerOf(e));
     finished.clear();
   }
   for (Entry& e : finished) e.done(Answer{});

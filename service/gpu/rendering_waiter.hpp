@@ -92,6 +92,8 @@ class RenderingWaiter {
     LetGo letGo;  // held: answered by the thread itself from letGo.atNs
   };
   void run();
+  // What `done` is told of a reached, timed-out or held entry.
+  static Answer answerOf(const Entry& e);
   // Moves the held entries whose let-go has come (all: `nowNs` 0) to `out`, reached.
   void takeHeld(int64_t nowNs, std::vector<Entry>& out) XRC_REQUIRES(mutex_);
   // A pass over the waits after the thread woke at `nowNs`, under the lock: the reached ones are

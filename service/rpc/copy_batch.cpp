@@ -21,7 +21,7 @@ std::optional<CopyBatch::LatchAndLetGo> CopyBatch::letGoForCopyReadyAt(const Dis
                                                                        std::chrono::microseconds window,
                                                                        std::chrono::microseconds beforeLatch,
                                                                        int64_t readyNs) {
-  if (window.count() > 0 || beforeLatch.count() <= 0 || clock.periodNs <= 0) return std::nullopt;
+  if (!batchesBeforeLatch(window, beforeLatch) || clock.periodNs <= 0) return std::nullopt;
   // The display takes its frames `latchLeadNs` before each vsync: the next latch after then.
   const int64_t latchNs = clock.nextLatchedVsyncAfter(readyNs) - clock.leadNs();
   return LatchAndLetGo{latchNs, latchNs - int64_t(beforeLatch.count()) * 1000};
@@ -31,7 +31,7 @@ std::optional<CopyBatch::LetGo> CopyBatch::letGoBeforeLatch() {
   // The event loop's timer reads CLOCK_MONOTONIC, the display clock's time base.
   // The loop's timer reads the clock once per turn: a turn that has run a while reads it here.
   const int64_t nowNs = std::max(nanosSinceOrigin(timer_.now()), alarm_ ? monotonicNowNs() : 0);
-  if (window_.count() > 0 || beforeLatch_.count() <= 0) return std::nullopt;
+  if (!batchesBeforeLatch(window_, beforeLatch_)) return std::nullopt;  // the display clock unread
   const auto at = letGoForCopyReadyAt(clock_ ? clock_() : DisplayClock{}, window_, beforeLatch_, nowNs);
   if (!at) return std::nullopt;
   const int64_t latchNs = at->latchNs;

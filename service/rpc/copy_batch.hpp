@@ -59,6 +59,10 @@ class CopyBatch {
   // A CopyBatch of these settings, for a copy ready at `readyNs` (CLOCK_MONOTONIC) on the display
   // `clock`: nullopt when it batches nothing before the latch (off, a window instead, no display
   // period); a let-go not after `readyNs` means at once. Any thread.
+  // Whether these settings batch before the latch (a window replaces it; 0 is off).
+  static bool batchesBeforeLatch(std::chrono::microseconds window, std::chrono::microseconds beforeLatch) {
+    return window.count() <= 0 && beforeLatch.count() > 0;
+  }
   static std::optional<LatchAndLetGo> letGoForCopyReadyAt(const DisplayClock& clock, std::chrono::microseconds window,
                                                           std::chrono::microseconds beforeLatch, int64_t readyNs);
 
