@@ -140,7 +140,8 @@ void RpcLink::run(UniqueFd socket, const std::shared_ptr<AnswerSlot<bool>>& star
     markDisconnected();
     io->abandonReleaseAnswers();
   };
-  auto watch = state->network.onDisconnect().then(lost, [lost](kj::Exception&&) { lost(); }).eagerlyEvaluate(nullptr);
+  auto watch =
+      state->network.onDisconnect().then(kj::cp(lost), [lost](kj::Exception&&) { lost(); }).eagerlyEvaluate(nullptr);
   kj::UnixEventPort::FdObserver wakeups(io->unixEventPort, wakeFd_.get(), kj::UnixEventPort::FdObserver::OBSERVE_READ);
   started->set(true);
 

@@ -186,6 +186,12 @@ kj::Promise<void> answerLater(kj::Promise<Status> status, Context context) {
   return status.then([context](Status s) mutable { answer(context, s); });
 }
 
+// An answer known now or later, as a promise.
+kj::Promise<Status> answerPromise(std::variant<Status, kj::Promise<Status>>&& answer) {
+  if (auto* now = std::get_if<Status>(&answer)) return std::move(*now);
+  return std::move(std::get<kj::Promise<Status>>(answer));
+}
+
 // What settles a release once its copy is submitted (or complete, in host mode), or has failed.
 // The release's time is measured up to `settledNs` where given (a host-mode copy submitted on the
 // KJ thread, whose completion is looked at later: up to its submission), else up to settling.
@@ -415,15 +421,18 @@ kj::Promise<Status> copyWhenRendered(const std::shared_ptr<SessionState>& sessio
   } else {
     letGo = renderedAndLetGo(session, semaphore, std::move(owner), value, deadlineNs);
   }
-  letGo = letGo.eagerlyEvaluate(nullptr);
-  kj::Promise<void> previous = kj::READY_NOW;
-  if (session->renderTail) previous = session->renderTail->addBranch();
+  // With no earlier release of the session still waiting and no frame committing behind one (the
+  // usual case), everything renderTail orders has run: no need to wait for it.
+  if (session->renderWaits > 0 || session->commitsBehindRenders > 0) {
+    letGo = letGo.eagerlyEvaluate(nullptr);
+    letGo = session->renderTail->addBranch().then([letGo = kj::mv(letGo)]() mutable { return kj::mv(letGo); });
+  }
   auto past = kj::newPromiseAndFulfiller<void>();
   // Settled also when this release is dropped unanswered (its session going away).
   session->renderTail = past.promise.catch_([](kj::Exception&&) {}).fork();
   session->renderWaits++;
   if (frameCopies) frameCopies->expect();
-  return previous.then([letGo = kj::mv(letGo)]() mutable { return kj::mv(letGo); })
+  return letGo
       .then([session, held = HeldOnWorker(ctx.worker, std::move(core)), id, index, copyBytes, receivedNs,
              past = kj::mv(past.fulfiller),
              frameCopies = std::move(frameCopies)](RenderedRelease rendered) mutable -> kj::Promise<Status> {
@@ -698,29 +707,34 @@ kj::Promise<Result<WaitAnswer>> SessionServer::startWait(bool implicit) {
   // an endFrame may come in while this wait is pending).
   kj::Promise<void> woken = waitFrameWake(s.ctx.scheduler, s.timer, plan.wakeNs, latchedBeforeNs, clock.periodNs,
                                           [state] { return state->client->framesSubmitted.load() != 0; });
-  return woken.then([state, plan]() { return headAt(state->ctx.backend, plan.predictedNs); })
-      .then([state, frameId, plan, clock](Pose head) -> Result<WaitAnswer> {
-        // The client's work is measured from here: the wait for the latch (or for the runtime to
-        // locate the head) was the daemon's, not the client's (FramePacer::answeredAt).
-        state->pacer.answeredAt(monotonicNowNs());
-        state->waitPending = false;
-        state->answeringWait();
-        state->waitedFrame = frameId;
-        state->waitedTargetNs = plan.predictedNs;
-        // Visibility as of now: a primary switch shows in the next answer. Input goes to the
-        // focused session only.
-        const Visibility visibility = state->ctx.scheduler.visibility(state->client->id);
-        return WaitAnswer{frameId,
-                          plan,
-                          clock,
-                          head,
-                          visibility,
-                          state->ctx.stopping,
-                          state->ctx.backend.localSpace(),
-                          visibility.focused ? state->ctx.backend.input(plan.predictedNs) : InputSnapshot{},
-                          state->ctx.backend.views(),
-                          state->settlements.take()};
-      });
+  auto answer = [state, frameId, plan, clock](Pose head) -> Result<WaitAnswer> {
+    // The client's work is measured from here: the wait for the latch (or for the runtime to
+    // locate the head) was the daemon's, not the client's (FramePacer::answeredAt).
+    state->pacer.answeredAt(monotonicNowNs());
+    state->waitPending = false;
+    state->answeringWait();
+    state->waitedFrame = frameId;
+    state->waitedTargetNs = plan.predictedNs;
+    // Visibility as of now: a primary switch shows in the next answer. Input goes to the
+    // focused session only.
+    const Visibility visibility = state->ctx.scheduler.visibility(state->client->id);
+    return WaitAnswer{frameId,
+                      plan,
+                      clock,
+                      head,
+                      visibility,
+                      state->ctx.stopping,
+                      state->ctx.backend.localSpace(),
+                      visibility.focused ? state->ctx.backend.input(plan.predictedNs) : InputSnapshot{},
+                      state->ctx.backend.views(),
+                      state->settlements.take()};
+  };
+  // A head the backend knows at once is answered in the wake's own continuation: one promise
+  // step per frame fewer than through headAt's.
+  return woken.then([state, plan, answer = std::move(answer)]() mutable -> kj::Promise<Result<WaitAnswer>> {
+    if (auto known = state->ctx.backend.knownHeadPose(plan.predictedNs)) return answer(*known);
+    return headAt(state->ctx.backend, plan.predictedNs).then(std::move(answer));
+  });
 }
 
 kj::Promise<void> SessionServer::waitFrame(WaitFrameContext context) {
@@ -789,7 +803,7 @@ kj::Promise<void> SessionServer::beginFrame(BeginFrameContext context) {
   return answer(context, begin(context.getParams().getFrameId()));
 }
 
-kj::Promise<Status> SessionServer::end(wire::Session::EndFrameParams::Reader params, bool commitLater) {
+SessionServer::EndAnswer SessionServer::end(wire::Session::EndFrameParams::Reader params, bool commitLater) {
   SessionState& s = *state_;
   const uint64_t frameId = params.getFrameId();
   // A failed check below leaves the frame begun, as a separate beginFrame would have.
@@ -957,8 +971,7 @@ kj::Promise<Status> SessionServer::end(wire::Session::EndFrameParams::Reader par
   // Committed after every release this client sent before this call: here when none of them
   // is still queued on the frame worker, else behind them there.
   // Timeline mode: behind the releases whose rendering is still awaited, too.
-  auto commit = [state = state_, frame = std::move(frame),
-                 pending = std::move(pending)]() mutable -> kj::Promise<Status> {
+  auto commit = [state = state_, frame = std::move(frame), pending = std::move(pending)]() mutable -> EndAnswer {
     DaemonContext& ctx = state->ctx;
     // Its copies held for a latch (copy batching): counted, and whether holding them cost it a
     // vsync: committed after that latch when its own target's latch is no later (a frame whose
@@ -986,7 +999,7 @@ kj::Promise<Status> SessionServer::end(wire::Session::EndFrameParams::Reader par
   s.commitsBehindRenders++;
   auto committed = s.renderTail->addBranch().then([state = state_, commit = kj::mv(commit)]() mutable {
     state->commitsBehindRenders--;
-    return commit();
+    return answerPromise(commit());
   });
   if (!commitLater) return committed;
   // Answered now; committed once the releases before it are (a commit fails only when the frame
@@ -1024,7 +1037,16 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
   // (or settleReleases answer). So the client's next frame (this call's answer, when it stands
   // for the wait) never waits for the GPU to finish its last one.
   const bool answerEarly = state_->answersReleasesEarly();
-  kj::Vector<kj::Promise<Status>> released(toRelease.size());
+  // Each release's answer: known at once when answered early (or refused), else its copy's.
+  std::vector<Status> answeredNow;
+  kj::Vector<kj::Promise<Status>> released(answerEarly ? 0 : toRelease.size());
+  auto answerRelease = [&](Status status) {
+    if (answerEarly) {
+      answeredNow.push_back(std::move(status));
+    } else {
+      released.add(std::move(status));
+    }
+  };
   // A single release is copied as a release call's is: holding it would save no submission.
   // Host and binary mode: the frame's copies are prepared here and submitted below, together.
   // Timeline mode: each is prepared once its rendering is done, and they are submitted together
@@ -1043,7 +1065,7 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
     if (copies.holds(r.id)) copies.submit();
     auto accepted = acceptRelease(*state_, r.id, r.index, true, r.renderingValue);
     if (!accepted) {
-      released.add(Status(accepted.error()));
+      answerRelease(Status(accepted.error()));
       continue;
     }
     auto copied = copyAccepted(state_, r.id, r.index, r.renderingValue, std::move(accepted).value(),
@@ -1055,28 +1077,62 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
     state_->settlements.accepted(r.id, r.index);
     // Settled whatever happens to the copy: a failure must not leave the client's acquire of the
     // image (or a settleReleases call) waiting for a settlement that never comes.
-    settling_.add(copied
-                      .catch_([](kj::Exception&& e) {
-                        return Status(
-                            makeError(ErrorCode::internal, "release: the copy failed: {}", e.getDescription().cStr()));
-                      })
-                      .then([state = state_, id = r.id, index = r.index](Status status) {
-                        state->releaseSettled(id, index, std::move(status));
-                      }));
-    released.add(Status{});
+    auto settle = [state = state_, id = r.id, index = r.index](Status status) {
+      state->releaseSettled(id, index, std::move(status));
+    };
+    // KJ's then() keeps what it is given as it is given: a copy, not a reference to this local.
+    settling_.add(copied.then(kj::cp(settle), [settle](kj::Exception&& e) {
+      settle(Status(makeError(ErrorCode::internal, "release: the copy failed: {}", e.getDescription().cStr())));
+    }));
+    answerRelease(Status{});
   }
   // The frame's copies are submitted and published before the frame that shows them is committed.
   copies.submit();
   if (frameCopies) frameCopies->handled();
   // The releases are under way now: a frame that fails to decode is answered as an error.
-  auto ended = kj::evalNow([&] { return end(params, answerEarly); })
-                   .catch_([](kj::Exception&& e) {
-                     return Status(makeError(ErrorCode::invalidArgument, "endFrame: malformed frame: {}",
-                                             e.getDescription().cStr()));
-                   })
-                   .eagerlyEvaluate(nullptr);
+  EndAnswer ended = endOrRefuse(params, answerEarly);
+  const bool waitNext = params.getAlsoWaitNext();
+  auto writeResults = [context](const std::vector<Status>& releases, const Status& ended,
+                                const Result<WaitAnswer>* waited) mutable {
+    auto results = context.getResults(releases.size() > 0 || waited ? kWaitFrameResults : kErrorOnlyResults);
+    toWire(ended, results.initError());
+    if (releases.size() > 0) {
+      auto errors = results.initReleaseErrors(uint32_t(releases.size()));
+      for (uint32_t i = 0; i < releases.size(); ++i) toWire(releases[i], errors[i]);
+    }
+    if (waited != nullptr) {
+      if (*waited) {
+        setOk(results.initNextError());
+        toWire(waited->value(), results.initNext());
+      } else {
+        toWire(waited->error(), results.initNextError());
+      }
+    }
+  };
+  if (auto* endedNow = std::get_if<Status>(&ended); endedNow != nullptr && answerEarly) {
+    // The usual 1.13 frame: everything but the next frame's timing is answered now, so the
+    // answer is one continuation of that wait (no join of the parts, each a promise step).
+    if (!waitNext) {
+      writeResults(answeredNow, *endedNow, nullptr);
+      return kj::READY_NOW;
+    }
+    return startWait(/*implicit=*/true)
+        .then([writeResults, releases = std::move(answeredNow), ended = std::move(*endedNow),
+               state = state_](Result<WaitAnswer> waited) mutable {
+          if (waited) state->pacer.answeredAt(monotonicNowNs());
+          writeResults(releases, ended, &waited);
+        });
+  }
+  for (Status& status : answeredNow) released.add(std::move(status));
+  kj::Promise<Status> endedLater =
+      answerPromise(std::move(ended))
+          .catch_([](kj::Exception&& e) {
+            return Status(
+                makeError(ErrorCode::invalidArgument, "endFrame: malformed frame: {}", e.getDescription().cStr()));
+          })
+          .eagerlyEvaluate(nullptr);
   kj::Promise<std::optional<Result<WaitAnswer>>> next = std::optional<Result<WaitAnswer>>();
-  if (params.getAlsoWaitNext()) {
+  if (waitNext) {
     next = startWait(/*implicit=*/true)
                .then([](Result<WaitAnswer> w) { return std::optional<Result<WaitAnswer>>(std::move(w)); })
                .eagerlyEvaluate(nullptr);
@@ -1086,29 +1142,26 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
     Status ended;
   };
   return kj::joinPromises(released.releaseAsArray())
-      .then([ended = kj::mv(ended)](kj::Array<Status> r) mutable {
+      .then([ended = kj::mv(endedLater)](kj::Array<Status> r) mutable {
         return ended.then([r = kj::mv(r)](Status e) mutable { return Parts{kj::mv(r), std::move(e)}; });
       })
-      .then([next = kj::mv(next), context, state = state_](Parts parts) mutable {
-        return next.then([parts = kj::mv(parts), context, state](std::optional<Result<WaitAnswer>> waited) mutable {
-          if (waited && *waited) state->pacer.answeredAt(monotonicNowNs());
-          auto results =
-              context.getResults(parts.releases.size() > 0 || waited ? kWaitFrameResults : kErrorOnlyResults);
-          toWire(parts.ended, results.initError());
-          if (parts.releases.size() > 0) {
-            auto errors = results.initReleaseErrors(uint32_t(parts.releases.size()));
-            for (uint32_t i = 0; i < parts.releases.size(); ++i) toWire(parts.releases[i], errors[i]);
-          }
-          if (waited) {
-            if (*waited) {
-              setOk(results.initNextError());
-              toWire(waited->value(), results.initNext());
-            } else {
-              toWire(waited->error(), results.initNextError());
-            }
-          }
-        });
+      .then([next = kj::mv(next), writeResults, state = state_](Parts parts) mutable {
+        return next.then(
+            [parts = kj::mv(parts), writeResults, state](std::optional<Result<WaitAnswer>> waited) mutable {
+              if (waited && *waited) state->pacer.answeredAt(monotonicNowNs());
+              const std::vector<Status> releases(std::make_move_iterator(parts.releases.begin()),
+                                                 std::make_move_iterator(parts.releases.end()));
+              writeResults(releases, parts.ended, waited ? &*waited : nullptr);
+            });
       });
+}
+
+SessionServer::EndAnswer SessionServer::endOrRefuse(wire::Session::EndFrameParams::Reader params, bool commitLater) {
+  EndAnswer ended = Status{};
+  KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] { ended = end(params, commitLater); })) {
+    return Status(makeError(ErrorCode::invalidArgument, "endFrame: malformed frame: {}", e->getDescription().cStr()));
+  }
+  return ended;
 }
 
 void SessionState::releaseSettled(uint32_t swapchainId, uint32_t index, Status status) {

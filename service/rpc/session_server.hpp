@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <variant>
 #include <vector>
 
 #include "../compositor/copy_budget.hpp"
@@ -136,8 +137,12 @@ class SessionServer final : public wire::Session::Server, private kj::TaskSet::E
   Status begin(uint64_t frameId);
   // endFrame's frame part: checks, then commits here or behind the session's worker jobs (and,
   // timeline mode, its releases still waiting for the rendering; with `commitLater` the answer
-  // does not wait for those).
-  kj::Promise<Status> end(wire::Session::EndFrameParams::Reader params, bool commitLater);
+  // does not wait for those). The answer is known at once (a refusal, or a frame that commits
+  // later) or once the frame is committed.
+  using EndAnswer = std::variant<Status, kj::Promise<Status>>;
+  EndAnswer end(wire::Session::EndFrameParams::Reader params, bool commitLater);
+  // end(), with a message too malformed to read answered as an error.
+  EndAnswer endOrRefuse(wire::Session::EndFrameParams::Reader params, bool commitLater);
   // A waitFrame (or, `implicit`, the one an endFrame stands for), answered when the pacing says.
   kj::Promise<Result<WaitAnswer>> startWait(bool implicit);
 
