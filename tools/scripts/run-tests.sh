@@ -12,6 +12,8 @@ xrc_install_deps --tests
 tools/scripts/check-layering.sh
 # The C++ sources are as clang-format (.clang-format) writes them.
 tools/scripts/check-format.sh
+# No KJ continuation is passed by name (KJ would keep a reference to it).
+tools/scripts/check-kj-continuations.sh
 
 xrc_build build
 xrc_test build
