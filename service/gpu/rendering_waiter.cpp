@@ -40,7 +40,7 @@ void RenderingWaiter::wait(VkSemaphore semaphore, uint64_t value, int64_t deadli
     Lock lock(mutex_);
     if (!stopping_) {
       entries_.push_back(
-          Entry{semaphore, value, deadlineNs, std::move(keepAlive), kj::mv(done), whenReached, false, LetGo{}});
+          Entry{semaphore, value, deadlineNs, std::move(keepAlive), kj::mv(done), whenReached, false, false, LetGo{}});
       if (blocked_) {
         (void)vk::signalTimeline(device_, wake_.get(), ++wakeValue_);
         blocked_ = false;  // one wake is enough until the thread waits again
@@ -91,10 +91,19 @@ void RenderingWaiter::takeHeld(int64_t nowNs, std::vector<Entry>& out) {
   }
 }
 
-void RenderingWaiter::sortOut(int64_t nowNs, const std::optional<LetGo>& current, std::vector<Entry>& out) {
+void RenderingWaiter::sortOut(int64_t nowNs, const std::optional<LetGo>& current, const std::vector<bool>& reachedNow,
+                              std::vector<Entry>& out) {
+  // Marked before any entry moves: entries_ is in the order of the read until the loop swaps.
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    entries_[i].looked = i < reachedNow.size();
+    entries_[i].reached = entries_[i].looked && reachedNow[i];
+  }
   for (size_t i = 0; i < entries_.size();) {
     Entry& e = entries_[i];
-    e.reached = reached(e.semaphore, e.value);
+    if (!e.looked) {
+      ++i;
+      continue;
+    }
     if (e.reached && e.whenReached == WhenReached::holdForLetGo && current && current->atNs > nowNs) {
       e.letGo = *current;
       held_.push_back(std::move(e));
@@ -127,6 +136,8 @@ void RenderingWaiter::run() {
   pthread_setname_np(pthread_self(), "xrc-render-wait");
   std::vector<VkSemaphore> semaphores;
   std::vector<uint64_t> values;
+  std::vector<std::pair<VkSemaphore, uint64_t>> toRead;
+  std::vector<bool> reachedNow;
   std::vector<Entry> finished;
   for (;;) {
     int64_t timeoutNs = kMaxWaitNs;
@@ -190,7 +201,17 @@ void RenderingWaiter::run() {
     {
       Lock lock(mutex_);
       blocked_ = false;
-      sortOut(now, current, finished);
+      toRead.clear();
+      for (const Entry& e : entries_) toRead.emplace_back(e.semaphore, e.value);
+    }
+    // The counters are read outside the lock (a driver call each), so that wait() and
+    // answerHeld() on the event loop's thread never wait for this pass. Entries only join at the
+    // end of entries_ meanwhile, and only this thread removes them (their semaphores stay alive).
+    reachedNow.clear();
+    for (const auto& [semaphore, value] : toRead) reachedNow.push_back(reached(semaphore, value));
+    {
+      Lock lock(mutex_);
+      sortOut(now, current, reachedNow, finished);
     }
     // Answered outside the lock: `done` may call wait() again.
     for (Entry& e : finished) e.done(answerOf(e));

@@ -89,7 +89,8 @@ class RenderingWaiter {
     Done done;
     WhenReached whenReached = WhenReached::answer;
     bool reached = false;
-    LetGo letGo;  // held: answered by the thread itself from letGo.atNs
+    bool looked = false;  // its counter was read in the current pass (see sortOut)
+    LetGo letGo;          // held: answered by the thread itself from letGo.atNs
   };
   void run();
   // What `done` is told of a reached, timed-out or held entry.
@@ -99,7 +100,10 @@ class RenderingWaiter {
   // A pass over the waits after the thread woke at `nowNs`, under the lock: the reached ones are
   // answered (to `out`) or held for `current`, the let-go of a copy ready now (read only when
   // `current` is given); held ones whose let-go the display clock moved earlier follow it.
-  void sortOut(int64_t nowNs, const std::optional<LetGo>& current, std::vector<Entry>& out) XRC_REQUIRES(mutex_);
+  // `reachedNow[i]`: whether entries_[i]'s counter had reached its value, read outside the lock
+  // just before; entries past those joined meanwhile and are looked at in the next pass.
+  void sortOut(int64_t nowNs, const std::optional<LetGo>& current, const std::vector<bool>& reachedNow,
+               std::vector<Entry>& out) XRC_REQUIRES(mutex_);
 
   VkDevice device_;
   const LetGoFor letGoFor_;
