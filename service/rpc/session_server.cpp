@@ -3,6 +3,7 @@
 #include "../input/simulated_controllers.hpp"
 
 #include <cmath>
+#include <span>
 
 #include "../common/cross_thread_answer.hpp"
 #include "../input/simulated_controllers.hpp"
@@ -186,10 +187,15 @@ kj::Promise<void> answerLater(kj::Promise<Status> status, Context context) {
   return status.then([context](Status s) mutable { answer(context, s); });
 }
 
+// An endFrame whose message could not be read in full (a capnp reader's exception).
+Status malformedFrame(const kj::Exception& e) {
+  return makeError(ErrorCode::invalidArgument, "endFrame: malformed frame: {}", e.getDescription().cStr());
+}
+
 // An answer known now or later, as a promise.
-kj::Promise<Status> answerPromise(std::variant<Status, kj::Promise<Status>>&& answer) {
-  if (auto* now = std::get_if<Status>(&answer)) return std::move(*now);
-  return std::move(std::get<kj::Promise<Status>>(answer));
+kj::Promise<Status> answerPromise(std::variant<Status, kj::Promise<Status>>&& outcome) {
+  if (auto* now = std::get_if<Status>(&outcome)) return std::move(*now);
+  return std::move(std::get<kj::Promise<Status>>(outcome));
 }
 
 // What settles a release once its copy is submitted (or complete, in host mode), or has failed.
@@ -1092,10 +1098,10 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
   // The releases are under way now: a frame that fails to decode is answered as an error.
   EndAnswer ended = endOrRefuse(params, answerEarly);
   const bool waitNext = params.getAlsoWaitNext();
-  auto writeResults = [context](const std::vector<Status>& releases, const Status& ended,
+  auto writeResults = [context](std::span<const Status> releases, const Status& frame,
                                 const Result<WaitAnswer>* waited) mutable {
     auto results = context.getResults(releases.size() > 0 || waited ? kWaitFrameResults : kErrorOnlyResults);
-    toWire(ended, results.initError());
+    toWire(frame, results.initError());
     if (releases.size() > 0) {
       auto errors = results.initReleaseErrors(uint32_t(releases.size()));
       for (uint32_t i = 0; i < releases.size(); ++i) toWire(releases[i], errors[i]);
@@ -1124,13 +1130,9 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
         });
   }
   for (Status& status : answeredNow) released.add(std::move(status));
-  kj::Promise<Status> endedLater =
-      answerPromise(std::move(ended))
-          .catch_([](kj::Exception&& e) {
-            return Status(
-                makeError(ErrorCode::invalidArgument, "endFrame: malformed frame: {}", e.getDescription().cStr()));
-          })
-          .eagerlyEvaluate(nullptr);
+  kj::Promise<Status> endedLater = answerPromise(std::move(ended))
+                                       .catch_([](kj::Exception&& e) { return malformedFrame(e); })
+                                       .eagerlyEvaluate(nullptr);
   kj::Promise<std::optional<Result<WaitAnswer>>> next = std::optional<Result<WaitAnswer>>();
   if (waitNext) {
     next = startWait(/*implicit=*/true)
@@ -1149,9 +1151,8 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
         return next.then(
             [parts = kj::mv(parts), writeResults, state](std::optional<Result<WaitAnswer>> waited) mutable {
               if (waited && *waited) state->pacer.answeredAt(monotonicNowNs());
-              const std::vector<Status> releases(std::make_move_iterator(parts.releases.begin()),
-                                                 std::make_move_iterator(parts.releases.end()));
-              writeResults(releases, parts.ended, waited ? &*waited : nullptr);
+              writeResults(std::span<const Status>(parts.releases.begin(), parts.releases.size()), parts.ended,
+                           waited ? &*waited : nullptr);
             });
       });
 }
@@ -1159,7 +1160,7 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
 SessionServer::EndAnswer SessionServer::endOrRefuse(wire::Session::EndFrameParams::Reader params, bool commitLater) {
   EndAnswer ended = Status{};
   KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] { ended = end(params, commitLater); })) {
-    return Status(makeError(ErrorCode::invalidArgument, "endFrame: malformed frame: {}", e->getDescription().cStr()));
+    return malformedFrame(*e);
   }
   return ended;
 }
