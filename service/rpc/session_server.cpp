@@ -39,13 +39,18 @@ struct PendingLayer {
   std::optional<LayerColor> color;
 };
 
-// The head at `timeNs`: at once when the backend knows it, else once its runtime located it
-// (off the KJ thread, which never waits for a runtime).
-kj::Promise<Pose> headAt(Backend& backend, int64_t timeNs) {
-  if (auto known = backend.knownHeadPose(timeNs)) return *known;
+// The head at `timeNs` as the backend's runtime locates it, off the KJ thread (which never waits
+// for a runtime).
+kj::Promise<Pose> headLocatedByRuntime(Backend& backend, int64_t timeNs) {
   auto located = crossThreadAnswer<Pose>();
   backend.locateHead(timeNs, located.fulfil);
   return kj::mv(located.promise);
+}
+
+// The head at `timeNs`: at once when the backend knows it, else once its runtime located it.
+kj::Promise<Pose> headAt(Backend& backend, int64_t timeNs) {
+  if (auto known = backend.knownHeadPose(timeNs)) return *known;
+  return headLocatedByRuntime(backend, timeNs);
 }
 
 std::vector<float> floats(capnp::List<float>::Reader list) {
@@ -739,7 +744,7 @@ kj::Promise<Result<WaitAnswer>> SessionServer::startWait(bool implicit) {
   // step per frame fewer than through headAt's.
   return woken.then([state, plan, answer = std::move(answer)]() mutable -> kj::Promise<Result<WaitAnswer>> {
     if (auto known = state->ctx.backend.knownHeadPose(plan.predictedNs)) return answer(*known);
-    return headAt(state->ctx.backend, plan.predictedNs).then(std::move(answer));
+    return headLocatedByRuntime(state->ctx.backend, plan.predictedNs).then(std::move(answer));
   });
 }
 

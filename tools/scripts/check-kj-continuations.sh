@@ -13,7 +13,7 @@ bad=$(git ls-files '*.cpp' '*.hpp' | xargs perl -0777 -ne '
     # Split the argument list at its top-level commas.
     my ($depth, $cur, @parts) = (0, "");
     for my $c (split //, $args) {
-      $depth++ if $c =~ /[(\[{<]/ && $c ne "<";
+      $depth++ if $c =~ /[(\[{]/;
       $depth-- if $c =~ /[)\]}]/;
       if ($c eq "," && $depth == 0) { push @parts, $cur; $cur = ""; } else { $cur .= $c; }
     }
