@@ -6,7 +6,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("xrc::wire");
 
 const protocolMajor :UInt16 = 1;
-const protocolMinor :UInt16 = 16;
+const protocolMinor :UInt16 = 17;
 # Minor 1: view poses/fovs, head pose with waitFrame, locateHead.
 # Minor 2: overlay sessions, session roles, per-frame stats, Control.setPrimary/kick.
 # Minor 3: environment blend modes (system description, endFrame, status); LOCAL space changes
@@ -39,6 +39,7 @@ const protocolMinor :UInt16 = 16;
 # Minor 14: DaemonStatus.copyBatches/copiesBatched (copy_batch_us).
 # Minor 15: DaemonStatus.framesHeld/framesHeldPastLatch (copy_batch_before_latch_us).
 # Minor 16: ClientStatus.hostCopies/hostCopyUs (host_copies).
+# Minor 17: DaemonStatus.copyQueueSubmissions.
 
 # --- errors -------------------------------------------------------------------------------------
 # Every call answers with an Error; code `none` means success. Errors are data, not exceptions, so
@@ -545,6 +546,9 @@ struct DaemonStatus {
   # holding them cost a vsync.
   framesHeld @26 :UInt64;
   framesHeldPastLatch @27 :UInt64;
+  # 1.17: the copy queue submissions (vkQueueSubmit calls) that carried clients' copies, since
+  # start. Copies submitted together count once: an endFrame's, and a let-go's of every client.
+  copyQueueSubmissions @28 :UInt64;
 }
 
 # 1.10: the desktop window the display is also presented in (seed 003's present semaphores).

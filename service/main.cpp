@@ -36,6 +36,7 @@
 #include "platform/systemd.hpp"
 #include "present/window_presenter.hpp"
 #include "rpc/copy_batch.hpp"
+#include "rpc/end_frame_copies.hpp"
 #include "rpc/frame_wakes.hpp"
 #include "rpc/listener.hpp"
 #include "xrc/monotonic_clock.hpp"
@@ -357,7 +358,13 @@ int run(const Options& options) {
         io.provider->getTimer(), std::chrono::microseconds(config.copyBatchUs),
         std::chrono::microseconds(config.copyBatchBeforeLatchUs), [&backend = *backend] { return backend.clock(); },
         std::move(letGoAlarm).value());
-    copyBatch.runAtLetGo([&waiter = *renderingWaiter.value()] { waiter.answerHeld(); });
+    // Declared after the event loop, so destroyed (submitting anything gathered) before it.
+    LetGoCopies letGoCopies;
+    copyBatch.runAtLetGo([&letGoCopies, &waiter = *renderingWaiter.value()] {
+      // The renderings held for this let-go join its copies too.
+      const size_t answered = waiter.answerHeld();
+      letGoCopies.gatherUntilQueueEmpty(/*afterCrossThreadAnswers=*/answered > 0);
+    });
     DaemonContext ctx{*gpu,
                       *backends.copyTimeline,
                       *backend,
@@ -370,6 +377,7 @@ int run(const Options& options) {
                       refusals,
                       *renderingWaiter.value(),
                       copyBatch,
+                      letGoCopies,
                       forced,
                       std::chrono::milliseconds(2000),
                       monotonicNowNs(),

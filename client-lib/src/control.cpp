@@ -107,6 +107,7 @@ Result<DaemonStatus> ControlClient::status() {
               out.copiesBatched = in.getCopiesBatched();
               out.framesHeld = in.getFramesHeld();
               out.framesHeldPastLatch = in.getFramesHeldPastLatch();
+              out.copyQueueSubmissions = in.getCopyQueueSubmissions();
               for (auto h : in.getLimitsHit()) {
                 out.limitsHit.push_back(LimitHit{h.getLimit().cStr(), h.getCount(), h.getSecondsAgo()});
               }

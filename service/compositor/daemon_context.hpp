@@ -20,6 +20,7 @@
 namespace xrc {
 
 class CopyBatch;
+class LetGoCopies;
 
 struct DaemonContext {
   gpu::GpuDevice& gpu;
@@ -37,6 +38,8 @@ struct DaemonContext {
   // KJ thread only: timeline copies held back to be submitted together (copy_batch_before_latch_us,
   // copy_batch_us).
   CopyBatch& copyBatch;
+  // KJ thread only: the copies let go together, gathered into one submission (LetGoCopies).
+  LetGoCopies& letGoCopies;
   std::optional<SyncMode> forcedSyncMode;
   std::chrono::milliseconds gpuTimeout{2000};
   int64_t startNs = 0;

@@ -4,6 +4,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -101,6 +102,10 @@ class GpuDevice {
   PFN_vkGetMemoryFdKHR getMemoryFd = nullptr;
   PFN_vkGetSemaphoreFdKHR getSemaphoreFd = nullptr;
 
+  // vkQueueSubmit calls that carried clients' copies (submitCopies), since the device was made.
+  uint64_t copySubmissions() const { return copySubmissions_.load(std::memory_order_relaxed); }
+  void countCopySubmission() { copySubmissions_.fetch_add(1, std::memory_order_relaxed); }
+
  private:
   Status init(const DeviceOptions& options);
   void queryFormats();
@@ -121,6 +126,7 @@ class GpuDevice {
   std::vector<int64_t> depthFormats_;
   bool hostCopies_ = false;
   uint64_t hostCopyMaxBytes_ = 0;
+  std::atomic<uint64_t> copySubmissions_{0};
   std::vector<VkImageLayout> hostCopySrcLayouts_;
   std::vector<VkImageLayout> hostCopyDstLayouts_;
 };

@@ -58,14 +58,15 @@ bool RenderingWaiter::reached(VkSemaphore semaphore, uint64_t value) const {
   return vkGetSemaphoreCounterValue(device_, semaphore, &current) == VK_SUCCESS && current >= value;
 }
 
-void RenderingWaiter::answerHeld() {
+size_t RenderingWaiter::answerHeld() {
   std::vector<Entry> due;
   {
     Lock lock(mutex_);
-    if (held_.empty()) return;
+    if (held_.empty()) return 0;
     takeHeld(0, due);
   }
   for (Entry& e : due) e.done(answerOf(e));
+  return due.size();
 }
 
 RenderingWaiter::Answer RenderingWaiter::answerOf(const Entry& e) {

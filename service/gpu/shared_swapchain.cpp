@@ -363,6 +363,7 @@ Status submitCopies(std::span<PreparedCopy> copies) {
       return s;
     }
   }
+  gpu.countCopySubmission();
   for (PreparedCopy& copy : copies) {
     if (copy.result.onHost()) continue;
     copy.swapchain->queueCopies_++;

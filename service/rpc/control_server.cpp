@@ -100,6 +100,7 @@ kj::Promise<void> ControlServer::status(StatusContext context) {
   status.setCopiesBatched(ctx_.copyBatch.copies());
   status.setFramesHeld(ctx_.copyBatch.framesHeld());
   status.setFramesHeldPastLatch(ctx_.copyBatch.framesHeldPastLatch());
+  status.setCopyQueueSubmissions(ctx_.gpu.copySubmissions());
   const int64_t nowNs = monotonicNowNs();
   const auto hits = ctx_.refusals.snapshot();
   auto hitList = status.initLimitsHit(uint32_t(hits.size()));

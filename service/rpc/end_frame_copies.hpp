@@ -25,32 +25,72 @@ class EndFrameCopies {
   // back. Runs within submit(), in the order the copies were added; its status is the copy's.
   using Settle = kj::Function<Status(Result<gpu::CopyResult>)>;
 
-  // Each submission made is counted in `submissions` (the client's).
-  explicit EndFrameCopies(std::atomic<uint64_t>& submissions) : submissions_(submissions) {}
+  // Each submission made is counted once in each client's `submissions` counter that a copy in it
+  // was added with (handOver() brings copies of several clients into one submission).
+  EndFrameCopies() = default;
   EndFrameCopies(const EndFrameCopies&) = delete;
   EndFrameCopies& operator=(const EndFrameCopies&) = delete;
   // Submits what it still holds: a copy prepared is never dropped unsubmitted.
   ~EndFrameCopies();
 
-  // Holds `copy` (prepared by swapchain `swapchainId`) for the next submit(). Resolves, after
-  // that submission, to what `settle` made of it.
-  kj::Promise<Status> add(uint32_t swapchainId, gpu::PreparedCopy copy, Settle settle);
+  // Holds `copy` (prepared by copy.swapchain, for the client counted in `submissions`) for the
+  // next submit(). Resolves, after that submission, to what `settle` made of it.
+  kj::Promise<Status> add(gpu::PreparedCopy copy, Settle settle, std::atomic<uint64_t>& submissions);
   // Whether a copy of that swapchain is held: a second one must not be prepared before the
   // first is submitted (its image may be the one the first reuses).
-  bool holds(uint32_t swapchainId) const;
+  bool holds(const gpu::SharedSwapchain* swapchain) const;
+  bool empty() const { return copies_.empty(); }
   // Submits the copies held, in one submission, and settles each.
   void submit();
+  // Moves the copies held, in their order, behind those `into` holds: submitted and settled with
+  // them.
+  void handOver(EndFrameCopies& into);
 
  private:
   struct Held {
-    uint32_t swapchainId;
     Settle settle;
     kj::Own<kj::PromiseFulfiller<Status>> settled;
+    std::atomic<uint64_t>* submissions;
   };
 
   std::vector<gpu::PreparedCopy> copies_;
   std::vector<Held> held_;  // one per copy, same order
-  std::atomic<uint64_t>& submissions_;
+};
+
+// Timeline mode: the copies let go together (CopyBatch), from every session, in one submission.
+// At a let-go the held releases' continuations run one after another, each preparing its copy;
+// rather than each frame submitting its own, they are gathered from the let-go until the event
+// loop has nothing else to run (kj::evalLast) and then submitted at once: one vkQueueSubmit, and
+// on a GPU one turn of the daemon's context, per let-go instead of one per frame. The frames
+// whose copies are gathered are committed after that submission (submitted()), as a frame is
+// always committed after its copies are submitted. KJ thread only.
+class LetGoCopies {
+ public:
+  LetGoCopies() = default;
+  LetGoCopies(const LetGoCopies&) = delete;
+  LetGoCopies& operator=(const LetGoCopies&) = delete;
+  // Submits what was gathered.
+  ~LetGoCopies() { submit(); }
+
+  // At a let-go: copies handed over from now until the event queue is otherwise empty are
+  // submitted then, together. `afterCrossThreadAnswers`: answers fulfilled across threads just
+  // before (the renderings the rendering waiter held for this let-go) are waited for too: KJ
+  // takes those only once its queue has run dry, in the order they were fulfilled. A no-op while
+  // gathering.
+  void gatherUntilQueueEmpty(bool afterCrossThreadAnswers = false);
+  bool gathering() const { return gathering_; }
+  // Where a copy or a frame's copies are handed over while gathering.
+  EndFrameCopies& copies() { return copies_; }
+  // Resolves once what is gathered now is submitted; at once when not gathering.
+  kj::Promise<void> submitted();
+  // Submits what is gathered and ends the gathering.
+  void submit();
+
+ private:
+  bool gathering_ = false;
+  EndFrameCopies copies_;
+  std::vector<kj::Own<kj::PromiseFulfiller<void>>> waiting_;
+  kj::Promise<void> submission_ = nullptr;  // the gathering's end, at kj::evalLast
 };
 
 // Timeline mode: the copies of one endFrame's releases, each prepared once its client rendering
@@ -64,20 +104,30 @@ class EndFrameCopies {
 // (docs/BENCHMARKS.md, "Clients with a swapchain per view").
 class RenderedFrameCopies {
  public:
-  explicit RenderedFrameCopies(std::shared_ptr<ClientRecord> client)
-      : client_(std::move(client)), copies_(client_->copySubmissions) {}
+  // `letGo`: where the frame's copies go, when its last release is handled during a let-go.
+  explicit RenderedFrameCopies(std::shared_ptr<ClientRecord> client, LetGoCopies* letGo = nullptr)
+      : client_(std::move(client)), letGo_(letGo) {}
 
   EndFrameCopies& copies() { return copies_; }
   // One more release of the frame that will be handled later. The endFrame handler holds one
   // itself while it adds the frame's releases, so that none submits before all are counted.
   void expect() { ++expected_; }
-  // One of them is handled: its copy added, or settled without one. The last submits the copies.
+  // One of them is handled: its copy added, or settled without one. The last submits the copies,
+  // or hands them over to the let-go's gathering (LetGoCopies).
   void handled() {
-    if (expected_ > 0 && --expected_ == 0) copies_.submit();
+    if (expected_ == 0 || --expected_ > 0) return;
+    if (letGo_ != nullptr && letGo_->gathering()) {
+      copies_.handOver(letGo_->copies());
+    } else {
+      copies_.submit();
+    }
   }
+  // The client whose copies these are, counted in its copySubmissions.
+  std::atomic<uint64_t>& submissions() { return client_->copySubmissions; }
 
  private:
   std::shared_ptr<ClientRecord> client_;  // its submission count outlives copies_
+  LetGoCopies* letGo_;
   EndFrameCopies copies_;
   uint32_t expected_ = 0;
 };

@@ -228,6 +228,7 @@ class HeldOnWorker {
     if (core_) worker_->post([core = std::move(core_)]() mutable { core.reset(); });
   }
   std::shared_ptr<SwapchainCore> take() { return std::move(core_); }
+  const std::shared_ptr<SwapchainCore>& core() const { return core_; }
 
  private:
   FrameWorker* worker_;
@@ -287,16 +288,17 @@ kj::Promise<Status> copyReleased(const std::shared_ptr<SessionState>& session, s
     if (!prepared) {
       return finish(Status(settleCopy(ctx, *core, *session->client, index, *lease, prepared.error()).error()));
     }
-    auto submitted = batch->add(id, std::move(prepared).value(),
-                                [&ctx, core, client = session->client, index, lease = *lease, host,
-                                 finish](Result<gpu::CopyResult> copy) mutable -> Status {
-                                  auto settled = settleCopy(ctx, *core, *client, index, lease, std::move(copy));
-                                  const Status status = settled ? Status{} : Status(settled.error());
-                                  // Binary mode: the image is free again once its copy is submitted, in the frame's
-                                  // order.
-                                  if (!settled || !host) return finish(status);
-                                  return status;
-                                });
+    auto submitted = batch->add(
+        std::move(prepared).value(),
+        [&ctx, core, client = session->client, index, lease = *lease, host,
+         finish](Result<gpu::CopyResult> copy) mutable -> Status {
+          auto settled = settleCopy(ctx, *core, *client, index, lease, std::move(copy));
+          const Status status = settled ? Status{} : Status(settled.error());
+          // Binary mode: the image is free again once its copy is submitted, in the frame's order.
+          if (!settled || !host) return finish(status);
+          return status;
+        },
+        session->client->copySubmissions);
     if (!host) return submitted;
     return submitted.then([session, core, id, index, receivedNs, settleAtNextWait](Status s) -> kj::Promise<Status> {
       if (!s) return s;  // settled already
@@ -451,7 +453,10 @@ kj::Promise<Status> copyWhenRendered(const std::shared_ptr<SessionState>& sessio
         const bool reached = rendered.reached;
         // In the session's order: the frame committed next is the one this release belongs to.
         session->heldForLatchNs = std::max(session->heldForLatchNs, rendered.heldForLatchNs);
-        EndFrameCopies* batch = frameCopies ? &frameCopies->copies() : nullptr;
+        // During a let-go a frame's copies join the other frames' (LetGoCopies): a frame of one
+        // release directly, a frame of several once its last is handled.
+        LetGoCopies& letGo = session->ctx.letGoCopies;
+        EndFrameCopies* batch = frameCopies ? &frameCopies->copies() : (letGo.gathering() ? &letGo.copies() : nullptr);
         auto answer = kj::evalNow([&]() -> kj::Promise<Status> {
           if (session->swapchains.find(id) == session->swapchains.end()) {
             // Destroyed while its rendering was awaited: nothing left to copy into.
@@ -459,13 +464,20 @@ kj::Promise<Status> copyWhenRendered(const std::shared_ptr<SessionState>& sessio
                                     "release: swapchain {} was destroyed before its rendering finished", id));
           }
           // A second release of a swapchain in one frame: its first copy goes first.
-          if (batch != nullptr && batch->holds(id)) batch->submit();
+          if (batch != nullptr && batch->holds(held.core()->shared.get())) batch->submit();
           return reached ? copyReleased(session, held.take(), id, index, copyBytes, receivedNs, false, batch)
                          : renderingTimedOut(session, held.take(), id, index, receivedNs);
         });
         // Whatever became of this release: the frame's last one submits its copies before the
         // frame, which follows `past`, can be committed.
         if (frameCopies) frameCopies->handled();
+        if (letGo.gathering()) {
+          // Its copies go with the let-go's, once the loop has run the rest of that let-go.
+          return letGo.submitted().then([past = kj::mv(past), answer = kj::mv(answer)]() mutable {
+            past->fulfill();
+            return kj::mv(answer);
+          });
+        }
         past->fulfill();  // the copy is submitted or queued: what follows may go
         return answer;
       })
@@ -581,15 +593,16 @@ kj::Promise<void> SessionState::hostCopyCheck() {
 
 std::shared_ptr<RenderedFrameCopies> SessionState::newFrameCopies() {
   std::erase_if(frameCopies_, [](const std::weak_ptr<RenderedFrameCopies>& f) { return f.expired(); });
-  auto copies = std::make_shared<RenderedFrameCopies>(client);
+  auto copies = std::make_shared<RenderedFrameCopies>(client, &ctx.letGoCopies);
   frameCopies_.push_back(copies);
   return copies;
 }
 
-void SessionState::submitFrameCopiesHolding(uint32_t swapchainId) {
+void SessionState::submitFrameCopiesHolding(const gpu::SharedSwapchain* swapchain) {
   for (const auto& weak : frameCopies_) {
-    if (auto copies = weak.lock(); copies && copies->copies().holds(swapchainId)) copies->copies().submit();
+    if (auto copies = weak.lock(); copies && copies->copies().holds(swapchain)) copies->copies().submit();
   }
+  if (ctx.letGoCopies.copies().holds(swapchain)) ctx.letGoCopies.copies().submit();
 }
 
 void SessionState::answeringWait() {
@@ -1062,7 +1075,7 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
   // Host and binary mode: the frame's copies are prepared here and submitted below, together.
   // Timeline mode: each is prepared once its rendering is done, and they are submitted together
   // after the last (`copies` stays empty).
-  EndFrameCopies copies(state_->client->copySubmissions);
+  EndFrameCopies copies;
   EndFrameCopies* batch = nullptr;
   std::shared_ptr<RenderedFrameCopies> frameCopies;
   if (toRelease.size() > 1 && state_->client->syncMode == SyncMode::timeline) {
@@ -1073,7 +1086,10 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
   }
   for (const Release& r : toRelease) {
     // A second release of a swapchain in one frame: its first copy goes first.
-    if (copies.holds(r.id)) copies.submit();
+    if (auto it = state_->swapchains.find(r.id);
+        it != state_->swapchains.end() && copies.holds(it->second->core->shared.get())) {
+      copies.submit();
+    }
     auto accepted = acceptRelease(*state_, r.id, r.index, true, r.renderingValue);
     if (!accepted) {
       answerRelease(Status(accepted.error()));
@@ -1252,7 +1268,7 @@ kj::Promise<void> SwapchainServer::destroy(DestroyContext context) {
   SwapchainState* sc = state(error);
   if (sc == nullptr) return kj::READY_NOW;
   // Its copies held for a frame's later releases go now: its retirement waits for them.
-  session_->submitFrameCopiesHolding(id_);
+  session_->submitFrameCopiesHolding(sc->core->shared.get());
   auto core = std::move(sc->core);
   session_->swapchains.erase(id_);
   {

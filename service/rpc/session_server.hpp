@@ -110,7 +110,7 @@ class SessionState {
   // while they may hold a copy, so that a swapchain destroyed meanwhile has its copy submitted
   // before it is retired (the retirement then waits for it).
   std::shared_ptr<RenderedFrameCopies> newFrameCopies();
-  void submitFrameCopiesHolding(uint32_t swapchainId);
+  void submitFrameCopiesHolding(const gpu::SharedSwapchain* swapchain);
   static constexpr int64_t kHostCopyCheckPeriods = 2;
 
  private:

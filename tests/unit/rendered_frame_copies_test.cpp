@@ -2,7 +2,9 @@
 // (lavapipe in CI, host-mode swapchains): nothing goes to the queue before the frame's last
 // release is handled, then all its copies in one submission, settled in the order they were
 // added; a release handled without a copy, a copy submitted early, and a frame dropped with a
-// copy held each leave no copy unsubmitted.
+// copy held each leave no copy unsubmitted. And the copies of a let-go (LetGoCopies): frames of
+// several clients handed over while it gathers are submitted together once the event loop has
+// run everything else, each client counted once, in the order they were handed over.
 #include <gtest/gtest.h>
 #include <kj/async.h>
 
@@ -10,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/cross_thread_answer.hpp"
 #include "compositor/client_registry.hpp"
 #include "gpu/composable_image.hpp"
 #include "gpu/gpu_device.hpp"
@@ -101,12 +104,12 @@ TEST_F(RenderedFrameCopiesTest, TheFramesCopiesGoInOneSubmissionOnceItsLastRelea
   frame.expect();
   frame.handled();  // the handler is done: two releases to go
 
-  auto first = frame.copies().add(1, prepare(0), noteValue());
+  auto first = frame.copies().add(prepare(0), noteValue(), client_->copySubmissions);
   frame.handled();
   EXPECT_FALSE(first.poll(waitScope_)) << "submitted before the frame's last release";
   EXPECT_EQ(submissions(), 0u);
 
-  auto second = frame.copies().add(2, prepare(1), noteValue());
+  auto second = frame.copies().add(prepare(1), noteValue(), client_->copySubmissions);
   frame.handled();
   EXPECT_EQ(submissions(), 1u);
   ASSERT_TRUE(first.poll(waitScope_));
@@ -124,7 +127,7 @@ TEST_F(RenderedFrameCopiesTest, AReleaseHandledWithoutACopyStillLetsTheLastSubmi
   frame.expect();
   frame.handled();
   frame.handled();  // say its rendering never finished: settled without a copy
-  auto copied = frame.copies().add(2, prepare(1), noteValue());
+  auto copied = frame.copies().add(prepare(1), noteValue(), client_->copySubmissions);
   EXPECT_FALSE(copied.poll(waitScope_));
   frame.handled();
   EXPECT_EQ(submissions(), 1u);
@@ -138,16 +141,16 @@ TEST_F(RenderedFrameCopiesTest, ACopySubmittedEarlyLeavesTheRestToTheLastRelease
   frame.expect();
   frame.expect();
   frame.handled();
-  auto first = frame.copies().add(1, prepare(0), noteValue());
+  auto first = frame.copies().add(prepare(0), noteValue(), client_->copySubmissions);
   frame.handled();
   // What a destroyed swapchain's copy gets (SessionState::submitFrameCopiesHolding).
-  ASSERT_TRUE(frame.copies().holds(1));
+  ASSERT_TRUE(frame.copies().holds(swapchains_[0].get()));
   frame.copies().submit();
   EXPECT_EQ(submissions(), 1u);
   EXPECT_TRUE(first.wait(waitScope_));
-  EXPECT_FALSE(frame.copies().holds(1));
+  EXPECT_FALSE(frame.copies().holds(swapchains_[0].get()));
 
-  auto second = frame.copies().add(2, prepare(1), noteValue());
+  auto second = frame.copies().add(prepare(1), noteValue(), client_->copySubmissions);
   frame.handled();
   EXPECT_EQ(submissions(), 2u);
   EXPECT_TRUE(second.wait(waitScope_));
@@ -163,10 +166,94 @@ TEST_F(RenderedFrameCopiesTest, AFrameDroppedWithACopyHeldSubmitsIt) {
     frame.expect();
     frame.expect();
     frame.handled();
-    held = frame.copies().add(1, prepare(0), noteValue());
+    held = frame.copies().add(prepare(0), noteValue(), client_->copySubmissions);
     frame.handled();
     EXPECT_EQ(submissions(), 0u);
     // Its session went away before the frame's other release was handled.
+  }
+  EXPECT_EQ(submissions(), 1u);
+  EXPECT_TRUE(held.wait(waitScope_));
+  EXPECT_EQ(values_.size(), 1u);
+}
+
+TEST_F(RenderedFrameCopiesTest, FramesOfTwoClientsHandedOverAtALetGoAreSubmittedTogetherOnceTheLoopIsIdle) {
+  LetGoCopies letGo;
+  auto other = std::make_shared<ClientRecord>();
+  letGo.gatherUntilQueueEmpty();
+  ASSERT_TRUE(letGo.gathering());
+  // A frame of two releases (this client's), handed over when its last is handled...
+  RenderedFrameCopies frame(client_, &letGo);
+  frame.expect();  // the endFrame handler, while it adds the frame's releases
+  frame.expect();
+  frame.expect();
+  frame.handled();
+  frame.handled();  // one release without a copy
+  auto first = frame.copies().add(prepare(0), noteValue(), client_->copySubmissions);
+  frame.handled();
+  EXPECT_TRUE(frame.copies().empty()) << "the frame kept its copies during a let-go";
+  // ...and a frame of one release (the other client's), added to the let-go's copies directly.
+  auto second = letGo.copies().add(prepare(1), noteValue(), other->copySubmissions);
+  auto submitted = letGo.submitted();
+  EXPECT_TRUE(letGo.copies().holds(swapchains_[0].get()));
+  EXPECT_TRUE(letGo.copies().holds(swapchains_[1].get()));
+  EXPECT_EQ(submissions(), 0u) << "submitted while the let-go still gathers";
+  EXPECT_TRUE(values_.empty());
+
+  submitted.wait(waitScope_);  // the loop runs dry: the gathering ends
+  EXPECT_FALSE(letGo.gathering());
+  EXPECT_EQ(submissions(), 1u);
+  EXPECT_EQ(other->copySubmissions.load(), 1u);
+  EXPECT_TRUE(first.wait(waitScope_));
+  EXPECT_TRUE(second.wait(waitScope_));
+  ASSERT_EQ(values_.size(), 2u);
+  EXPECT_EQ(values_[1], values_[0] + 1) << "not taken in one submission, in the order handed over";
+  EXPECT_TRUE(copyTimeline_->wait(values_[1], 2'000'000'000));
+}
+
+// The renderings the rendering waiter held for a let-go are answered through cross-thread
+// fulfillers, which KJ takes only once its queue has run dry: their copies join the let-go's when
+// it waits for them.
+TEST_F(RenderedFrameCopiesTest, CopiesOfRenderingsAnsweredAcrossThreadsAtTheLetGoJoinItsSubmission) {
+  LetGoCopies letGo;
+  auto other = std::make_shared<ClientRecord>();
+  auto heldRendering = crossThreadAnswer<int>();
+  heldRendering.fulfil(1);  // as RenderingWaiter::answerHeld does, at the let-go
+  letGo.gatherUntilQueueEmpty(/*afterCrossThreadAnswers=*/true);
+  kj::Promise<Status> late = nullptr;
+  auto answered = heldRendering.promise
+                      .then([&](int) { late = letGo.copies().add(prepare(1), noteValue(), other->copySubmissions); })
+                      .eagerlyEvaluate(nullptr);
+  auto early = letGo.copies().add(prepare(0), noteValue(), client_->copySubmissions);
+  letGo.submitted().wait(waitScope_);
+  answered.wait(waitScope_);
+  EXPECT_EQ(submissions(), 1u);
+  EXPECT_EQ(other->copySubmissions.load(), 1u) << "the held rendering's copy missed the let-go's submission";
+  EXPECT_TRUE(early.wait(waitScope_));
+  EXPECT_TRUE(late.wait(waitScope_));
+  ASSERT_EQ(values_.size(), 2u);
+  EXPECT_EQ(values_[1], values_[0] + 1);
+}
+
+TEST_F(RenderedFrameCopiesTest, AFrameHandledOutsideALetGoSubmitsOnItsOwn) {
+  LetGoCopies letGo;
+  RenderedFrameCopies frame(client_, &letGo);
+  frame.expect();
+  auto copied = frame.copies().add(prepare(0), noteValue(), client_->copySubmissions);
+  frame.handled();
+  EXPECT_EQ(submissions(), 1u);
+  EXPECT_TRUE(copied.wait(waitScope_));
+  EXPECT_TRUE(letGo.copies().empty());
+  auto submitted = letGo.submitted();
+  EXPECT_TRUE(submitted.poll(waitScope_)) << "a let-go that is not gathering has nothing to wait for";
+}
+
+TEST_F(RenderedFrameCopiesTest, ALetGoDroppedWhileGatheringSubmitsWhatItGathered) {
+  kj::Promise<Status> held = nullptr;
+  {
+    LetGoCopies letGo;
+    letGo.gatherUntilQueueEmpty();
+    held = letGo.copies().add(prepare(0), noteValue(), client_->copySubmissions);
+    EXPECT_EQ(submissions(), 0u);
   }
   EXPECT_EQ(submissions(), 1u);
   EXPECT_TRUE(held.wait(waitScope_));

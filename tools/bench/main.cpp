@@ -211,6 +211,7 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
     result["copies_batched"] = after->copiesBatched - before->copiesBatched;
     result["frames_held"] = after->framesHeld - before->framesHeld;
     result["frames_held_past_latch"] = after->framesHeldPastLatch - before->framesHeldPastLatch;
+    result["copy_queue_submissions"] = after->copyQueueSubmissions - before->copyQueueSubmissions;
   }
   result["frames_displayed"] = displayed;
   result["frames_late"] = late;

@@ -104,6 +104,7 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
           {"copies_batched", s.copiesBatched},
           {"frames_held", s.framesHeld},
           {"frames_held_past_latch", s.framesHeldPastLatch},
+          {"copy_queue_submissions", s.copyQueueSubmissions},
           {"limits_hit", limitsHit},
           {"image_bytes", s.imageBytes},
           {"image_bytes_limit", s.imageBytesLimit},

@@ -90,6 +90,7 @@ struct DaemonStatus {
   uint64_t copyBatches = 0, copiesBatched = 0;  // copy batching: batches opened, copies that joined (1.14)
   // copy_batch_before_latch_us: frames held for a latch, and those committed after it (1.15)
   uint64_t framesHeld = 0, framesHeldPastLatch = 0;
+  uint64_t copyQueueSubmissions = 0;               // vkQueueSubmit calls that carried clients' copies (1.17)
   std::vector<LimitHit> limitsHit;                 // (1.8)
   uint64_t imageBytes = 0, imageBytesLimit = 0;    // all clients' swapchain images (1.8)
   std::optional<WindowOutputStatus> windowOutput;  // none: no window output (1.10)
