@@ -166,6 +166,12 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
         return makeError(ErrorCode::invalidArgument, "{}: 'refresh_hz' must be a number", where(source, node));
       }
       next.refreshHz = *node.value<double>();
+    } else if (k == "copy_batch_one_submission") {
+      if (!node.is_boolean()) {
+        return makeError(ErrorCode::invalidArgument, "{}: 'copy_batch_one_submission' must be true or false",
+                         where(source, node));
+      }
+      next.copyBatchOneSubmission = *node.value<bool>();
     } else if (k == "openxr_overlay") {
       if (!node.is_boolean()) {
         return makeError(ErrorCode::invalidArgument, "{}: 'openxr_overlay' must be true or false", where(source, node));
@@ -205,7 +211,8 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
     } else {
       return makeError(ErrorCode::invalidArgument,
                        "{}: unknown key '{}' (known: backend, socket, refresh_hz, log_level, view_size, sync_mode, "
-                       "device_uuid, shutdown_grace_ms, copy_batch_us, copy_batch_before_latch_us, mirror, "
+                       "device_uuid, shutdown_grace_ms, copy_batch_us, copy_batch_before_latch_us, "
+                       "copy_batch_one_submission, mirror, "
                        "head_motion, compose, environment_blend_modes, queue_priority, host_copies, host_copy_max_kib, "
                        "reprojection, "
                        "openxr_overlay, or a limit: {})",
@@ -265,6 +272,7 @@ std::vector<std::string> changedKeys(const DaemonConfig& a, const DaemonConfig& 
   if (a.shutdownGraceMs != b.shutdownGraceMs) out.push_back("shutdown_grace_ms");
   if (a.copyBatchUs != b.copyBatchUs) out.push_back("copy_batch_us");
   if (a.copyBatchBeforeLatchUs != b.copyBatchBeforeLatchUs) out.push_back("copy_batch_before_latch_us");
+  if (a.copyBatchOneSubmission != b.copyBatchOneSubmission) out.push_back("copy_batch_one_submission");
   if (a.mirror != b.mirror) out.push_back("mirror");
   if (a.headMotion != b.headMotion) out.push_back("head_motion");
   if (a.compose != b.compose) out.push_back("compose");

@@ -35,6 +35,10 @@ struct DaemonConfig {
   // processes it saves the daemon's context a turn per copy, and, with clients that prepare their
   // acquires, costs them no frames (docs/BENCHMARKS.md).
   int64_t copyBatchBeforeLatchUs = 2000;
+  // Timeline mode: the copies of a let-go (either batching), of every client, in one queue
+  // submission (LetGoCopies). Off by default: it commits the let-go's frames only once all of them
+  // are copied, which at 64 GPU-bound clients on an H200 cost frames (docs/BENCHMARKS.md).
+  bool copyBatchOneSubmission = false;
   std::string environmentBlendModes = "opaque";  // headless: the display's, preferred first
   std::string mirror = "none";                   // headless: none | window (the display also shown in a window)
   std::string headMotion = "still";              // headless: still | sway (the simulated head turns to and fro)

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "../common/cross_thread_answer.hpp"
 #include "../log.hpp"
 
 namespace xrc {
@@ -57,24 +56,13 @@ void EndFrameCopies::submit() {
   }
 }
 
-void LetGoCopies::gatherUntilQueueEmpty(bool afterCrossThreadAnswers) {
+void LetGoCopies::gatherUntilQueueEmpty() {
   if (gathering_) return;
   gathering_ = true;
-  auto failed = [](kj::Exception&& e) {
-    log::error("the copies of a let-go could not be submitted: {}", e.getDescription().cStr());
-  };
   // The previous gathering's promise has run: replacing it here, outside it, only drops it.
-  if (!afterCrossThreadAnswers) {
-    submission_ = kj::evalLast([this] { submit(); }).eagerlyEvaluate(kj::mv(failed));
-    return;
-  }
-  // A marker fulfilled across threads after those answers reaches the loop after them (KJ
-  // dispatches such fulfilments in their order, when its queue has run dry); their continuations
-  // are queued by then, and run before the loop is dry again.
-  auto marker = crossThreadAnswer<void>();
-  marker.fulfil();
-  submission_ =
-      marker.promise.then([this] { return kj::evalLast([this] { submit(); }); }).eagerlyEvaluate(kj::mv(failed));
+  submission_ = kj::evalLast([this] { submit(); }).eagerlyEvaluate([](kj::Exception&& e) {
+    log::error("the copies of a let-go could not be submitted: {}", e.getDescription().cStr());
+  });
 }
 
 kj::Promise<void> LetGoCopies::submitted() {

@@ -57,13 +57,16 @@ class EndFrameCopies {
   std::vector<Held> held_;  // one per copy, same order
 };
 
-// Timeline mode: the copies let go together (CopyBatch), from every session, in one submission.
+// Timeline mode, --copy-batch-one-submission: the copies let go together (CopyBatch), from every
+// session, in one submission.
 // At a let-go the held releases' continuations run one after another, each preparing its copy;
 // rather than each frame submitting its own, they are gathered from the let-go until the event
 // loop has nothing else to run (kj::evalLast) and then submitted at once: one vkQueueSubmit, and
 // on a GPU one turn of the daemon's context, per let-go instead of one per frame. The frames
 // whose copies are gathered are committed after that submission (submitted()), as a frame is
-// always committed after its copies are submitted. KJ thread only.
+// always committed after its copies are submitted: so the let-go's first frames are committed
+// later than without it, which at 64 GPU-bound clients on an H200 cost frames (hence off by
+// default; docs/BENCHMARKS.md). KJ thread only.
 class LetGoCopies {
  public:
   LetGoCopies() = default;
@@ -73,11 +76,12 @@ class LetGoCopies {
   ~LetGoCopies() { submit(); }
 
   // At a let-go: copies handed over from now until the event queue is otherwise empty are
-  // submitted then, together. `afterCrossThreadAnswers`: answers fulfilled across threads just
-  // before (the renderings the rendering waiter held for this let-go) are waited for too: KJ
-  // takes those only once its queue has run dry, in the order they were fulfilled. A no-op while
-  // gathering.
-  void gatherUntilQueueEmpty(bool afterCrossThreadAnswers = false);
+  // submitted then, together. A no-op while gathering. Renderings the rendering waiter held for
+  // the let-go are answered through cross-thread fulfillers, which KJ takes only after that (once
+  // its queue has run dry): their copies go in submissions of their own right after. Waiting for
+  // them as well gathered more copies but committed every frame of the let-go later still, and
+  // cost 64 GPU-bound clients more frames and CPU on an H200 (docs/BENCHMARKS.md).
+  void gatherUntilQueueEmpty();
   bool gathering() const { return gathering_; }
   // Where a copy or a frame's copies are handed over while gathering.
   EndFrameCopies& copies() { return copies_; }

@@ -184,6 +184,22 @@ TEST(DaemonConfig, CopyBatchIsOffByDefaultAndAtMostADisplayPeriodAt90Hz) {
   EXPECT_EQ(changedKeys(c, other), std::vector<std::string>{"copy_batch_us"});
 }
 
+TEST(DaemonConfig, CopyBatchOneSubmissionIsOffByDefault) {
+  DaemonConfig c;
+  EXPECT_FALSE(c.copyBatchOneSubmission);
+  ASSERT_TRUE(applyToml("copy_batch_one_submission = true\n", "test.toml", c));
+  EXPECT_TRUE(c.copyBatchOneSubmission);
+  auto s = applyToml("copy_batch_one_submission = 1\n", "test.toml", c);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("test.toml:1:"), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("'copy_batch_one_submission' must be true or false"), std::string::npos)
+      << s.error().message;
+  EXPECT_TRUE(c.copyBatchOneSubmission);  // errors leave the configuration as it was
+  DaemonConfig other = c;
+  other.copyBatchOneSubmission = false;
+  EXPECT_EQ(changedKeys(c, other), std::vector<std::string>{"copy_batch_one_submission"});
+}
+
 TEST(DaemonConfig, CopyBatchBeforeLatchIs2msByDefaultAndAtMostADisplayPeriodAt90Hz) {
   DaemonConfig c;
   EXPECT_EQ(c.copyBatchBeforeLatchUs, 2000);  // on by default

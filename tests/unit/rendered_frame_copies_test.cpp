@@ -12,7 +12,6 @@
 #include <memory>
 #include <vector>
 
-#include "common/cross_thread_answer.hpp"
 #include "compositor/client_registry.hpp"
 #include "gpu/composable_image.hpp"
 #include "gpu/gpu_device.hpp"
@@ -208,30 +207,6 @@ TEST_F(RenderedFrameCopiesTest, FramesOfTwoClientsHandedOverAtALetGoAreSubmitted
   ASSERT_EQ(values_.size(), 2u);
   EXPECT_EQ(values_[1], values_[0] + 1) << "not taken in one submission, in the order handed over";
   EXPECT_TRUE(copyTimeline_->wait(values_[1], 2'000'000'000));
-}
-
-// The renderings the rendering waiter held for a let-go are answered through cross-thread
-// fulfillers, which KJ takes only once its queue has run dry: their copies join the let-go's when
-// it waits for them.
-TEST_F(RenderedFrameCopiesTest, CopiesOfRenderingsAnsweredAcrossThreadsAtTheLetGoJoinItsSubmission) {
-  LetGoCopies letGo;
-  auto other = std::make_shared<ClientRecord>();
-  auto heldRendering = crossThreadAnswer<int>();
-  heldRendering.fulfil(1);  // as RenderingWaiter::answerHeld does, at the let-go
-  letGo.gatherUntilQueueEmpty(/*afterCrossThreadAnswers=*/true);
-  kj::Promise<Status> late = nullptr;
-  auto answered = heldRendering.promise
-                      .then([&](int) { late = letGo.copies().add(prepare(1), noteValue(), other->copySubmissions); })
-                      .eagerlyEvaluate(nullptr);
-  auto early = letGo.copies().add(prepare(0), noteValue(), client_->copySubmissions);
-  letGo.submitted().wait(waitScope_);
-  answered.wait(waitScope_);
-  EXPECT_EQ(submissions(), 1u);
-  EXPECT_EQ(other->copySubmissions.load(), 1u) << "the held rendering's copy missed the let-go's submission";
-  EXPECT_TRUE(early.wait(waitScope_));
-  EXPECT_TRUE(late.wait(waitScope_));
-  ASSERT_EQ(values_.size(), 2u);
-  EXPECT_EQ(values_[1], values_[0] + 1);
 }
 
 TEST_F(RenderedFrameCopiesTest, AFrameHandledOutsideALetGoSubmitsOnItsOwn) {
