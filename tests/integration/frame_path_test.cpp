@@ -69,9 +69,11 @@ void runFramePath(const std::map<std::string, std::string>& env, uint64_t frames
   auto status = control->status();
   ASSERT_TRUE(status) << status.error().describe();
   ASSERT_EQ(status.value().clients.size(), 4u);
+  uint64_t clientSubmissions = 0;
   for (auto& c : clients) {
     auto* it = findClient(status.value(), c.id.clientId);
     ASSERT_NE(it, nullptr);
+    clientSubmissions += it->copySubmissions;
     EXPECT_EQ(it->name, c.spec.name);
     EXPECT_EQ(it->pid, uint32_t(c.process->pid()));
     EXPECT_EQ(it->framesSubmitted, frames);
@@ -81,6 +83,9 @@ void runFramePath(const std::map<std::string, std::string>& env, uint64_t frames
     EXPECT_LE(it->copySubmissions, frames + frames / 4)
         << c.spec.name << ": " << it->releases << " releases of " << c.id.swapchains.size() << " swapchains";
   }
+  // Daemon-wide, each submission once: without --copy-batch-one-submission none carries two
+  // clients' copies.
+  EXPECT_EQ(status.value().copyQueueSubmissions, clientSubmissions);
 
   // Every runtime swapchain image holds the client's last frame, texel for texel.
   for (auto& c : clients) {
@@ -256,6 +261,10 @@ TEST(FramePath, HostCopiesKeepToTheirBound) {
   EXPECT_EQ(odd->hostCopies, odd->releases) << "an image within the bound went to the queue";
   EXPECT_EQ(odd->copySubmissions, 0u);
   EXPECT_GT(odd->hostCopyUs.p50, 0.f);
+  // Daemon-wide, the queue submissions are the two larger clients' (a host copy is none).
+  uint64_t queued = 0;
+  for (size_t i : {1, 2}) queued += findClient(status.value(), clients[i].id.clientId)->copySubmissions;
+  EXPECT_EQ(status.value().copyQueueSubmissions, queued);
   for (const Client& c : clients) {
     for (uint32_t i = 0; i < c.id.swapchains.size(); ++i) {
       auto read = control->readSwapchain(c.id.clientId, c.id.swapchains[i]);
