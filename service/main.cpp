@@ -513,6 +513,9 @@ int run(const Options& options) {
         log::info("closing {} connections whose clients did not leave within {} ms", listener.connectionCount(),
                   shutdownGraceMs.load());
       }
+      // A let-go's copies still gathered (the loop left while its kj::evalLast was queued) go
+      // now, while their sessions and the context they settle into are all still there.
+      letGoCopies.submit();
     }
     // Connections (and with them every session) are gone: their GPU teardown runs on the
     // frame worker, which needs the context and a running backend until it is drained.

@@ -459,10 +459,12 @@ std::optional<SharedSwapchain::HostCopy> SharedSwapchain::hostCopy(PerImage& per
 }
 
 Result<CopyResult> SharedSwapchain::copyToRuntime(uint32_t index, const RuntimeImageLease& lease,
-                                                  std::chrono::milliseconds timeout, bool waitInHostMode) {
+                                                  std::chrono::milliseconds timeout, bool waitInHostMode,
+                                                  bool* queued) {
   auto prepared = prepareCopy(index, lease, timeout);
   if (!prepared) return prepared.error();
   if (auto s = submitCopies(std::span(&prepared.value(), 1)); !s) return s.error();
+  if (queued != nullptr) *queued = !prepared.value().result.onHost();
   CopyResult result = prepared.value().result;
   if (mode_ == SyncMode::host && waitInHostMode) {
     // Host mode: no copying_done semaphore, so the client may only reuse the image once the copy

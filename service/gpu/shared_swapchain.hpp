@@ -103,8 +103,10 @@ class SharedSwapchain {
   // Records and submits the copy of shared image `index` into the runtime image leased from the
   // backend, per seed 000; in host mode waits for it (bounded) unless `waitInHostMode` is false,
   // when the caller must call finishCopy() before the client may reuse the image.
+  // `queued`, where given, says whether a submission to the copy queue was made (also when the
+  // wait after it failed).
   Result<CopyResult> copyToRuntime(uint32_t index, const RuntimeImageLease& lease, std::chrono::milliseconds timeout,
-                                   bool waitInHostMode = true);
+                                   bool waitInHostMode = true, bool* queued = nullptr);
   // The first half of copyToRuntime: waits (bounded) for the image's previous copy and records
   // this one, for submitCopies. Until that submission is made, nothing of this image may be.
   // Host mode, where both images allow it and the runtime image's last reader is done: copies on

@@ -135,8 +135,10 @@ Result<gpu::CopyResult> settleCopy(DaemonContext& ctx, SwapchainCore& core, Clie
 
 Result<gpu::CopyResult> copyRelease(DaemonContext& ctx, SwapchainCore& core, ClientRecord& client, uint32_t index,
                                     const RuntimeImageLease& lease, bool waitInHostMode) {
-  auto copy = core.shared->copyToRuntime(index, lease, ctx.gpuTimeout, waitInHostMode);
-  if (copy && !copy.value().onHost()) client.copySubmissions++;
+  bool queued = false;
+  auto copy = core.shared->copyToRuntime(index, lease, ctx.gpuTimeout, waitInHostMode, &queued);
+  if (queued) client.copySubmissions++;  // also when the wait after it failed, as the daemon's count
+
   return settleCopy(ctx, core, client, index, lease, std::move(copy));
 }
 
@@ -449,14 +451,18 @@ kj::Promise<Status> copyWhenRendered(const std::shared_ptr<SessionState>& sessio
       .then([session, held = HeldOnWorker(ctx.worker, std::move(core)), id, index, copyBytes, receivedNs,
              past = kj::mv(past.fulfiller),
              frameCopies = std::move(frameCopies)](RenderedRelease rendered) mutable -> kj::Promise<Status> {
-        session->renderWaits--;
+        // During a let-go a frame's copies join the other frames' (LetGoCopies): a frame of one
+        // release directly, a frame of several once its last is handled. Whether it gathers does
+        // not change within this continuation.
+        LetGoCopies& letGo = session->ctx.letGoCopies;
+        const bool gathered = letGo.gathering();
+        // A gathered copy is submitted only at the let-go's end: this release is counted until
+        // then, so that a frame committed meanwhile waits for it (end()).
+        if (!gathered) session->renderWaits--;
         const bool reached = rendered.reached;
         // In the session's order: the frame committed next is the one this release belongs to.
         session->heldForLatchNs = std::max(session->heldForLatchNs, rendered.heldForLatchNs);
-        // During a let-go a frame's copies join the other frames' (LetGoCopies): a frame of one
-        // release directly, a frame of several once its last is handled.
-        LetGoCopies& letGo = session->ctx.letGoCopies;
-        EndFrameCopies* batch = frameCopies ? &frameCopies->copies() : (letGo.gathering() ? &letGo.copies() : nullptr);
+        EndFrameCopies* batch = frameCopies ? &frameCopies->copies() : (gathered ? &letGo.copies() : nullptr);
         auto answer = kj::evalNow([&]() -> kj::Promise<Status> {
           if (session->swapchains.find(id) == session->swapchains.end()) {
             // Destroyed while its rendering was awaited: nothing left to copy into.
@@ -471,9 +477,10 @@ kj::Promise<Status> copyWhenRendered(const std::shared_ptr<SessionState>& sessio
         // Whatever became of this release: the frame's last one submits its copies before the
         // frame, which follows `past`, can be committed.
         if (frameCopies) frameCopies->handled();
-        if (letGo.gathering()) {
+        if (gathered) {
           // Its copies go with the let-go's, once the loop has run the rest of that let-go.
-          return letGo.submitted().then([past = kj::mv(past), answer = kj::mv(answer)]() mutable {
+          return letGo.submitted().then([session, past = kj::mv(past), answer = kj::mv(answer)]() mutable {
+            session->renderWaits--;
             past->fulfill();
             return kj::mv(answer);
           });
