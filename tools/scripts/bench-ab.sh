@@ -6,7 +6,8 @@
 # drift (docs/BENCHMARKS.md). Writes OUT/runs.jsonl (one bench scenario per line, with `variant`
 # and `round`) and prints a summary per variant and client count: the range of the daemon's CPU
 # per client frame, its RPC thread's CPU and wake-ups per client frame, the clients' steady
-# frame rate, and held frames committed past their latch. A scenario whose clients failed is
+# frame rate, held frames committed past their latch, copy queue submissions per display frame
+# and frames dropped. A scenario whose clients failed is
 # reported and left out; the script fails if any did.
 # Bench arguments after the fifth (e.g. --stereo separate, --view-size 512x512) go to every run.
 # Uses XRC_BENCH / XRC_DEMO, else the build in ./build (XRC_BUILD=DIR for another).
@@ -57,10 +58,15 @@ for n in sorted({r["clients"] for r in runs}):
             continue
         thread = lambda r, key: r.get(key, {}).get("rpc-main")
         past = [100 * r["frames_held_past_latch"] / r["frames_held"] if r.get("frames_held") else None for r in rs]
+        # Absent (or 0) from a daemon before protocol 1.17, which does not count them.
+        submits = [r["copy_queue_submissions"] / r["display_frames"]
+                   if r.get("copy_queue_submissions") and r.get("display_frames") else None for r in rs]
         print(f"{n} clients, {variant} ({len(rs)} runs): daemon CPU/client frame "
               f"{span(r['daemon_cpu_us_per_client_frame'] for r in rs)} us, rpc-main "
               f"{span(thread(r, 'daemon_cpu_us_per_client_frame_by_thread') for r in rs)} us and "
               f"{span(thread(r, 'daemon_wakeups_per_client_frame_by_thread') for r in rs)} wakes, "
-              f"{span(r.get('client_frames_per_s_steady') for r in rs)} frames/s, held past latch {span(past)} %")
+              f"{span(r.get('client_frames_per_s_steady') for r in rs)} frames/s, held past latch {span(past)} %, "
+              f"copy submissions/display frame {span(submits)}, "
+              f"dropped {span(r.get('frames_dropped') for r in rs)}")
 PY
 exit $failed
