@@ -136,6 +136,13 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
       out = *node.value<std::string>();
       return {};
     };
+    auto flag = [&](bool& out) -> Status {
+      if (!node.is_boolean()) {
+        return makeError(ErrorCode::invalidArgument, "{}: '{}' must be true or false", where(source, node), k);
+      }
+      out = *node.value<bool>();
+      return {};
+    };
     Status s;
     if (k == "backend") {
       s = text(next.backend);
@@ -167,21 +174,11 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
       }
       next.refreshHz = *node.value<double>();
     } else if (k == "copy_batch_one_submission") {
-      if (!node.is_boolean()) {
-        return makeError(ErrorCode::invalidArgument, "{}: 'copy_batch_one_submission' must be true or false",
-                         where(source, node));
-      }
-      next.copyBatchOneSubmission = *node.value<bool>();
+      s = flag(next.copyBatchOneSubmission);
     } else if (k == "openxr_overlay") {
-      if (!node.is_boolean()) {
-        return makeError(ErrorCode::invalidArgument, "{}: 'openxr_overlay' must be true or false", where(source, node));
-      }
-      next.openxrOverlay = *node.value<bool>();
+      s = flag(next.openxrOverlay);
     } else if (k == "reprojection") {
-      if (!node.is_boolean()) {
-        return makeError(ErrorCode::invalidArgument, "{}: 'reprojection' must be true or false", where(source, node));
-      }
-      next.reprojection = *node.value<bool>();
+      s = flag(next.reprojection);
     } else if (k == "shutdown_grace_ms") {
       if (!node.is_integer()) {
         return makeError(ErrorCode::invalidArgument, "{}: 'shutdown_grace_ms' must be an integer", where(source, node));

@@ -58,15 +58,14 @@ bool RenderingWaiter::reached(VkSemaphore semaphore, uint64_t value) const {
   return vkGetSemaphoreCounterValue(device_, semaphore, &current) == VK_SUCCESS && current >= value;
 }
 
-size_t RenderingWaiter::answerHeld() {
+void RenderingWaiter::answerHeld() {
   std::vector<Entry> due;
   {
     Lock lock(mutex_);
-    if (held_.empty()) return 0;
+    if (held_.empty()) return;
     takeHeld(0, due);
   }
   for (Entry& e : due) e.done(answerOf(e));
-  return due.size();
 }
 
 RenderingWaiter::Answer RenderingWaiter::answerOf(const Entry& e) {

@@ -67,9 +67,8 @@ class RenderingWaiter {
   void wait(VkSemaphore semaphore, uint64_t value, int64_t deadlineNs, std::shared_ptr<const void> keepAlive, Done done,
             WhenReached whenReached = WhenReached::answer) XRC_EXCLUDES(mutex_);
   // At a batch's let-go, on the thread that lets it go: answers every rendering held (reached,
-  // at its let-go), and says how many. Through cross-thread fulfillers, their copies go right
-  // after the batch's.
-  size_t answerHeld() XRC_EXCLUDES(mutex_);
+  // at its let-go). Through cross-thread fulfillers, their copies go right after the batch's.
+  void answerHeld() XRC_EXCLUDES(mutex_);
   // Renderings found done and held for a let-go now (status, tests).
   size_t held() const XRC_EXCLUDES(mutex_);
   // Any thread, without waiting: whether `semaphore` has reached `value` (false on an error,

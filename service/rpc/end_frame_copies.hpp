@@ -126,8 +126,6 @@ class RenderedFrameCopies {
       copies_.submit();
     }
   }
-  // The client whose copies these are, counted in its copySubmissions.
-  std::atomic<uint64_t>& submissions() { return client_->copySubmissions; }
 
  private:
   std::shared_ptr<ClientRecord> client_;  // its submission count outlives copies_

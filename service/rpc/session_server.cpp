@@ -138,7 +138,6 @@ Result<gpu::CopyResult> copyRelease(DaemonContext& ctx, SwapchainCore& core, Cli
   bool queued = false;
   auto copy = core.shared->copyToRuntime(index, lease, ctx.gpuTimeout, waitInHostMode, &queued);
   if (queued) client.copySubmissions++;  // also when the wait after it failed, as the daemon's count
-
   return settleCopy(ctx, core, client, index, lease, std::move(copy));
 }
 

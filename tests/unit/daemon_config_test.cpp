@@ -12,6 +12,24 @@
 namespace xrc {
 namespace {
 
+// A boolean key: its default; the other value read; a value of another type (`badValue`) refused
+// with the key's name and place, the configuration left as it was; the key named as changed.
+void expectBooleanKey(const std::string& key, bool DaemonConfig::*member, bool byDefault, const std::string& badValue) {
+  DaemonConfig c;
+  EXPECT_EQ(c.*member, byDefault) << key;
+  const std::string other = byDefault ? "false" : "true";
+  ASSERT_TRUE(applyToml(key + " = " + other + "\n", "test.toml", c)) << key;
+  EXPECT_EQ(c.*member, !byDefault) << key;
+  auto s = applyToml(key + " = " + badValue + "\n", "test.toml", c);
+  ASSERT_FALSE(s) << key;
+  EXPECT_NE(s.error().message.find("test.toml:1:"), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("'" + key + "' must be true or false"), std::string::npos) << s.error().message;
+  EXPECT_EQ(c.*member, !byDefault) << key << ": errors leave the configuration as it was";
+  DaemonConfig changed = c;
+  changed.*member = byDefault;
+  EXPECT_EQ(changedKeys(c, changed), std::vector<std::string>{key});
+}
+
 TEST(DaemonConfig, AppliesEveryKnownKey) {
   DaemonConfig c;
   ASSERT_TRUE(applyToml(R"(
@@ -185,19 +203,7 @@ TEST(DaemonConfig, CopyBatchIsOffByDefaultAndAtMostADisplayPeriodAt90Hz) {
 }
 
 TEST(DaemonConfig, CopyBatchOneSubmissionIsOffByDefault) {
-  DaemonConfig c;
-  EXPECT_FALSE(c.copyBatchOneSubmission);
-  ASSERT_TRUE(applyToml("copy_batch_one_submission = true\n", "test.toml", c));
-  EXPECT_TRUE(c.copyBatchOneSubmission);
-  auto s = applyToml("copy_batch_one_submission = 1\n", "test.toml", c);
-  ASSERT_FALSE(s);
-  EXPECT_NE(s.error().message.find("test.toml:1:"), std::string::npos) << s.error().message;
-  EXPECT_NE(s.error().message.find("'copy_batch_one_submission' must be true or false"), std::string::npos)
-      << s.error().message;
-  EXPECT_TRUE(c.copyBatchOneSubmission);  // errors leave the configuration as it was
-  DaemonConfig other = c;
-  other.copyBatchOneSubmission = false;
-  EXPECT_EQ(changedKeys(c, other), std::vector<std::string>{"copy_batch_one_submission"});
+  expectBooleanKey("copy_batch_one_submission", &DaemonConfig::copyBatchOneSubmission, false, "1");
 }
 
 TEST(DaemonConfig, CopyBatchBeforeLatchIs2msByDefaultAndAtMostADisplayPeriodAt90Hz) {
@@ -228,31 +234,11 @@ TEST(DaemonConfig, CopyBatchBeforeLatchIs2msByDefaultAndAtMostADisplayPeriodAt90
 }
 
 TEST(DaemonConfig, OpenXrOverlayIsABoolean) {
-  DaemonConfig c;
-  EXPECT_FALSE(c.openxrOverlay);
-  ASSERT_TRUE(applyToml("openxr_overlay = true\n", "test.toml", c));
-  EXPECT_TRUE(c.openxrOverlay);
-  auto s = applyToml("openxr_overlay = \"yes\"\n", "test.toml", c);
-  ASSERT_FALSE(s);
-  EXPECT_NE(s.error().message.find("'openxr_overlay' must be true or false"), std::string::npos) << s.error().message;
-  EXPECT_TRUE(c.openxrOverlay);
-  DaemonConfig other = c;
-  other.openxrOverlay = false;
-  EXPECT_EQ(changedKeys(c, other), std::vector<std::string>{"openxr_overlay"});
+  expectBooleanKey("openxr_overlay", &DaemonConfig::openxrOverlay, false, "\"yes\"");
 }
 
 TEST(DaemonConfig, ReprojectionIsABooleanOnByDefault) {
-  DaemonConfig c;
-  EXPECT_TRUE(c.reprojection);
-  ASSERT_TRUE(applyToml("reprojection = false\n", "test.toml", c));
-  EXPECT_FALSE(c.reprojection);
-  auto s = applyToml("reprojection = \"off\"\n", "test.toml", c);
-  ASSERT_FALSE(s);
-  EXPECT_NE(s.error().message.find("'reprojection' must be true or false"), std::string::npos) << s.error().message;
-  EXPECT_FALSE(c.reprojection);
-  DaemonConfig other = c;
-  other.reprojection = true;
-  EXPECT_EQ(changedKeys(c, other), std::vector<std::string>{"reprojection"});
+  expectBooleanKey("reprojection", &DaemonConfig::reprojection, true, "\"off\"");
 }
 
 TEST(DaemonConfig, HeadMotionIsStillOrSway) {

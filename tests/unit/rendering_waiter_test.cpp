@@ -197,7 +197,7 @@ TEST_F(RenderingWaiterTest, ARenderingHeldForALetGoIsAnsweredThereNotWhenFound) 
   ASSERT_TRUE(holds(1)) << "the rendering was not found done and held";
   EXPECT_EQ(held.wait_for(0ms), std::future_status::timeout) << "answered before its let-go";
   EXPECT_EQ(waiter_->pending(), 1u);
-  EXPECT_EQ(waiter_->answerHeld(), 1u);  // the batch is let go
+  waiter_->answerHeld();  // the batch is let go
   ASSERT_EQ(held.wait_for(0ms), std::future_status::ready) << "answerHeld answers on the calling thread";
   const RenderingWaiter::Answer a = held.get();
   EXPECT_TRUE(a.reached);
@@ -212,7 +212,7 @@ TEST_F(RenderingWaiterTest, AnswerHeldLeavesRenderingsNotYetDone) {
   auto t = timeline();
   auto held = waitAnswer(*t, 1);
   std::this_thread::sleep_for(20ms);
-  EXPECT_EQ(waiter_->answerHeld(), 0u);
+  waiter_->answerHeld();
   EXPECT_EQ(held.wait_for(50ms), std::future_status::timeout);
   EXPECT_EQ(waiter_->pending(), 1u);
   EXPECT_EQ(waiter_->held(), 0u);
