@@ -212,7 +212,9 @@ xrc::Result<xrc::DaemonConfig> effectiveConfig(const Options& options) {
   if (given.count("shutdown_grace_ms")) c.shutdownGraceMs = cli.shutdownGraceMs;
   if (given.count("copy_batch_us")) c.copyBatchUs = cli.copyBatchUs;
   if (given.count("copy_batch_before_latch_us")) c.copyBatchBeforeLatchUs = cli.copyBatchBeforeLatchUs;
-  if (given.count("copy_batch_one_submission")) c.copyBatchOneSubmission = cli.copyBatchOneSubmission;
+  if (given.count("copy_batch_copies_per_submission")) {
+    c.copyBatchCopiesPerSubmission = cli.copyBatchCopiesPerSubmission;
+  }
   if (given.count("mirror")) c.mirror = cli.mirror;
   if (given.count("head_motion")) c.headMotion = cli.headMotion;
   if (given.count("compose")) c.compose = cli.compose;
@@ -360,12 +362,11 @@ int run(const Options& options) {
         std::chrono::microseconds(config.copyBatchBeforeLatchUs), [&backend = *backend] { return backend.clock(); },
         std::move(letGoAlarm).value());
     // Declared after the event loop, so destroyed (submitting anything gathered) before it.
-    LetGoCopies letGoCopies;
-    copyBatch.runAtLetGo(
-        [&letGoCopies, oneSubmission = config.copyBatchOneSubmission, &waiter = *renderingWaiter.value()] {
-          if (oneSubmission) letGoCopies.gatherUntilQueueEmpty();
-          waiter.answerHeld();
-        });
+    LetGoCopies letGoCopies(uint32_t(config.copyBatchCopiesPerSubmission));
+    copyBatch.runAtLetGo([&letGoCopies, &waiter = *renderingWaiter.value()] {
+      letGoCopies.gatherUntilQueueEmpty();
+      waiter.answerHeld();
+    });
     DaemonContext ctx{*gpu,
                       *backends.copyTimeline,
                       *backend,
@@ -588,10 +589,11 @@ int main(int argc, char** argv) {
                       "once; 0: each at once. --copy-batch-us replaces it")
            ->capture_default_str(),
        "copy_batch_before_latch_us"},
-      {app.add_flag("--copy-batch-one-submission,!--no-copy-batch-one-submission", cli.copyBatchOneSubmission,
-                    "Timeline mode: submit the copies let go together, of every client, in one queue submission "
-                    "(their frames are committed once all are submitted)"),
-       "copy_batch_one_submission"},
+      {app.add_option("--copy-batch-copies-per-submission", cli.copyBatchCopiesPerSubmission,
+                      "Timeline mode: gather the copies let go together, of every client, into queue submissions "
+                      "of this many copies (their frames are committed once submitted); 0: one per client frame")
+           ->capture_default_str(),
+       "copy_batch_copies_per_submission"},
       {app.add_option("--queue-priority", cli.queuePriority,
                       "Highest GPU queue priority to ask for (low, medium, high, realtime); lower ones are "
                       "tried when the driver refuses")

@@ -115,6 +115,11 @@ Status validateConfig(const DaemonConfig& c, std::string_view p) {
                      name("copy-batch-before-latch-us", "copy_batch_before_latch_us"), kMaxCopyBatchUs,
                      c.copyBatchBeforeLatchUs);
   }
+  if (c.copyBatchCopiesPerSubmission < 0 || c.copyBatchCopiesPerSubmission > kMaxCopiesPerSubmission) {
+    return makeError(ErrorCode::invalidArgument, "{} must be within 0..{} (got {})",
+                     name("copy-batch-copies-per-submission", "copy_batch_copies_per_submission"),
+                     kMaxCopiesPerSubmission, c.copyBatchCopiesPerSubmission);
+  }
   return validateLimits(c.limits, p);
 }
 
@@ -134,6 +139,13 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
         return makeError(ErrorCode::invalidArgument, "{}: '{}' must be a string", where(source, node), k);
       }
       out = *node.value<std::string>();
+      return {};
+    };
+    auto integer = [&](int64_t& out) -> Status {
+      if (!node.is_integer()) {
+        return makeError(ErrorCode::invalidArgument, "{}: '{}' must be an integer", where(source, node), k);
+      }
+      out = *node.value<int64_t>();
       return {};
     };
     auto flag = [&](bool& out) -> Status {
@@ -173,43 +185,27 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
         return makeError(ErrorCode::invalidArgument, "{}: 'refresh_hz' must be a number", where(source, node));
       }
       next.refreshHz = *node.value<double>();
-    } else if (k == "copy_batch_one_submission") {
-      s = flag(next.copyBatchOneSubmission);
+    } else if (k == "copy_batch_copies_per_submission") {
+      s = integer(next.copyBatchCopiesPerSubmission);
     } else if (k == "openxr_overlay") {
       s = flag(next.openxrOverlay);
     } else if (k == "reprojection") {
       s = flag(next.reprojection);
     } else if (k == "shutdown_grace_ms") {
-      if (!node.is_integer()) {
-        return makeError(ErrorCode::invalidArgument, "{}: 'shutdown_grace_ms' must be an integer", where(source, node));
-      }
-      next.shutdownGraceMs = *node.value<int64_t>();
+      s = integer(next.shutdownGraceMs);
     } else if (k == "copy_batch_us") {
-      if (!node.is_integer()) {
-        return makeError(ErrorCode::invalidArgument, "{}: 'copy_batch_us' must be an integer", where(source, node));
-      }
-      next.copyBatchUs = *node.value<int64_t>();
+      s = integer(next.copyBatchUs);
     } else if (k == "host_copy_max_kib") {
-      if (!node.is_integer()) {
-        return makeError(ErrorCode::invalidArgument, "{}: 'host_copy_max_kib' must be an integer", where(source, node));
-      }
-      next.hostCopyMaxKib = *node.value<int64_t>();
+      s = integer(next.hostCopyMaxKib);
     } else if (k == "copy_batch_before_latch_us") {
-      if (!node.is_integer()) {
-        return makeError(ErrorCode::invalidArgument, "{}: 'copy_batch_before_latch_us' must be an integer",
-                         where(source, node));
-      }
-      next.copyBatchBeforeLatchUs = *node.value<int64_t>();
+      s = integer(next.copyBatchBeforeLatchUs);
     } else if (const LimitKey* limit = findLimitKey(k)) {
-      if (!node.is_integer()) {
-        return makeError(ErrorCode::invalidArgument, "{}: '{}' must be an integer", where(source, node), k);
-      }
-      next.limits.*limit->member = *node.value<int64_t>();
+      s = integer(next.limits.*limit->member);
     } else {
       return makeError(ErrorCode::invalidArgument,
                        "{}: unknown key '{}' (known: backend, socket, refresh_hz, log_level, view_size, sync_mode, "
                        "device_uuid, shutdown_grace_ms, copy_batch_us, copy_batch_before_latch_us, "
-                       "copy_batch_one_submission, mirror, "
+                       "copy_batch_copies_per_submission, mirror, "
                        "head_motion, compose, environment_blend_modes, queue_priority, host_copies, host_copy_max_kib, "
                        "reprojection, "
                        "openxr_overlay, or a limit: {})",
@@ -269,7 +265,9 @@ std::vector<std::string> changedKeys(const DaemonConfig& a, const DaemonConfig& 
   if (a.shutdownGraceMs != b.shutdownGraceMs) out.push_back("shutdown_grace_ms");
   if (a.copyBatchUs != b.copyBatchUs) out.push_back("copy_batch_us");
   if (a.copyBatchBeforeLatchUs != b.copyBatchBeforeLatchUs) out.push_back("copy_batch_before_latch_us");
-  if (a.copyBatchOneSubmission != b.copyBatchOneSubmission) out.push_back("copy_batch_one_submission");
+  if (a.copyBatchCopiesPerSubmission != b.copyBatchCopiesPerSubmission) {
+    out.push_back("copy_batch_copies_per_submission");
+  }
   if (a.mirror != b.mirror) out.push_back("mirror");
   if (a.headMotion != b.headMotion) out.push_back("head_motion");
   if (a.compose != b.compose) out.push_back("compose");

@@ -17,6 +17,9 @@ namespace xrc {
 
 // The longest copy_batch_us and copy_batch_before_latch_us: a display period at 90 Hz.
 inline constexpr int64_t kMaxCopyBatchUs = 11000;
+// The most copies gathered into one submission (copy_batch_copies_per_submission): every
+// client's views at 64 clients.
+inline constexpr int64_t kMaxCopiesPerSubmission = 256;
 // The largest host_copy_max_kib: 64 MiB, some 6 ms of the RPC thread on lavapipe.
 inline constexpr int64_t kMaxHostCopyKib = 65536;
 
@@ -35,10 +38,9 @@ struct DaemonConfig {
   // processes it saves the daemon's context a turn per copy, and, with clients that prepare their
   // acquires, costs them no frames (docs/BENCHMARKS.md).
   int64_t copyBatchBeforeLatchUs = 2000;
-  // Timeline mode: the copies of a let-go (either batching), of every client, in one queue
-  // submission (LetGoCopies). Off by default: it commits the let-go's frames only once all of them
-  // are copied, which at 64 GPU-bound clients on an H200 cost frames (docs/BENCHMARKS.md).
-  bool copyBatchOneSubmission = false;
+  // Timeline mode: the copies of a let-go (either batching), of every client, gathered into queue
+  // submissions of this many copies (LetGoCopies); 0: one submission per client frame.
+  int64_t copyBatchCopiesPerSubmission = 0;
   std::string environmentBlendModes = "opaque";  // headless: the display's, preferred first
   std::string mirror = "none";                   // headless: none | window (the display also shown in a window)
   std::string headMotion = "still";              // headless: still | sway (the simulated head turns to and fro)

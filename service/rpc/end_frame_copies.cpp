@@ -57,7 +57,7 @@ void EndFrameCopies::submit() {
 }
 
 void LetGoCopies::gatherUntilQueueEmpty() {
-  if (gathering_) return;
+  if (gathering_ || copiesPerSubmission_ == 0) return;
   gathering_ = true;
   // The previous gathering's promise has run: replacing it here, outside it, only drops it.
   submission_ = kj::evalLast([this] { submit(); }).eagerlyEvaluate([](kj::Exception&& e) {
@@ -69,11 +69,16 @@ kj::Promise<void> LetGoCopies::submitted() {
   if (!gathering_) return kj::READY_NOW;
   auto paf = kj::newPromiseAndFulfiller<void>();
   waiting_.push_back(kj::mv(paf.fulfiller));
+  if (copies_.size() >= copiesPerSubmission_) submitGathered();
   return kj::mv(paf.promise);
 }
 
 void LetGoCopies::submit() {
   gathering_ = false;
+  submitGathered();
+}
+
+void LetGoCopies::submitGathered() {
   copies_.submit();
   std::vector<kj::Own<kj::PromiseFulfiller<void>>> waiting = std::move(waiting_);
   waiting_.clear();

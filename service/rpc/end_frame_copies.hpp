@@ -40,6 +40,7 @@ class EndFrameCopies {
   // first is submitted (its image may be the one the first reuses).
   bool holds(const gpu::SharedSwapchain* swapchain) const;
   bool empty() const { return copies_.empty(); }
+  size_t size() const { return copies_.size(); }
   // Submits the copies held, in one submission, and settles each.
   void submit();
   // Moves the copies held, in their order, behind those `into` holds: submitted and settled with
@@ -57,40 +58,49 @@ class EndFrameCopies {
   std::vector<Held> held_;  // one per copy, same order
 };
 
-// Timeline mode, --copy-batch-one-submission: the copies let go together (CopyBatch), from every
-// session, in one submission.
+// Timeline mode, --copy-batch-copies-per-submission N: the copies let go together (CopyBatch), from
+// every session, in submissions of about N copies instead of one per client frame.
 // At a let-go the held releases' continuations run one after another, each preparing its copy;
-// rather than each frame submitting its own, they are gathered from the let-go until the event
-// loop has nothing else to run (kj::evalLast) and then submitted at once: one vkQueueSubmit, and
-// on a GPU one turn of the daemon's context, per let-go instead of one per frame. The frames
-// whose copies are gathered are committed after that submission (submitted()), as a frame is
-// always committed after its copies are submitted: so the let-go's first frames are committed
-// later than without it, which at 64 GPU-bound clients on an H200 cost frames (hence off by
-// default; docs/BENCHMARKS.md). KJ thread only.
+// rather than each frame submitting its own, they are gathered from the let-go until N copies are
+// gathered, or the event loop has nothing else to run (kj::evalLast), and then submitted together:
+// one vkQueueSubmit, and on a GPU one turn of the daemon's context, per N copies. A frame's copies
+// are never split (a frame of many views may take a submission past N). The frames whose copies
+// are gathered are committed after their submission (submitted()), as a frame is always committed
+// after its copies are submitted: so a submission's first frames are committed later than without
+// gathering; bounding a submission bounds how much later (one submission per let-go cost 64
+// GPU-bound clients on an H200 frames; docs/BENCHMARKS.md). KJ thread only.
 class LetGoCopies {
  public:
-  LetGoCopies() = default;
+  // `copiesPerSubmission`: a submission leaves once that many copies are gathered (0: none is
+  // gathered, gatherUntilQueueEmpty() is a no-op).
+  explicit LetGoCopies(uint32_t copiesPerSubmission) : copiesPerSubmission_(copiesPerSubmission) {}
   LetGoCopies(const LetGoCopies&) = delete;
   LetGoCopies& operator=(const LetGoCopies&) = delete;
   // Submits what was gathered.
   ~LetGoCopies() { submit(); }
 
   // At a let-go: copies handed over from now until the event queue is otherwise empty are
-  // submitted then, together. A no-op while gathering. Renderings the rendering waiter held for
-  // the let-go are answered through cross-thread fulfillers, which KJ takes only after that (once
-  // its queue has run dry): their copies go in submissions of their own right after. Waiting for
-  // them as well gathered more copies but committed every frame of the let-go later still, and
-  // cost 64 GPU-bound clients more frames and CPU on an H200 (docs/BENCHMARKS.md).
+  // submitted then, together, or earlier once copiesPerSubmission of them are. A no-op while
+  // gathering. Renderings the rendering waiter held for the let-go are answered through
+  // cross-thread fulfillers, which KJ takes only after that (once its queue has run dry): their
+  // copies go in submissions of their own right after. Waiting for them as well gathered more
+  // copies but committed every frame of the let-go later still, and cost 64 GPU-bound clients
+  // more frames and CPU on an H200 (docs/BENCHMARKS.md).
   void gatherUntilQueueEmpty();
   bool gathering() const { return gathering_; }
   // Where a copy or a frame's copies are handed over while gathering.
   EndFrameCopies& copies() { return copies_; }
-  // Resolves once what is gathered now is submitted; at once when not gathering.
+  // Resolves once what is gathered now is submitted; at once when not gathering. Called once the
+  // caller's copies are handed over: where that makes copiesPerSubmission, they are submitted now.
   kj::Promise<void> submitted();
   // Submits what is gathered and ends the gathering.
   void submit();
 
  private:
+  // Submits what is gathered and answers those waiting for it; gathering goes on.
+  void submitGathered();
+
+  uint32_t copiesPerSubmission_;
   bool gathering_ = false;
   EndFrameCopies copies_;
   std::vector<kj::Own<kj::PromiseFulfiller<void>>> waiting_;

@@ -83,7 +83,7 @@ void runFramePath(const std::map<std::string, std::string>& env, uint64_t frames
     EXPECT_LE(it->copySubmissions, frames + frames / 4)
         << c.spec.name << ": " << it->releases << " releases of " << c.id.swapchains.size() << " swapchains";
   }
-  // Daemon-wide, each submission once: without --copy-batch-one-submission none carries two
+  // Daemon-wide, each submission once: without --copy-batch-copies-per-submission none carries two
   // clients' copies.
   EXPECT_EQ(status.value().copyQueueSubmissions, clientSubmissions);
 

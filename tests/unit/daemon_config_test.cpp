@@ -30,6 +30,32 @@ void expectBooleanKey(const std::string& key, bool DaemonConfig::*member, bool b
   EXPECT_EQ(changedKeys(c, changed), std::vector<std::string>{key});
 }
 
+// An integer key within 0..`max`: its default; `good` read; max + 1 and -1 refused, naming the key,
+// its place and the range; a value of another type (`badValue`) refused; the configuration left
+// as it was; the key named as changed.
+void expectBoundedIntegerKey(const std::string& key, int64_t DaemonConfig::*member, int64_t byDefault, int64_t good,
+                             int64_t max, const std::string& badValue) {
+  DaemonConfig c;
+  EXPECT_EQ(c.*member, byDefault) << key;
+  ASSERT_TRUE(applyToml(key + " = " + std::to_string(good) + "\n", "test.toml", c)) << key;
+  EXPECT_EQ(c.*member, good) << key;
+  for (int64_t bad : {max + 1, int64_t(-1)}) {
+    auto s = applyToml(key + " = " + std::to_string(bad) + "\n", "test.toml", c);
+    ASSERT_FALSE(s) << key << " = " << bad;
+    EXPECT_NE(s.error().message.find("test.toml:1: " + key + " must be within 0.." + std::to_string(max)),
+              std::string::npos)
+        << s.error().message;
+  }
+  auto s = applyToml(key + " = " + badValue + "\n", "test.toml", c);
+  ASSERT_FALSE(s) << key;
+  EXPECT_NE(s.error().message.find("test.toml:1:"), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("'" + key + "' must be an integer"), std::string::npos) << s.error().message;
+  EXPECT_EQ(c.*member, good) << key << ": errors leave the configuration as it was";
+  DaemonConfig changed = c;
+  changed.*member = byDefault == good ? good + 1 : byDefault;
+  EXPECT_EQ(changedKeys(c, changed), std::vector<std::string>{key});
+}
+
 TEST(DaemonConfig, AppliesEveryKnownKey) {
   DaemonConfig c;
   ASSERT_TRUE(applyToml(R"(
@@ -183,54 +209,24 @@ TEST(DaemonConfig, HostCopiesAreAutoUpTo4MibAndBoundedAt64Mib) {
 }
 
 TEST(DaemonConfig, CopyBatchIsOffByDefaultAndAtMostADisplayPeriodAt90Hz) {
-  DaemonConfig c;
-  EXPECT_EQ(c.copyBatchUs, 0);
-  ASSERT_TRUE(applyToml("copy_batch_us = 3000\n", "test.toml", c));
-  EXPECT_EQ(c.copyBatchUs, 3000);
-  for (const char* bad : {"copy_batch_us = 11001\n", "copy_batch_us = -1\n"}) {
-    auto s = applyToml(bad, "test.toml", c);
-    ASSERT_FALSE(s) << bad;
-    EXPECT_NE(s.error().message.find("test.toml:1: copy_batch_us must be within 0..11000"), std::string::npos)
-        << s.error().message;
-  }
-  auto s = applyToml("copy_batch_us = \"3 ms\"\n", "test.toml", c);
-  ASSERT_FALSE(s);
-  EXPECT_NE(s.error().message.find("'copy_batch_us' must be an integer"), std::string::npos) << s.error().message;
-  EXPECT_EQ(c.copyBatchUs, 3000);  // errors leave the configuration as it was
-  DaemonConfig other = c;
-  other.copyBatchUs = 0;
-  EXPECT_EQ(changedKeys(c, other), std::vector<std::string>{"copy_batch_us"});
+  expectBoundedIntegerKey("copy_batch_us", &DaemonConfig::copyBatchUs, 0, 3000, 11000, "\"3 ms\"");
 }
 
-TEST(DaemonConfig, CopyBatchOneSubmissionIsOffByDefault) {
-  expectBooleanKey("copy_batch_one_submission", &DaemonConfig::copyBatchOneSubmission, false, "1");
+TEST(DaemonConfig, CopyBatchCopiesPerSubmissionIsOffByDefaultAndBounded) {
+  expectBoundedIntegerKey("copy_batch_copies_per_submission", &DaemonConfig::copyBatchCopiesPerSubmission, 0, 8, 256,
+                          "true");
 }
 
 TEST(DaemonConfig, CopyBatchBeforeLatchIs2msByDefaultAndAtMostADisplayPeriodAt90Hz) {
+  expectBoundedIntegerKey("copy_batch_before_latch_us", &DaemonConfig::copyBatchBeforeLatchUs, 2000, 1500, 11000,
+                          "2.5");
+  // The command line's values are checked too, naming the option.
   DaemonConfig c;
-  EXPECT_EQ(c.copyBatchBeforeLatchUs, 2000);  // on by default
-  ASSERT_TRUE(applyToml("copy_batch_before_latch_us = 1500\n", "test.toml", c));
-  EXPECT_EQ(c.copyBatchBeforeLatchUs, 1500);
-  for (const char* bad : {"copy_batch_before_latch_us = 11001\n", "copy_batch_before_latch_us = -1\n"}) {
-    auto s = applyToml(bad, "test.toml", c);
-    ASSERT_FALSE(s) << bad;
-    EXPECT_NE(s.error().message.find("test.toml:1: copy_batch_before_latch_us must be within 0..11000"),
-              std::string::npos)
-        << s.error().message;
-  }
-  auto s = applyToml("copy_batch_before_latch_us = 2.5\n", "test.toml", c);
-  ASSERT_FALSE(s);
-  EXPECT_NE(s.error().message.find("'copy_batch_before_latch_us' must be an integer"), std::string::npos)
-      << s.error().message;
-  EXPECT_EQ(c.copyBatchBeforeLatchUs, 1500);  // errors leave the configuration as it was
   c.copyBatchBeforeLatchUs = -5;
-  s = validateConfig(c);
+  auto s = validateConfig(c);
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().message.find("--copy-batch-before-latch-us must be within 0..11000 (got -5)"), std::string::npos)
       << s.error().message;
-  DaemonConfig other = c;
-  other.copyBatchBeforeLatchUs = 0;
-  EXPECT_EQ(changedKeys(c, other), std::vector<std::string>{"copy_batch_before_latch_us"});
 }
 
 TEST(DaemonConfig, OpenXrOverlayIsABoolean) {

@@ -24,6 +24,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// More copies than any test gathers: one submission per let-go.
+constexpr uint32_t kEnough = 64;
+
 class RenderedFrameCopiesTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -176,7 +179,7 @@ TEST_F(RenderedFrameCopiesTest, AFrameDroppedWithACopyHeldSubmitsIt) {
 }
 
 TEST_F(RenderedFrameCopiesTest, FramesOfTwoClientsHandedOverAtALetGoAreSubmittedTogetherOnceTheLoopIsIdle) {
-  LetGoCopies letGo;
+  LetGoCopies letGo(kEnough);
   auto other = std::make_shared<ClientRecord>();
   letGo.gatherUntilQueueEmpty();
   ASSERT_TRUE(letGo.gathering());
@@ -210,7 +213,7 @@ TEST_F(RenderedFrameCopiesTest, FramesOfTwoClientsHandedOverAtALetGoAreSubmitted
 }
 
 TEST_F(RenderedFrameCopiesTest, AFrameHandledOutsideALetGoSubmitsOnItsOwn) {
-  LetGoCopies letGo;
+  LetGoCopies letGo(kEnough);
   RenderedFrameCopies frame(client_, &letGo);
   frame.expect();
   auto copied = frame.copies().add(prepare(0), noteValue(), client_->copySubmissions);
@@ -225,7 +228,7 @@ TEST_F(RenderedFrameCopiesTest, AFrameHandledOutsideALetGoSubmitsOnItsOwn) {
 TEST_F(RenderedFrameCopiesTest, ALetGoDroppedWhileGatheringSubmitsWhatItGathered) {
   kj::Promise<Status> held = nullptr;
   {
-    LetGoCopies letGo;
+    LetGoCopies letGo(kEnough);
     letGo.gatherUntilQueueEmpty();
     held = letGo.copies().add(prepare(0), noteValue(), client_->copySubmissions);
     EXPECT_EQ(submissions(), 0u);
@@ -233,6 +236,32 @@ TEST_F(RenderedFrameCopiesTest, ALetGoDroppedWhileGatheringSubmitsWhatItGathered
   EXPECT_EQ(submissions(), 1u);
   EXPECT_TRUE(held.wait(waitScope_));
   EXPECT_EQ(values_.size(), 1u);
+}
+
+TEST_F(RenderedFrameCopiesTest, ALetGoSubmitsOnceItHasGatheredItsCopiesPerSubmission) {
+  LetGoCopies letGo(1);
+  auto other = std::make_shared<ClientRecord>();
+  letGo.gatherUntilQueueEmpty();
+  auto first = letGo.copies().add(prepare(0), noteValue(), client_->copySubmissions);
+  auto firstSubmitted = letGo.submitted();
+  EXPECT_EQ(submissions(), 1u) << "a full submission waited for the let-go's end";
+  EXPECT_TRUE(letGo.gathering()) << "the let-go stopped gathering at its first submission";
+  EXPECT_TRUE(firstSubmitted.poll(waitScope_)) << "a frame whose copies went still waits";
+  auto second = letGo.copies().add(prepare(1), noteValue(), other->copySubmissions);
+  auto secondSubmitted = letGo.submitted();
+  EXPECT_EQ(other->copySubmissions.load(), 1u) << "the second copy waited for the let-go's end";
+  EXPECT_EQ(submissions(), 1u) << "the first client counted in the second's submission";
+  secondSubmitted.wait(waitScope_);
+  EXPECT_TRUE(first.wait(waitScope_));
+  EXPECT_TRUE(second.wait(waitScope_));
+  ASSERT_EQ(values_.size(), 2u);
+  EXPECT_TRUE(copyTimeline_->wait(values_[1], 2'000'000'000));
+}
+
+TEST_F(RenderedFrameCopiesTest, ALetGoOfNoCopiesPerSubmissionGathersNothing) {
+  LetGoCopies letGo(0);
+  letGo.gatherUntilQueueEmpty();
+  EXPECT_FALSE(letGo.gathering());
 }
 
 }  // namespace
