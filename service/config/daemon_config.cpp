@@ -98,27 +98,22 @@ Status validateConfig(const DaemonConfig& c, std::string_view p) {
     return makeError(ErrorCode::invalidArgument, "{} must be auto or off (got '{}')",
                      name("host-copies", "host_copies"), c.hostCopies);
   }
-  if (c.hostCopyMaxKib < 0 || c.hostCopyMaxKib > kMaxHostCopyKib) {
-    return makeError(ErrorCode::invalidArgument, "{} must be within 0..{} (got {})",
-                     name("host-copy-max-kib", "host_copy_max_kib"), kMaxHostCopyKib, c.hostCopyMaxKib);
-  }
-  if (c.shutdownGraceMs < 0 || c.shutdownGraceMs > 60000) {
-    return makeError(ErrorCode::invalidArgument, "{} must be within 0..60000 (got {})",
-                     name("shutdown-grace-ms", "shutdown_grace_ms"), c.shutdownGraceMs);
-  }
-  if (c.copyBatchUs < 0 || c.copyBatchUs > kMaxCopyBatchUs) {
-    return makeError(ErrorCode::invalidArgument, "{} must be within 0..{} (got {})",
-                     name("copy-batch-us", "copy_batch_us"), kMaxCopyBatchUs, c.copyBatchUs);
-  }
-  if (c.copyBatchBeforeLatchUs < 0 || c.copyBatchBeforeLatchUs > kMaxCopyBatchUs) {
-    return makeError(ErrorCode::invalidArgument, "{} must be within 0..{} (got {})",
-                     name("copy-batch-before-latch-us", "copy_batch_before_latch_us"), kMaxCopyBatchUs,
-                     c.copyBatchBeforeLatchUs);
-  }
-  if (c.copyBatchCopiesPerSubmission < 0 || c.copyBatchCopiesPerSubmission > kMaxCopiesPerSubmission) {
-    return makeError(ErrorCode::invalidArgument, "{} must be within 0..{} (got {})",
-                     name("copy-batch-copies-per-submission", "copy_batch_copies_per_submission"),
-                     kMaxCopiesPerSubmission, c.copyBatchCopiesPerSubmission);
+  // An integer option within 0..max: the first one outside names itself, its range and its value.
+  struct Bounded {
+    int64_t value, max;
+    const char *cli, *file;
+  };
+  for (const Bounded& b :
+       {Bounded{c.hostCopyMaxKib, kMaxHostCopyKib, "host-copy-max-kib", "host_copy_max_kib"},
+        Bounded{c.shutdownGraceMs, 60000, "shutdown-grace-ms", "shutdown_grace_ms"},
+        Bounded{c.copyBatchUs, kMaxCopyBatchUs, "copy-batch-us", "copy_batch_us"},
+        Bounded{c.copyBatchBeforeLatchUs, kMaxCopyBatchUs, "copy-batch-before-latch-us", "copy_batch_before_latch_us"},
+        Bounded{c.copyBatchCopiesPerSubmission, kMaxCopiesPerSubmission, "copy-batch-copies-per-submission",
+                "copy_batch_copies_per_submission"}}) {
+    if (b.value < 0 || b.value > b.max) {
+      return makeError(ErrorCode::invalidArgument, "{} must be within 0..{} (got {})", name(b.cli, b.file), b.max,
+                       b.value);
+    }
   }
   return validateLimits(c.limits, p);
 }

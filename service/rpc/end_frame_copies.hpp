@@ -67,8 +67,8 @@ class EndFrameCopies {
 // are never split (a frame of many views may take a submission past N). The frames whose copies
 // are gathered are committed after their submission (submitted()), as a frame is always committed
 // after its copies are submitted: so a submission's first frames are committed later than without
-// gathering; bounding a submission bounds how much later (one submission per let-go cost 64
-// GPU-bound clients on an H200 frames; docs/BENCHMARKS.md). KJ thread only.
+// gathering; bounding a submission bounds how much later (gathering a whole let-go into one
+// submission cost 64 GPU-bound clients on an H200 frames; docs/BENCHMARKS.md). KJ thread only.
 class LetGoCopies {
  public:
   // `copiesPerSubmission`: a submission leaves once that many copies are gathered (0: none is
