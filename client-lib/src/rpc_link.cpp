@@ -147,10 +147,13 @@ void RpcLink::run(UniqueFd socket, const std::shared_ptr<AnswerSlot<bool>>& star
 
   for (;;) {
     // Edge-triggered: clear the counter, then take the queue. Work posted after the swap writes
-    // the eventfd again (post() writes when no wake-up is pending), so nothing is missed.
+    // the eventfd again (post() writes when no wake-up is pending), so nothing is missed. One read
+    // clears it (not a semaphore eventfd); with nothing written it fails with EAGAIN, harmlessly.
     uint64_t count;
-    while (::read(wakeFd_.get(), &count, sizeof count) > 0) {
-    }
+    ssize_t cleared;
+    do {
+      cleared = ::read(wakeFd_.get(), &count, sizeof count);
+    } while (cleared < 0 && errno == EINTR);
     std::vector<Work> work;
     bool stop = false;
     {
