@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "../log.hpp"
 #include "xrc/monotonic_clock.hpp"
@@ -15,14 +16,20 @@ namespace {
 constexpr int64_t kMaxWaitNs = 100'000'000;
 }  // namespace
 
-Result<std::unique_ptr<RenderingWaiter>> RenderingWaiter::create(VkDevice device, LetGoFor letGoFor) {
+Result<std::unique_ptr<RenderingWaiter>> RenderingWaiter::create(VkDevice device, LetGoFor letGoFor,
+                                                                 std::chrono::nanoseconds lookAhead) {
   auto wake = vk::createSemaphore(device, VK_SEMAPHORE_TYPE_TIMELINE);
   if (!wake) return wake.error();
-  return std::make_unique<RenderingWaiter>(device, std::move(wake).value(), std::move(letGoFor));
+  return std::make_unique<RenderingWaiter>(device, std::move(wake).value(), std::move(letGoFor), lookAhead);
 }
 
-RenderingWaiter::RenderingWaiter(VkDevice device, vk::Semaphore wake, LetGoFor letGoFor)
-    : device_(device), letGoFor_(std::move(letGoFor)), wake_(std::move(wake)), thread_([this] { run(); }) {}
+RenderingWaiter::RenderingWaiter(VkDevice device, vk::Semaphore wake, LetGoFor letGoFor,
+                                 std::chrono::nanoseconds lookAhead)
+    : device_(device),
+      letGoFor_(std::move(letGoFor)),
+      lookAheadNs_(lookAhead.count()),
+      wake_(std::move(wake)),
+      thread_([this] { run(); }) {}
 
 RenderingWaiter::~RenderingWaiter() {
   {
@@ -46,6 +53,9 @@ void RenderingWaiter::wait(VkSemaphore semaphore, uint64_t value, int64_t deadli
         blocked_ = false;  // one wake is enough until the thread waits again
       } else if (entries_.size() == 1) {
         changed_.notify_one();  // it may sleep on the condition variable
+      } else if (sleepingWhileOnlyHeld_ && whenReached == WhenReached::answer) {
+        mustLook_ = true;  // this one is answered when done: no sleeping until the let-go
+        changed_.notify_one();
       }
       return;
     }
@@ -132,6 +142,33 @@ size_t RenderingWaiter::pending() const {
   return entries_.size() + held_.size();
 }
 
+bool RenderingWaiter::sleepWhileOnlyHeld() {
+  int64_t untilNs = std::numeric_limits<int64_t>::max();
+  {
+    Lock lock(mutex_);
+    if (stopping_ || entries_.empty()) return false;
+    for (const Entry& e : entries_) {
+      if (e.whenReached != WhenReached::holdForLetGo) return false;
+      untilNs = std::min(untilNs, e.deadlineNs);
+    }
+    for (const Entry& e : held_) untilNs = std::min(untilNs, e.letGo.atNs);
+  }
+  // Read outside the lock: the display clock has a lock of its own.
+  const int64_t now = monotonicNowNs();
+  const LetGo letGo = letGoFor_(now);
+  const int64_t lookNs = letGo.atNs - lookAheadNs_;
+  if (letGo.atNs == 0 || lookNs <= now) return false;  // at once, or near enough to look
+  untilNs = std::min({untilNs, lookNs, now + std::chrono::nanoseconds(kMaxSleepBeforeLetGo).count()});
+  if (untilNs <= now) return false;
+  Lock lock(mutex_);
+  sleepingWhileOnlyHeld_ = true;
+  changed_.wait_for(lock.native(), std::chrono::nanoseconds(untilNs - now),
+                    [&]() XRC_REQUIRES(mutex_) { return stopping_ || mustLook_; });
+  sleepingWhileOnlyHeld_ = false;
+  mustLook_ = false;
+  return true;  // the loop asks again: the let-go may be near now, or a wait may need a look
+}
+
 void RenderingWaiter::run() {
   pthread_setname_np(pthread_self(), "xrc-render-wait");
   std::vector<VkSemaphore> semaphores;
@@ -140,11 +177,18 @@ void RenderingWaiter::run() {
   std::vector<bool> reachedNow;
   std::vector<Entry> finished;
   for (;;) {
+    {
+      Lock lock(mutex_);
+      // Nothing to wait for: sleep until wait() or the destructor (not a wait on a client).
+      changed_.wait(lock.native(),
+                    [&]() XRC_REQUIRES(mutex_) { return stopping_ || !entries_.empty() || !held_.empty(); });
+    }
+    if (letGoFor_ && sleepWhileOnlyHeld()) continue;
     int64_t timeoutNs = kMaxWaitNs;
     bool mayHold = false;
     {
       Lock lock(mutex_);
-      // Nothing to wait for: sleep until wait() or the destructor (not a wait on a client).
+      // Answered meanwhile by answerHeld(): nothing left to wait for again.
       changed_.wait(lock.native(),
                     [&]() XRC_REQUIRES(mutex_) { return stopping_ || !entries_.empty() || !held_.empty(); });
       if (stopping_) {
@@ -209,6 +253,7 @@ void RenderingWaiter::run() {
     // end of entries_ meanwhile, and only this thread removes them (their semaphores stay alive).
     reachedNow.clear();
     for (const auto& [semaphore, value] : toRead) reachedNow.push_back(reached(semaphore, value));
+    passes_.fetch_add(1, std::memory_order_relaxed);
     {
       Lock lock(mutex_);
       sortOut(now, current, reachedNow, finished);

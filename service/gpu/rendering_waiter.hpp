@@ -14,10 +14,18 @@
 // it with the batch (answerHeld): one wake of the event loop per batch instead of one per poll
 // that finds a rendering done. Should no batch be let go then, the thread answers it itself at
 // that time, which is when the copy would have gone.
+//
+// While every pending wait is one whose rendering would only be held if found done, and the
+// let-go it would be held for is further off than the look-ahead (kLookAhead), the thread does not
+// look at all: it sleeps until the look-ahead before that let-go, at most kMaxSleepBeforeLetGo at
+// a time so that a display clock that moves the let-go earlier is followed, cut short by a wait
+// that must be answered when done, a deadline, or the destructor. A display period's passes over
+// the timelines shrink to those near its let-go and latch (docs/BENCHMARKS.md).
 #pragma once
 
 #include <kj/function.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -56,8 +64,12 @@ class RenderingWaiter {
     holdForLetGo,  // at the let-go of the batch its copy would join (LetGoFor), or at once
   };
 
-  static Result<std::unique_ptr<RenderingWaiter>> create(VkDevice device, LetGoFor letGoFor = nullptr);
-  RenderingWaiter(VkDevice device, vk::Semaphore wake, LetGoFor letGoFor = nullptr);
+  // `lookAhead`: how long before a let-go renderings that would be held for it are looked at
+  // (kLookAhead; a test that watches renderings being held takes a longer one).
+  static Result<std::unique_ptr<RenderingWaiter>> create(VkDevice device, LetGoFor letGoFor = nullptr,
+                                                         std::chrono::nanoseconds lookAhead = kLookAhead);
+  RenderingWaiter(VkDevice device, vk::Semaphore wake, LetGoFor letGoFor = nullptr,
+                  std::chrono::nanoseconds lookAhead = kLookAhead);
   ~RenderingWaiter();  // answers what is still pending with false, then joins
   RenderingWaiter(const RenderingWaiter&) = delete;
   RenderingWaiter& operator=(const RenderingWaiter&) = delete;
@@ -76,9 +88,15 @@ class RenderingWaiter {
   bool reached(VkSemaphore semaphore, uint64_t value) const;
   // Waits not answered yet (held ones included), for status.
   size_t pending() const XRC_EXCLUDES(mutex_);
+  // Passes over the pending waits' timelines so far (tests, benchmarks).
+  uint64_t passes() const { return passes_.load(std::memory_order_relaxed); }
 
   static constexpr size_t kMaxBlockingEntries = 4;
   static constexpr std::chrono::microseconds kPollInterval{500};
+  // How long before a let-go the thread looks again at renderings that would be held for it: two
+  // poll intervals, so that a polling thread's first read comes a poll interval before the let-go.
+  static constexpr std::chrono::microseconds kLookAhead = 2 * kPollInterval;
+  static constexpr std::chrono::microseconds kMaxSleepBeforeLetGo{2000};
 
  private:
   struct Entry {
@@ -93,6 +111,9 @@ class RenderingWaiter {
     LetGo letGo;          // held: answered by the thread itself from letGo.atNs
   };
   void run();
+  // While every pending wait would be held for a let-go further off than kLookAhead: sleeps until
+  // then (see the class comment) and returns true; false, at once, when the thread should look.
+  bool sleepWhileOnlyHeld() XRC_EXCLUDES(mutex_);
   // What `done` is told of a reached, timed-out or held entry.
   static Answer answerOf(const Entry& e);
   // Moves the held entries whose let-go has come (all: `nowNs` 0) to `out`, reached.
@@ -107,6 +128,7 @@ class RenderingWaiter {
 
   VkDevice device_;
   const LetGoFor letGoFor_;
+  const int64_t lookAheadNs_;
   // Signalled from the host by wait() to cut the thread's wait short: a new entry joins the set.
   vk::Semaphore wake_;
   mutable Mutex mutex_;
@@ -119,6 +141,10 @@ class RenderingWaiter {
   // wakeValue_ + 1: only then does a new wait need the (driver-call) wake; otherwise (polling,
   // or busy answering) the thread takes the new entry when it next looks.
   bool blocked_ XRC_GUARDED_BY(mutex_) = false;
+  // The thread sleeps in sleepWhileOnlyHeld(); a wait() that must be answered when done cuts it.
+  bool sleepingWhileOnlyHeld_ XRC_GUARDED_BY(mutex_) = false;
+  bool mustLook_ XRC_GUARDED_BY(mutex_) = false;
+  std::atomic<uint64_t> passes_{0};
   std::thread thread_;
 };
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <future>
 #include <thread>
+#include <vector>
 
 #include "gpu/gpu_device.hpp"
 #include "gpu/rendering_waiter.hpp"
@@ -49,10 +50,12 @@ class RenderingWaiterTest : public ::testing::Test {
         [done](RenderingWaiter::Answer a) { done->set_value(a.reached); }, whenReached);
     return future;
   }
-  // A waiter whose copies would be let go at what `letGoFor` says.
-  void useLetGo(RenderingWaiter::LetGoFor letGoFor) {
+  // A waiter whose copies would be let go at what `letGoFor` says. Its look-ahead is an hour unless
+  // given: it looks at renderings that would be held however far off their let-go is, so that a
+  // test sees them found and held.
+  void useLetGo(RenderingWaiter::LetGoFor letGoFor, std::chrono::nanoseconds lookAhead = std::chrono::hours(1)) {
     waiter_.reset();
-    auto waiter = RenderingWaiter::create(gpu_->device(), std::move(letGoFor));
+    auto waiter = RenderingWaiter::create(gpu_->device(), std::move(letGoFor), lookAhead);
     ASSERT_TRUE(waiter) << waiter.error().describe();
     waiter_ = std::move(waiter).value();
   }
@@ -290,6 +293,59 @@ TEST_F(RenderingWaiterTest, ARenderingWithNoLetGoAheadOrNotHeldIsAnsweredAtOnce)
   auto notHeld = waitFor(*t2, 1, 60s);
   ASSERT_EQ(notHeld.wait_for(5s), std::future_status::ready);
   EXPECT_TRUE(notHeld.get());
+}
+
+// Renderings that would only be held for a let-go further off than the look-ahead are not looked
+// at before it: no pass over their timelines until then, none held, none answered; from the
+// look-ahead on they are found, held, and answered at their let-go.
+TEST_F(RenderingWaiterTest, RenderingsThatWouldBeHeldAreNotLookedAtUntilNearTheirLetGo) {
+  const int64_t letGoNs = monotonicNowNs() + 400'000'000;
+  useLetGo([letGoNs](int64_t) { return RenderingWaiter::LetGo{letGoNs, kLatchNs}; }, RenderingWaiter::kLookAhead);
+  constexpr size_t kCount = RenderingWaiter::kMaxBlockingEntries + 2;  // polled, not waited on
+  std::vector<std::unique_ptr<Timeline>> timelines;
+  std::vector<std::future<RenderingWaiter::Answer>> answers;
+  for (size_t i = 0; i < kCount; ++i) {
+    timelines.push_back(timeline());
+    signal(*timelines.back(), 1);  // done before the wait: only a look finds it
+    answers.push_back(waitAnswer(*timelines.back(), 1));
+  }
+  std::this_thread::sleep_for(150ms);
+  EXPECT_EQ(waiter_->passes(), 0u) << "looked at renderings a let-go " << 250 << " ms off would hold";
+  EXPECT_EQ(waiter_->held(), 0u);
+  EXPECT_EQ(waiter_->pending(), kCount);
+  for (auto& a : answers) {
+    ASSERT_EQ(a.wait_for(5s), std::future_status::ready) << "never looked at near the let-go";
+    const RenderingWaiter::Answer answer = a.get();
+    EXPECT_TRUE(answer.reached);
+    EXPECT_TRUE(answer.atLetGo);
+    EXPECT_EQ(answer.latchNs, kLatchNs);
+  }
+  EXPECT_GE(monotonicNowNs(), letGoNs) << "answered before the let-go";
+  EXPECT_GE(waiter_->passes(), 1u);
+  EXPECT_EQ(waiter_->pending(), 0u);
+}
+
+// A wait to be answered when done, joining renderings the thread sleeps over until their let-go,
+// is answered when found, not at that let-go.
+TEST_F(RenderingWaiterTest, AWaitAnsweredWhenDoneIsNotKeptForTheLetGoOfOthers) {
+  useLetGo(
+      [](int64_t readyNs) {
+        return RenderingWaiter::LetGo{readyNs + 60'000'000'000, kLatchNs};
+      },
+      RenderingWaiter::kLookAhead);
+  std::vector<std::unique_ptr<Timeline>> timelines;
+  std::vector<std::future<RenderingWaiter::Answer>> held;
+  for (size_t i = 0; i < RenderingWaiter::kMaxBlockingEntries + 2; ++i) {
+    timelines.push_back(timeline());
+    held.push_back(waitAnswer(*timelines.back(), 1));
+  }
+  std::this_thread::sleep_for(20ms);
+  auto t = timeline();
+  signal(*t, 1);
+  auto now = waitFor(*t, 1, 60s);
+  ASSERT_EQ(now.wait_for(5s), std::future_status::ready) << "kept for a let-go a minute off";
+  EXPECT_TRUE(now.get());
+  for (auto& h : held) EXPECT_EQ(h.wait_for(0ms), std::future_status::timeout);
 }
 
 // Shutting down answers held renderings as not reached, like every other pending wait: no copy
