@@ -161,6 +161,11 @@ bool RenderingWaiter::sleepWhileOnlyHeld() {
   untilNs = std::min({untilNs, lookNs, now + std::chrono::nanoseconds(kMaxSleepBeforeLetGo).count()});
   if (untilNs <= now) return false;
   Lock lock(mutex_);
+  // A wait to be answered when done may have joined since the look above, before the flag below
+  // let wait() cut this sleep short: then no sleep.
+  for (const Entry& e : entries_) {
+    if (e.whenReached != WhenReached::holdForLetGo) return false;
+  }
   sleepingWhileOnlyHeld_ = true;
   changed_.wait_for(lock.native(), std::chrono::nanoseconds(untilNs - now),
                     [&]() XRC_REQUIRES(mutex_) { return stopping_ || mustLook_; });
