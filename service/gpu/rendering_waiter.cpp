@@ -17,17 +17,17 @@ constexpr int64_t kMaxWaitNs = 100'000'000;
 }  // namespace
 
 Result<std::unique_ptr<RenderingWaiter>> RenderingWaiter::create(VkDevice device, LetGoFor letGoFor,
-                                                                 std::chrono::nanoseconds lookAhead) {
+                                                                 SleepBeforeLetGo sleep) {
   auto wake = vk::createSemaphore(device, VK_SEMAPHORE_TYPE_TIMELINE);
   if (!wake) return wake.error();
-  return std::make_unique<RenderingWaiter>(device, std::move(wake).value(), std::move(letGoFor), lookAhead);
+  return std::make_unique<RenderingWaiter>(device, std::move(wake).value(), std::move(letGoFor), sleep);
 }
 
-RenderingWaiter::RenderingWaiter(VkDevice device, vk::Semaphore wake, LetGoFor letGoFor,
-                                 std::chrono::nanoseconds lookAhead)
+RenderingWaiter::RenderingWaiter(VkDevice device, vk::Semaphore wake, LetGoFor letGoFor, SleepBeforeLetGo sleep)
     : device_(device),
       letGoFor_(std::move(letGoFor)),
-      lookAheadNs_(lookAhead.count()),
+      lookAheadNs_(sleep.lookAhead.count()),
+      maxSleepNs_(sleep.longest.count()),
       wake_(std::move(wake)),
       thread_([this] { run(); }) {}
 
@@ -158,7 +158,7 @@ bool RenderingWaiter::sleepWhileOnlyHeld() {
   const LetGo letGo = letGoFor_(now);
   const int64_t lookNs = letGo.atNs - lookAheadNs_;
   if (letGo.atNs == 0 || lookNs <= now) return false;  // at once, or near enough to look
-  untilNs = std::min({untilNs, lookNs, now + std::chrono::nanoseconds(kMaxSleepBeforeLetGo).count()});
+  untilNs = std::min({untilNs, lookNs, now + maxSleepNs_});
   if (untilNs <= now) return false;
   Lock lock(mutex_);
   // A wait to be answered when done may have joined since the look above, before the flag below
@@ -167,8 +167,10 @@ bool RenderingWaiter::sleepWhileOnlyHeld() {
     if (e.whenReached != WhenReached::holdForLetGo) return false;
   }
   sleepingWhileOnlyHeld_ = true;
-  changed_.wait_for(lock.native(), std::chrono::nanoseconds(untilNs - now),
-                    [&]() XRC_REQUIRES(mutex_) { return stopping_ || mustLook_; });
+  // To an absolute time (CLOCK_MONOTONIC, steady_clock's): a thread delayed since `now` was read
+  // must not sleep past the look-ahead by that delay.
+  const std::chrono::steady_clock::time_point until{std::chrono::nanoseconds(untilNs)};
+  changed_.wait_until(lock.native(), until, [&]() XRC_REQUIRES(mutex_) { return stopping_ || mustLook_; });
   sleepingWhileOnlyHeld_ = false;
   mustLook_ = false;
   return true;  // the loop asks again: the let-go may be near now, or a wait may need a look
@@ -258,7 +260,7 @@ void RenderingWaiter::run() {
     // end of entries_ meanwhile, and only this thread removes them (their semaphores stay alive).
     reachedNow.clear();
     for (const auto& [semaphore, value] : toRead) reachedNow.push_back(reached(semaphore, value));
-    passes_.fetch_add(1, std::memory_order_relaxed);
+    if (!toRead.empty()) passes_.fetch_add(1, std::memory_order_relaxed);
     {
       Lock lock(mutex_);
       sortOut(now, current, reachedNow, finished);

@@ -16,11 +16,11 @@
 // that time, which is when the copy would have gone.
 //
 // While every pending wait is one whose rendering would only be held if found done, and the
-// let-go it would be held for is further off than the look-ahead (kLookAhead), the thread does not
-// look at all: it sleeps until the look-ahead before that let-go, at most kMaxSleepBeforeLetGo at
-// a time so that a display clock that moves the let-go earlier is followed, cut short by a wait
-// that must be answered when done, a deadline, or the destructor. A display period's passes over
-// the timelines shrink to those near its let-go and latch (docs/BENCHMARKS.md).
+// let-go it would be held for is further off than the look-ahead (SleepBeforeLetGo), the thread
+// does not look at all: it sleeps until the look-ahead before that let-go, at most 2 ms at a time so that a display
+// clock that moves the let-go earlier is followed, cut short by a wait that must be answered when done, a deadline, or
+// the destructor. A display period's passes over the timelines shrink to those near its let-go and latch
+// (docs/BENCHMARKS.md).
 #pragma once
 
 #include <kj/function.h>
@@ -40,6 +40,16 @@
 #include "xrc/vk_util.hpp"
 
 namespace xrc::gpu {
+
+// The rendering waiter's sleep before a let-go (see RenderingWaiter): how long before the let-go
+// renderings that would be held for it are looked at again, two of its poll intervals so that a
+// polling thread's first read comes a poll interval before the let-go; and the longest sleep at a
+// time, so that a display clock that moves the let-go earlier is followed. The defaults are the
+// daemon's; a test that watches renderings being found and held takes a longer look-ahead.
+struct SleepBeforeLetGo {
+  std::chrono::nanoseconds lookAhead = std::chrono::microseconds(1000);
+  std::chrono::nanoseconds longest = std::chrono::microseconds(2000);
+};
 
 class RenderingWaiter {
  public:
@@ -64,12 +74,9 @@ class RenderingWaiter {
     holdForLetGo,  // at the let-go of the batch its copy would join (LetGoFor), or at once
   };
 
-  // `lookAhead`: how long before a let-go renderings that would be held for it are looked at
-  // (kLookAhead; a test that watches renderings being held takes a longer one).
   static Result<std::unique_ptr<RenderingWaiter>> create(VkDevice device, LetGoFor letGoFor = nullptr,
-                                                         std::chrono::nanoseconds lookAhead = kLookAhead);
-  RenderingWaiter(VkDevice device, vk::Semaphore wake, LetGoFor letGoFor = nullptr,
-                  std::chrono::nanoseconds lookAhead = kLookAhead);
+                                                         SleepBeforeLetGo sleep = {});
+  RenderingWaiter(VkDevice device, vk::Semaphore wake, LetGoFor letGoFor = nullptr, SleepBeforeLetGo sleep = {});
   ~RenderingWaiter();  // answers what is still pending with false, then joins
   RenderingWaiter(const RenderingWaiter&) = delete;
   RenderingWaiter& operator=(const RenderingWaiter&) = delete;
@@ -88,15 +95,11 @@ class RenderingWaiter {
   bool reached(VkSemaphore semaphore, uint64_t value) const;
   // Waits not answered yet (held ones included), for status.
   size_t pending() const XRC_EXCLUDES(mutex_);
-  // Passes over the pending waits' timelines so far (tests, benchmarks).
+  // Passes that read pending waits' timelines so far (tests, benchmarks).
   uint64_t passes() const { return passes_.load(std::memory_order_relaxed); }
 
   static constexpr size_t kMaxBlockingEntries = 4;
   static constexpr std::chrono::microseconds kPollInterval{500};
-  // How long before a let-go the thread looks again at renderings that would be held for it: two
-  // poll intervals, so that a polling thread's first read comes a poll interval before the let-go.
-  static constexpr std::chrono::microseconds kLookAhead = 2 * kPollInterval;
-  static constexpr std::chrono::microseconds kMaxSleepBeforeLetGo{2000};
 
  private:
   struct Entry {
@@ -111,7 +114,7 @@ class RenderingWaiter {
     LetGo letGo;          // held: answered by the thread itself from letGo.atNs
   };
   void run();
-  // While every pending wait would be held for a let-go further off than kLookAhead: sleeps until
+  // While every pending wait would be held for a let-go further off than the look-ahead: sleeps until
   // then (see the class comment) and returns true; false, at once, when the thread should look.
   bool sleepWhileOnlyHeld() XRC_EXCLUDES(mutex_);
   // What `done` is told of a reached, timed-out or held entry.
@@ -129,6 +132,7 @@ class RenderingWaiter {
   VkDevice device_;
   const LetGoFor letGoFor_;
   const int64_t lookAheadNs_;
+  const int64_t maxSleepNs_;
   // Signalled from the host by wait() to cut the thread's wait short: a new entry joins the set.
   vk::Semaphore wake_;
   mutable Mutex mutex_;
