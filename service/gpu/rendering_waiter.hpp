@@ -17,10 +17,10 @@
 //
 // While every pending wait is one whose rendering would only be held if found done, and the
 // let-go it would be held for is further off than the look-ahead (SleepBeforeLetGo), the thread
-// does not look at all: it sleeps until the look-ahead before that let-go, at most 2 ms at a time so that a display
-// clock that moves the let-go earlier is followed, cut short by a wait that must be answered when done, a deadline, or
-// the destructor. A display period's passes over the timelines shrink to those near its let-go and latch
-// (docs/BENCHMARKS.md).
+// does not look at all: it sleeps until the look-ahead before that let-go, at most 2 ms at a time
+// so that a display clock that moves the let-go earlier is followed, cut short by a wait that must
+// be answered when done, a deadline, or the destructor. A display period's passes over the
+// timelines shrink to those near its let-go and latch (docs/BENCHMARKS.md).
 #pragma once
 
 #include <kj/function.h>
