@@ -3,7 +3,6 @@
 #include <pthread.h>
 
 #include <algorithm>
-#include <limits>
 
 #include "../log.hpp"
 #include "xrc/monotonic_clock.hpp"
@@ -142,30 +141,29 @@ size_t RenderingWaiter::pending() const {
   return entries_.size() + held_.size();
 }
 
+bool RenderingWaiter::onlyHeldWaitsLocked() const {
+  return std::all_of(entries_.begin(), entries_.end(),
+                     [](const Entry& e) { return e.whenReached == WhenReached::holdForLetGo; });
+}
+
 bool RenderingWaiter::sleepWhileOnlyHeld() {
-  int64_t untilNs = std::numeric_limits<int64_t>::max();
   {
     Lock lock(mutex_);
-    if (stopping_ || entries_.empty()) return false;
-    for (const Entry& e : entries_) {
-      if (e.whenReached != WhenReached::holdForLetGo) return false;
-      untilNs = std::min(untilNs, e.deadlineNs);
-    }
-    for (const Entry& e : held_) untilNs = std::min(untilNs, e.letGo.atNs);
+    if (stopping_ || entries_.empty() || !onlyHeldWaitsLocked()) return false;
   }
   // Read outside the lock: the display clock has a lock of its own.
   const int64_t now = monotonicNowNs();
   const LetGo letGo = letGoFor_(now);
   const int64_t lookNs = letGo.atNs - lookAheadNs_;
   if (letGo.atNs == 0 || lookNs <= now) return false;  // at once, or near enough to look
-  untilNs = std::min({untilNs, lookNs, now + maxSleepNs_});
-  if (untilNs <= now) return false;
   Lock lock(mutex_);
-  // A wait to be answered when done may have joined since the look above, before the flag below
-  // let wait() cut this sleep short: then no sleep.
-  for (const Entry& e : entries_) {
-    if (e.whenReached != WhenReached::holdForLetGo) return false;
-  }
+  // Asked again: a wait to be answered when done may have joined since the look above, before the
+  // flag below let wait() cut this sleep short; then no sleep.
+  if (stopping_ || !onlyHeldWaitsLocked()) return false;
+  int64_t untilNs = std::min(lookNs, now + maxSleepNs_);
+  for (const Entry& e : entries_) untilNs = std::min(untilNs, e.deadlineNs);
+  for (const Entry& e : held_) untilNs = std::min(untilNs, e.letGo.atNs);
+  if (untilNs <= now) return false;
   sleepingWhileOnlyHeld_ = true;
   // To an absolute time (CLOCK_MONOTONIC, steady_clock's): a thread delayed since `now` was read
   // must not sleep past the look-ahead by that delay.
@@ -187,8 +185,7 @@ void RenderingWaiter::run() {
     {
       Lock lock(mutex_);
       // Nothing to wait for: sleep until wait() or the destructor (not a wait on a client).
-      changed_.wait(lock.native(),
-                    [&]() XRC_REQUIRES(mutex_) { return stopping_ || !entries_.empty() || !held_.empty(); });
+      changed_.wait(lock.native(), [&]() XRC_REQUIRES(mutex_) { return hasWorkLocked(); });
     }
     if (letGoFor_ && sleepWhileOnlyHeld()) continue;
     int64_t timeoutNs = kMaxWaitNs;
@@ -196,8 +193,7 @@ void RenderingWaiter::run() {
     {
       Lock lock(mutex_);
       // Answered meanwhile by answerHeld(): nothing left to wait for again.
-      changed_.wait(lock.native(),
-                    [&]() XRC_REQUIRES(mutex_) { return stopping_ || !entries_.empty() || !held_.empty(); });
+      changed_.wait(lock.native(), [&]() XRC_REQUIRES(mutex_) { return hasWorkLocked(); });
       if (stopping_) {
         finished = std::move(entries_);
         entries_.clear();

@@ -117,6 +117,10 @@ class RenderingWaiter {
   // While every pending wait would be held for a let-go further off than the look-ahead: sleeps until
   // then (see the class comment) and returns true; false, at once, when the thread should look.
   bool sleepWhileOnlyHeld() XRC_EXCLUDES(mutex_);
+  // Whether every pending wait's rendering would only be held if found done (true with none).
+  bool onlyHeldWaitsLocked() const XRC_REQUIRES(mutex_);
+  // Something for the thread to do: a pending or held wait, or stopping.
+  bool hasWorkLocked() const XRC_REQUIRES(mutex_) { return stopping_ || !entries_.empty() || !held_.empty(); }
   // What `done` is told of a reached, timed-out or held entry.
   static Answer answerOf(const Entry& e);
   // Moves the held entries whose let-go has come (all: `nowNs` 0) to `out`, reached.
