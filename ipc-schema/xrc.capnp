@@ -6,7 +6,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("xrc::wire");
 
 const protocolMajor :UInt16 = 1;
-const protocolMinor :UInt16 = 17;
+const protocolMinor :UInt16 = 18;
 # Minor 1: view poses/fovs, head pose with waitFrame, locateHead.
 # Minor 2: overlay sessions, session roles, per-frame stats, Control.setPrimary/kick.
 # Minor 3: environment blend modes (system description, endFrame, status); LOCAL space changes
@@ -40,6 +40,8 @@ const protocolMinor :UInt16 = 17;
 # Minor 15: DaemonStatus.framesHeld/framesHeldPastLatch (copy_batch_before_latch_us).
 # Minor 16: ClientStatus.hostCopies/hostCopyUs (host_copies).
 # Minor 17: DaemonStatus.copyQueueSubmissions.
+# Minor 18: endFrame's implied wait answered at once (answerNextAtOnce, FrameTiming.wakeTime,
+#          ClientStatus.waitsAnsweredAtOnce).
 
 # --- errors -------------------------------------------------------------------------------------
 # Every call answers with an Error; code `none` means success. Errors are data, not exceptions, so
@@ -332,6 +334,10 @@ struct FrameTiming {
   # endFrame) that no earlier answer carried, oldest first. The client may acquire such an image
   # again only once its settlement came (as it waits for a release's answer otherwise).
   settledReleases @12 :List(ReleaseSettlement);
+  # 1.18: when the wait would have been answered (ns, CLOCK_MONOTONIC). An answer given at once
+  # (endFrame's answerNextAtOnce) comes before it: the client starts the frame's work at this time,
+  # not before.
+  wakeTime @13 :Int64;
 }
 
 struct ReleaseSettlement {
@@ -402,7 +408,7 @@ interface Session {
   # treats it as if `next` had never been handed out (docs/PROTOCOL.md).
   endFrame @3 (frameId :UInt64, displayTime :Int64, layers :List(Layer),
                environmentBlendMode :EnvironmentBlendMode, alsoBegin :Bool,
-               releases :List(ImageRelease), alsoWaitNext :Bool)
+               releases :List(ImageRelease), alsoWaitNext :Bool, answerNextAtOnce :Bool)
       -> (error :Error, releaseErrors :List(Error), next :FrameTiming, nextError :Error);
   # The head's pose in STAGE space at `time` (ns, CLOCK_MONOTONIC), for times that no waitFrame
   # answer covered. `time` must be positive.
@@ -485,6 +491,8 @@ struct ClientStatus {
   # 0 from daemons before 1.16, whose gpuCopyUs has the host copies' time too.
   hostCopies @27 :UInt64;
   hostCopyUs @28 :Percentiles;
+  # 1.18: implied waits answered as their endFrame arrived (endFrame's answerNextAtOnce).
+  waitsAnsweredAtOnce @29 :UInt64;
 }
 
 struct DaemonStatus {

@@ -1,6 +1,9 @@
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <string_view>
 #include <utility>
 
 #include "internal.hpp"
@@ -297,6 +300,9 @@ Result<std::unique_ptr<Connection>> Connection::connect(const ConnectOptions& op
   impl->combinedFrameCalls = minor >= 4;
   impl->oneCallFrames = minor >= 5;
   impl->settledLater = minor >= 13 && impl->syncMode == SyncMode::timeline;
+  const char* atOnce = std::getenv("XRC_ANSWER_WAITS_AT_ONCE");
+  impl->answersAtOnce =
+      minor >= 18 && (options.answerWaitsAtOnce || (atOnce != nullptr && std::string_view(atOnce) == "1"));
   impl->roundTrips++;
   return std::make_unique<Connection>(std::move(impl));
 }
@@ -322,7 +328,16 @@ FrameTiming fromWire(wire::FrameTiming::Reader t) {
     for (uint32_t k = 0; k < 4 && k < fov.size(); ++k) view.fov[k] = fov[k];
     timing.views.push_back(view);
   }
+  timing.wakeTimeNs = t.getWakeTime();
   return timing;
+}
+
+// Sleeps until `ns` on CLOCK_MONOTONIC (nothing when it has passed or is 0).
+void sleepUntil(int64_t ns) {
+  if (ns <= 0 || ns <= monotonicNowNs()) return;
+  const timespec at{time_t(ns / 1'000'000'000), long(ns % 1'000'000'000)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr) == EINTR) {
+  }
 }
 
 // An implied wait's answer is used only while the frame it hands out still has most of its time:
@@ -348,8 +363,22 @@ Result<FrameTiming> Connection::waitFrame() {
   }
   if (implied) {
     // 1.5: the last endFrame stood for this wait; its answer comes when this one's would have.
+    // 1.18, asked for at once: the answer came long before its wake, which this thread sleeps to.
+    // It sleeps first to the earliest the wake can be (the last one's plus a display period), so
+    // that the answer is there when it looks and handing it over woke nobody.
+    sleepUntil(impl_->expectedWakeNs.load());
     auto answer = implied->waitFor(RpcLink::kDefaultCallTimeout);
     impl_->roundTrips++;
+    impl_->expectedWakeNs.store(0);
+    if (answer && *answer && impl_->answersAtOnce) {
+      const FrameTiming& t = answer->value();
+      // Answered at once (the display allows it), not at its wake as before 1.18.
+      if (t.wakeTimeNs > monotonicNowNs()) {
+        sleepUntil(t.wakeTimeNs);
+        const double hz = impl_->system.refreshHz;
+        if (hz > 0) impl_->expectedWakeNs.store(t.wakeTimeNs + int64_t(1e9 / hz));
+      }
+    }
     if (answer && *answer && stillTimely(answer->value())) {
       Lock lock(impl_->frameMutex);
       impl_->waitInFlight = false;
@@ -517,8 +546,8 @@ Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::
     impl_->impliedWait = implied;
   }
   impl_->link->post([link = impl_->link.get(), errors = impl_->errors, frameId, displayTimeNs, layers, blendMode,
-                     alsoBegin, releases = std::move(releases), implied,
-                     settledLater = impl_->settledLater](IoState& io) mutable {
+                     alsoBegin, releases = std::move(releases), implied, settledLater = impl_->settledLater,
+                     answersAtOnce = impl_->answersAtOnce](IoState& io) mutable {
     auto request = endFrameRequest(io, frameId, displayTimeNs, layers, blendMode, alsoBegin);
     auto wireReleases = request.initReleases(uint32_t(releases.size()));
     for (uint32_t i = 0; i < releases.size(); ++i) {
@@ -527,6 +556,7 @@ Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::
       wireReleases[i].setRenderingValue(releases[i].renderingValue);
     }
     request.setAlsoWaitNext(implied != nullptr);
+    request.setAnswerNextAtOnce(implied != nullptr && answersAtOnce);
     for (const UnsentRelease& rel : releases) io.releaseAnswers.try_emplace(rel.swapchainId, rel.answers);
     auto shared = std::make_shared<std::vector<UnsentRelease>>(std::move(releases));
     auto sent = request.send();

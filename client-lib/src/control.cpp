@@ -160,6 +160,7 @@ Result<DaemonStatus> ControlClient::status() {
                 s.copySubmissions = c.getCopySubmissions();
                 s.hostCopies = c.getHostCopies();
                 s.hostCopyUs = fromWire(c.getHostCopyUs());
+                s.waitsAnsweredAtOnce = c.getWaitsAnsweredAtOnce();
                 s.framesReprojected = c.getFramesReprojected();
                 out.clients.push_back(std::move(s));
               }

@@ -71,6 +71,9 @@ struct Connection::Impl {
   // 1.13, timeline mode: the releases an endFrame carries are answered by their settlements, which
   // come with later frame timings (or a settleReleases answer), not by the endFrame's answer.
   bool settledLater = false;
+  // 1.18: implied waits are asked to be answered at once (ConnectOptions::answerWaitsAtOnce);
+  // waitFrame sleeps to their wake itself.
+  bool answersAtOnce = false;
   // Asks the daemon for the settlement of image `index`'s release (an acquire waits for one that
   // has not come), and with it every other one no frame timing carried yet.
   void askForSettlement(uint32_t swapchainId, uint32_t index);
@@ -97,6 +100,9 @@ struct Connection::Impl {
   // Frames still to end without asking for the next wait: an implied wait's answer came too long
   // before the application asked for it (it renders, or sleeps, between endFrame and waitFrame).
   uint32_t impliedWaitBackoff XRC_GUARDED_BY(frameMutex) = 0;
+  // 1.18: the earliest the next wait given at once can end (the last one's wake plus a display
+  // period); 0 when the last was not given at once. Atomic: waitFrame may come from any thread.
+  std::atomic<int64_t> expectedWakeNs{0};
 
   // Posts beginFrame(frameId) to the I/O thread.
   void sendBeginFrame(uint64_t frameId);

@@ -49,9 +49,10 @@ struct ClientRecord {
   std::atomic<uint64_t> framesStale{0};
   // Timeline mode: releases not copied, the client's rendering unfinished after hung_client_timeout_ms.
   std::atomic<uint64_t> releasesRenderTimedOut{0};
-  std::atomic<uint64_t> copySubmissions{0};  // queue submissions that carried its copies
-  std::atomic<uint64_t> hostCopies{0};       // host mode: copies made on the daemon's thread
-  std::atomic<uint64_t> releasesSkipped{0};  // acknowledged without a copy: over max_copy_mib_per_period
+  std::atomic<uint64_t> copySubmissions{0};      // queue submissions that carried its copies
+  std::atomic<uint64_t> hostCopies{0};           // host mode: copies made on the daemon's thread
+  std::atomic<uint64_t> waitsAnsweredAtOnce{0};  // 1.18: implied waits answered as their endFrame came
+  std::atomic<uint64_t> releasesSkipped{0};      // acknowledged without a copy: over max_copy_mib_per_period
   std::atomic<uint32_t> displayPeriods{1};
   // When it last called waitFrame or endFrame (0: never); whether it is marked hung for not
   // doing so (HungClientWatch).

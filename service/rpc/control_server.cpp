@@ -167,6 +167,7 @@ kj::Promise<void> ControlServer::status(StatusContext context) {
     out.setCopySubmissions(c.copySubmissions.load());
     out.setHostCopies(c.hostCopies.load());
     toWire(c.hostCopyUs, out.initHostCopyUs());
+    out.setWaitsAnsweredAtOnce(c.waitsAnsweredAtOnce.load());
     out.setFramesReprojected(ctx_.backend.framesReprojected(c.id));
     const int64_t lastProgressNs = c.lastProgressNs.load();
     out.setStalledMs(

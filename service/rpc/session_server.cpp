@@ -577,6 +577,7 @@ void toWire(const WaitAnswer& in, wire::FrameTiming::Builder timing) {
   }
   if (!in.settledReleases.empty())
     toWire(in.settledReleases, timing.initSettledReleases(uint32_t(in.settledReleases.size())));
+  timing.setWakeTime(in.wakeNs);
 }
 
 }  // namespace
@@ -609,6 +610,10 @@ void SessionState::submitFrameCopiesHolding(const gpu::SharedSwapchain* swapchai
     if (auto copies = weak.lock(); copies && copies->copies().holds(swapchain)) copies->copies().submit();
   }
   if (ctx.letGoCopies.copies().holds(swapchain)) ctx.letGoCopies.copies().submit();
+}
+
+bool SessionState::answersWaitsAtOnce() const {
+  return ctx.scheduler.latchesOnDemand() && ctx.backend.knownHeadPose(monotonicNowNs()).has_value();
 }
 
 void SessionState::answeringWait() {
@@ -710,7 +715,7 @@ kj::Promise<void> SessionServer::createSwapchain(CreateSwapchainContext context)
   return kj::READY_NOW;
 }
 
-kj::Promise<Result<WaitAnswer>> SessionServer::startWait(bool implicit) {
+kj::Promise<Result<WaitAnswer>> SessionServer::startWait(bool implicit, bool atOnce) {
   SessionState& s = *state_;
   if (s.waitPending)
     return Result<WaitAnswer>(makeError(ErrorCode::callOrder, "waitFrame: a previous waitFrame is still pending"));
@@ -733,14 +738,15 @@ kj::Promise<Result<WaitAnswer>> SessionServer::startWait(bool implicit) {
   auto state = state_;
   // The frame before this one is latched at the wake (plan.periods periods before its target).
   const int64_t latchedBeforeNs = plan.predictedNs - int64_t(plan.periods) * clock.periodNs;
-  // A session that never ended a frame has none for its next one to overtake (asked when woken:
-  // an endFrame may come in while this wait is pending).
-  kj::Promise<void> woken = waitFrameWake(s.ctx.scheduler, s.timer, plan.wakeNs, latchedBeforeNs, clock.periodNs,
-                                          [state] { return state->client->framesSubmitted.load() != 0; });
+  // 1.18, asked for by the endFrame and allowed by the display (answersWaitsAtOnce): answered
+  // now, for the client to sleep to the wake itself. The display latches the vsyncs that passed
+  // before it takes the client's next frame, so that frame cannot overtake the one due.
+  const std::optional<Pose> knownHead = atOnce ? s.ctx.backend.knownHeadPose(plan.predictedNs) : std::nullopt;
   auto answer = [state, frameId, plan, clock](Pose head) -> Result<WaitAnswer> {
     // The client's work is measured from here: the wait for the latch (or for the runtime to
-    // locate the head) was the daemon's, not the client's (FramePacer::answeredAt).
-    state->pacer.answeredAt(monotonicNowNs());
+    // locate the head) was the daemon's, not the client's (FramePacer::answeredAt). An answer
+    // given at once: from its wake, where the client starts.
+    state->pacer.answeredAt(std::max(monotonicNowNs(), plan.wakeNs));
     state->waitPending = false;
     state->answeringWait();
     state->waitedFrame = frameId;
@@ -757,8 +763,17 @@ kj::Promise<Result<WaitAnswer>> SessionServer::startWait(bool implicit) {
                       state->ctx.backend.localSpace(),
                       visibility.focused ? state->ctx.backend.input(plan.predictedNs) : InputSnapshot{},
                       state->ctx.backend.views(),
-                      state->settlements.take()};
+                      state->settlements.take(),
+                      plan.wakeNs};
   };
+  if (knownHead) {
+    s.client->waitsAnsweredAtOnce++;
+    return answer(*knownHead);
+  }
+  // A session that never ended a frame has none for its next one to overtake (asked when woken:
+  // an endFrame may come in while this wait is pending).
+  kj::Promise<void> woken = waitFrameWake(s.ctx.scheduler, s.timer, plan.wakeNs, latchedBeforeNs, clock.periodNs,
+                                          [state] { return state->client->framesSubmitted.load() != 0; });
   // A head the backend knows at once is answered in the wake's own continuation: one promise
   // step per frame fewer than through headAt's.
   return woken.then([state, plan, answer = std::move(answer)]() mutable -> kj::Promise<Result<WaitAnswer>> {
@@ -1067,6 +1082,10 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
   // (or settleReleases answer). So the client's next frame (this call's answer, when it stands
   // for the wait) never waits for the GPU to finish its last one.
   const bool answerEarly = state_->answersReleasesEarly();
+  // 1.18: the wait this call stands for answered at once; host mode's copies are then looked at
+  // now (they are done: copied on the host, or their fence is waited for on the frame worker).
+  const bool waitAtOnce = params.getAlsoWaitNext() && params.getAnswerNextAtOnce() && state_->answersWaitsAtOnce();
+  const bool checkCopiesAtWait = !(waitAtOnce && state_->client->syncMode == SyncMode::host);
   // Each release's answer: known at once when answered early (or refused), else its copy's.
   std::vector<Status> answeredNow;
   kj::Vector<kj::Promise<Status>> released(answerEarly ? 0 : toRelease.size());
@@ -1102,7 +1121,7 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
       continue;
     }
     auto copied = copyAccepted(state_, r.id, r.index, r.renderingValue, std::move(accepted).value(),
-                               /*settleAtNextWait=*/true, batch, frameCopies);
+                               /*settleAtNextWait=*/checkCopiesAtWait, batch, frameCopies);
     if (!answerEarly) {
       released.add(kj::mv(copied));
       continue;
@@ -1149,10 +1168,10 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
       writeResults(answeredNow, *endedNow, nullptr);
       return kj::READY_NOW;
     }
-    return startWait(/*implicit=*/true)
+    return startWait(/*implicit=*/true, waitAtOnce)
         .then([writeResults, releases = std::move(answeredNow), ended = std::move(*endedNow),
                state = state_](Result<WaitAnswer> waited) mutable {
-          if (waited) state->pacer.answeredAt(monotonicNowNs());
+          if (waited) state->pacer.answeredAt(std::max(monotonicNowNs(), waited.value().wakeNs));
           writeResults(releases, ended, &waited);
         });
   }
@@ -1162,7 +1181,7 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
                                        .eagerlyEvaluate(nullptr);
   kj::Promise<std::optional<Result<WaitAnswer>>> next = std::optional<Result<WaitAnswer>>();
   if (waitNext) {
-    next = startWait(/*implicit=*/true)
+    next = startWait(/*implicit=*/true, waitAtOnce)
                .then([](Result<WaitAnswer> w) { return std::optional<Result<WaitAnswer>>(std::move(w)); })
                .eagerlyEvaluate(nullptr);
   }
@@ -1177,7 +1196,7 @@ kj::Promise<void> SessionServer::endFrame(EndFrameContext context) {
       .then([next = kj::mv(next), writeResults, state = state_](Parts parts) mutable {
         return next.then(
             [parts = kj::mv(parts), writeResults, state](std::optional<Result<WaitAnswer>> waited) mutable {
-              if (waited && *waited) state->pacer.answeredAt(monotonicNowNs());
+              if (waited && *waited) state->pacer.answeredAt(std::max(monotonicNowNs(), waited->value().wakeNs));
               writeResults(std::span<const Status>(parts.releases.begin(), parts.releases.size()), parts.ended,
                            waited ? &*waited : nullptr);
             });

@@ -35,6 +35,7 @@ struct WaitAnswer {
   InputSnapshot input;  // the focused session's only
   std::vector<EyeView> views;
   std::vector<ReleaseSettlements::Settlement> settledReleases;  // 1.13
+  int64_t wakeNs = 0;                                           // 1.18: when the answer would have left
 };
 
 struct SwapchainState {
@@ -103,6 +104,10 @@ class SessionState {
   // session's next waitFrame (or implied one) is answered, at the latest kHostCopyCheckPeriods
   // display periods after the first of them was released.
   kj::Promise<void> hostCopyCheck();
+  // 1.18: an implied wait may be answered at once: nothing in the answer needs its wake. The
+  // display latches on demand (the vsyncs that passed are latched before the client's next frame
+  // is taken, not at the wake) and knows the head's pose ahead of time (a simulated headset).
+  bool answersWaitsAtOnce() const;
   // A waitFrame of this session is being answered.
   void answeringWait();
 
@@ -144,7 +149,7 @@ class SessionServer final : public wire::Session::Server, private kj::TaskSet::E
   // end(), with a message too malformed to read answered as an error.
   EndAnswer endOrRefuse(wire::Session::EndFrameParams::Reader params, bool commitLater);
   // A waitFrame (or, `implicit`, the one an endFrame stands for), answered when the pacing says.
-  kj::Promise<Result<WaitAnswer>> startWait(bool implicit);
+  kj::Promise<Result<WaitAnswer>> startWait(bool implicit, bool atOnce = false);
 
   void taskFailed(kj::Exception&& exception) override;
 

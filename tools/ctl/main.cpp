@@ -54,6 +54,7 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
                        {"copy_submissions", c.copySubmissions},
                        {"host_copies", c.hostCopies},
                        {"host_copy_us", percentilesJson(c.hostCopyUs)},
+                       {"waits_answered_at_once", c.waitsAnsweredAtOnce},
                        {"frames_reprojected", c.framesReprojected}});
   }
   nlohmann::json haptics = nlohmann::json::array();

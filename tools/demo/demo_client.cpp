@@ -265,6 +265,7 @@ int runDemo(const DemoOptions& o) {
   connectOptions.overlay = o.overlay;
   connectOptions.overlayPlacement = o.overlayPlacement;
   connectOptions.protocolMinor = o.protocolMinor;
+  connectOptions.answerWaitsAtOnce = o.answerWaitsAtOnce;
   auto conn = client::Connection::connect(connectOptions);
   if (!conn) return fail("connect", conn.error());
   client::Connection& c = *conn.value();

@@ -11,8 +11,10 @@
 # reported and left out; the script fails if any did.
 # Bench arguments after the fifth (e.g. --stereo separate, --view-size 512x512) go to every run.
 # Uses XRC_BENCH / XRC_DEMO, else the build in ./build (XRC_BUILD=DIR for another).
+# XRC_AB_BASE_ENV / XRC_AB_NEW_ENV: NAME=VALUE words set for that variant's bench and its clients
+# (a client-side A/B with one daemon given twice, e.g. XRC_AB_NEW_ENV=XRC_ANSWER_WAITS_AT_ONCE=1).
 set -euo pipefail
-[ $# -ge 3 ] || { sed -n '2,13p' "$0" >&2; exit 2; }
+[ $# -ge 3 ] || { sed -n '2,15p' "$0" >&2; exit 2; }
 base=$(realpath "$1") new=$(realpath "$2") out=$3
 counts=${4:-"1 16 64"} rounds=${5:-2} seconds=${6:-5}
 shift $(($# < 6 ? $# : 6))
@@ -28,11 +30,12 @@ for round in $(seq 1 "$rounds"); do
     variants="base new"
     [ $((round % 2)) -eq 0 ] && variants="new base"
     for v in $variants; do
-      daemon=$base
-      [ "$v" = new ] && daemon=$new
+      daemon=$base variant_env=${XRC_AB_BASE_ENV:-}
+      [ "$v" = new ] && daemon=$new variant_env=${XRC_AB_NEW_ENV:-}
       log="$out/$v-$n-r$round.log"
       # A bench that cannot start its clients ends on its own; the timeout is for one that hangs.
-      if timeout $((seconds * 4 + 240)) "$bench" --daemon "$daemon" --demo "$demo" --clients "$n" \
+      # shellcheck disable=SC2086 # NAME=VALUE words
+      if timeout $((seconds * 4 + 240)) env $variant_env "$bench" --daemon "$daemon" --demo "$demo" --clients "$n" \
         --seconds "$seconds" --json "$@" >"$log.json" 2>"$log"; then
         python3 -c 'import json, sys
 for s in json.load(open(sys.argv[1]))["scenarios"]:

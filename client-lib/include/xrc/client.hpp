@@ -90,6 +90,12 @@ struct ConnectOptions {
   // only while it is the primary.
   bool overlay = false;
   uint32_t overlayPlacement = 0;
+  // 1.18: each frame's wait is answered as its endFrame arrives, with the time the frame starts,
+  // and waitFrame sleeps to that time itself: the daemon wakes once per frame instead of twice.
+  // Visibility, focus, LOCAL and input in the answer are then those of the endFrame's arrival, up to
+  // a display period older than when answered at the wake (docs/PROTOCOL.md). Only where the
+  // display allows it (headless); also on with XRC_ANSWER_WAITS_AT_ONCE=1.
+  bool answerWaitsAtOnce = false;
   uint16_t protocolMajor = kProtocolMajor;  // for tests of version negotiation
   uint16_t protocolMinor = kProtocolMinor;
 };
@@ -106,6 +112,7 @@ struct FrameTiming {
   uint32_t localSpaceChanges = 0;  // LOCAL moves (recenters) since the daemon started
   InputSnapshot input;             // the controllers, when this session has the input focus (1.7)
   std::vector<EyeView> views;      // per-frame views (1.7); empty: the system description's
+  int64_t wakeTimeNs = 0;          // when the wait was due (1.18; 0 from older daemons)
 };
 
 using Pose = xrc::Pose;

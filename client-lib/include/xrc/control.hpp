@@ -48,6 +48,7 @@ struct ClientStatus {
   uint64_t copySubmissions = 0;         // queue submissions that carried its copies
   uint64_t hostCopies = 0;              // host mode: copies made on the daemon's thread (1.16)
   Percentiles hostCopyUs;               // their time on that thread (1.16)
+  uint64_t waitsAnsweredAtOnce = 0;     // implied waits answered as their endFrame came (1.18)
   uint64_t framesReprojected = 0;       // display frames that rotated its projection to the head's pose then (1.10)
 };
 
