@@ -41,7 +41,8 @@ const protocolMinor :UInt16 = 18;
 # Minor 16: ClientStatus.hostCopies/hostCopyUs (host_copies).
 # Minor 17: DaemonStatus.copyQueueSubmissions.
 # Minor 18: endFrame's implied wait answered at once (answerNextAtOnce, FrameTiming.wakeTime,
-#          ClientStatus.waitsAnsweredAtOnce).
+#          ClientStatus.waitsAnsweredAtOnce), with the state changes before its wake
+#          (Session.watchState).
 
 # --- errors -------------------------------------------------------------------------------------
 # Every call answers with an Error; code `none` means success. Errors are data, not exceptions, so
@@ -425,6 +426,22 @@ interface Session {
   # settlement no answer carried yet. For a client that wants to acquire that image and expects
   # no frame timing soon. At most 64 such calls wait per session (`exhausted`).
   settleReleases @7 (swapchainId :UInt32, index :UInt32) -> (error :Error, settled :List(ReleaseSettlement));
+  # 1.18: answered once the daemon's count of state changes differs from `after` (at once when it
+  # does already), with that count and the session's state then: for a client whose waits are
+  # answered at once (endFrame's answerNextAtOnce), so that a change between such an answer and
+  # its wake reaches it before the wake. With no change for 5 s it is answered as things are (the
+  # client asks again). One at a time per session (`callOrder`).
+  watchState @8 (after :UInt64) -> (error :Error, count :UInt64, state :FrameState);
+}
+
+# 1.18: what a FrameTiming carries besides timing and poses, as of a moment.
+struct FrameState {
+  visible @0 :Bool;
+  focused @1 :Bool;
+  stopping @2 :Bool;
+  localInStage @3 :Pose;
+  localSpaceChanges @4 :UInt32;
+  input @5 :InputState;  # the focused session's only
 }
 
 # --- control (xr-compositorctl) -----------------------------------------------------------------

@@ -39,6 +39,7 @@
 #include "rpc/end_frame_copies.hpp"
 #include "rpc/frame_wakes.hpp"
 #include "rpc/listener.hpp"
+#include "rpc/state_changes.hpp"
 #include "xrc/monotonic_clock.hpp"
 #include "xrc/socket_path.hpp"
 
@@ -336,6 +337,9 @@ int run(const Options& options) {
                                                         : defaultImageBudgetBytes(*gpu));
   log::debug("image memory budget: {} MiB per client, {} MiB in total", images.perClientLimit() >> 20,
              images.totalLimit() >> 20);
+  // Outlives the event loop and every session (a session that goes counts a change); its
+  // watches go before the event loop does.
+  StateChanges stateChanges;
   {
     RetiredSwapchains retired;
     FrameWorker worker{kFrameWorkerThreadName};
@@ -352,6 +356,7 @@ int run(const Options& options) {
       return 1;
     }
     auto io = kj::setupAsyncIo();
+    KJ_DEFER(stateChanges.stop());
     auto letGoAlarm = MonotonicAlarm::create(*io.lowLevelProvider);
     if (!letGoAlarm) {
       log::error("{}", letGoAlarm.error().describe());
@@ -380,6 +385,7 @@ int run(const Options& options) {
                       *renderingWaiter.value(),
                       copyBatch,
                       letGoCopies,
+                      stateChanges,
                       forced,
                       std::chrono::milliseconds(2000),
                       monotonicNowNs(),
@@ -486,7 +492,7 @@ int run(const Options& options) {
         const int64_t intervalNs = ctx.clients.empty() ? 1'000'000'000 : 250'000'000;
         const int64_t wakeNs = housekeepingWakeNs(ctx.backend.clock(), monotonicNowNs(), intervalNs);
         return atMonotonicNs(io.provider->getTimer(), wakeNs).then([&] {
-          hungWatch.check(monotonicNowNs());
+          if (hungWatch.check(monotonicNowNs())) stateChanges.changed();
           return watchHung();
         });
       };
@@ -506,6 +512,7 @@ int run(const Options& options) {
       // Ask the clients to end their sessions (waitFrame answers say `stopping`) and give them a
       // bounded time to leave on their own before their connections are closed.
       ctx.stopping = true;
+      stateChanges.changed();
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(shutdownGraceMs.load());
       while (listener.connectionCount() > 0 && std::chrono::steady_clock::now() < deadline) {
         io.provider->getTimer().afterDelay(10 * kj::MILLISECONDS).wait(io.waitScope);

@@ -234,6 +234,36 @@ uint64_t Connection::acquiresPrepared() const { return impl_->acquiresPrepared; 
 
 uint64_t Connection::socketWrites() const { return impl_->link->socketWrites(); }
 
+namespace {
+void watchStateFrom(IoState& io, std::shared_ptr<Connection::Impl::StateWatch> watch) {
+  auto request = io.session.watchStateRequest(capnp::MessageSize{4, 0});
+  request.setAfter(watch->seen);
+  io.tasks.add(request.send().then(
+      [&io, watch](capnp::Response<wire::Session::WatchStateResults>&& r) mutable {
+        if (auto s = xrc::fromWire(r.getError()); !s) return;  // refused: answers stay as sent
+        watch->seen = r.getCount();
+        auto state = r.getState();
+        if (auto pending = watch->pending.lock()) {
+          pending->patch([&](FrameTiming& t) {
+            t.visible = state.getVisible();
+            t.shouldRender = state.getVisible();
+            t.focused = state.getFocused();
+            t.stopping = state.getStopping();
+            t.localInStage = xrc::fromWire(state.getLocalInStage());
+            t.localSpaceChanges = state.getLocalSpaceChanges();
+            t.input = xrc::fromWire(state.getInput());
+          });
+        }
+        watchStateFrom(io, std::move(watch));
+      },
+      [](kj::Exception&&) {}));  // the connection went: nothing left to watch
+}
+}  // namespace
+
+void Connection::Impl::watchState() {
+  link->post([watch = stateWatch](IoState& io) { watchStateFrom(io, watch); });
+}
+
 Result<std::unique_ptr<Connection>> Connection::connect(const ConnectOptions& options) {
   const VulkanBinding& vkb = options.vulkan;
   if (vkb.device == VK_NULL_HANDLE || vkb.physicalDevice == VK_NULL_HANDLE || vkb.queue == VK_NULL_HANDLE) {
@@ -303,6 +333,7 @@ Result<std::unique_ptr<Connection>> Connection::connect(const ConnectOptions& op
   const char* atOnce = std::getenv("XRC_ANSWER_WAITS_AT_ONCE");
   impl->answersAtOnce =
       minor >= 18 && (options.answerWaitsAtOnce || (atOnce != nullptr && std::string_view(atOnce) == "1"));
+  if (impl->answersAtOnce) impl->watchState();
   impl->roundTrips++;
   return std::make_unique<Connection>(std::move(impl));
 }
@@ -365,20 +396,22 @@ Result<FrameTiming> Connection::waitFrame() {
     // 1.5: the last endFrame stood for this wait; its answer comes when this one's would have.
     // 1.18, asked for at once: the answer came long before its wake, which this thread sleeps to.
     // It sleeps first to the earliest the wake can be (the last one's plus a display period), so
-    // that the answer is there when it looks and handing it over woke nobody.
+    // that the answer is there when it looks and handing it over woke nobody. The answer stays
+    // in its slot until the wake: a state change until then patches it there (watchState).
     sleepUntil(impl_->expectedWakeNs.load());
-    auto answer = implied->waitFor(RpcLink::kDefaultCallTimeout);
-    impl_->roundTrips++;
+    const bool came = implied->waitUntilSet(RpcLink::kDefaultCallTimeout);
     impl_->expectedWakeNs.store(0);
-    if (answer && *answer && impl_->answersAtOnce) {
-      const FrameTiming& t = answer->value();
+    if (came && impl_->answersAtOnce) {
+      const int64_t wakeNs = implied->look([](const FrameTiming& t) { return t.wakeTimeNs; }).value_or(0);
       // Answered at once (the display allows it), not at its wake as before 1.18.
-      if (t.wakeTimeNs > monotonicNowNs()) {
-        sleepUntil(t.wakeTimeNs);
+      if (wakeNs > monotonicNowNs()) {
+        sleepUntil(wakeNs);
         const double hz = impl_->system.refreshHz;
-        if (hz > 0) impl_->expectedWakeNs.store(t.wakeTimeNs + int64_t(1e9 / hz));
+        if (hz > 0) impl_->expectedWakeNs.store(wakeNs + int64_t(1e9 / hz));
       }
     }
+    auto answer = came ? implied->waitFor(RpcLink::kDefaultCallTimeout) : std::nullopt;
+    impl_->roundTrips++;
     if (answer && *answer && stillTimely(answer->value())) {
       Lock lock(impl_->frameMutex);
       impl_->waitInFlight = false;
@@ -547,7 +580,7 @@ Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::
   }
   impl_->link->post([link = impl_->link.get(), errors = impl_->errors, frameId, displayTimeNs, layers, blendMode,
                      alsoBegin, releases = std::move(releases), implied, settledLater = impl_->settledLater,
-                     answersAtOnce = impl_->answersAtOnce](IoState& io) mutable {
+                     answersAtOnce = impl_->answersAtOnce, stateWatch = impl_->stateWatch](IoState& io) mutable {
     auto request = endFrameRequest(io, frameId, displayTimeNs, layers, blendMode, alsoBegin);
     auto wireReleases = request.initReleases(uint32_t(releases.size()));
     for (uint32_t i = 0; i < releases.size(); ++i) {
@@ -557,6 +590,7 @@ Status Connection::endFrame(uint64_t frameId, int64_t displayTimeNs, const std::
     }
     request.setAlsoWaitNext(implied != nullptr);
     request.setAnswerNextAtOnce(implied != nullptr && answersAtOnce);
+    if (implied != nullptr && answersAtOnce) stateWatch->pending = implied;
     for (const UnsentRelease& rel : releases) io.releaseAnswers.try_emplace(rel.swapchainId, rel.answers);
     auto shared = std::make_shared<std::vector<UnsentRelease>>(std::move(releases));
     auto sent = request.send();

@@ -103,6 +103,16 @@ struct Connection::Impl {
   // 1.18: the earliest the next wait given at once can end (the last one's wake plus a display
   // period); 0 when the last was not given at once. Atomic: waitFrame may come from any thread.
   std::atomic<int64_t> expectedWakeNs{0};
+  // 1.18: with answers at once, the daemon's state changes (Session.watchState) patch the answer
+  // not taken yet, so that the application sees no older state than an answer sent at its wake
+  // would have carried. I/O thread only.
+  struct StateWatch {
+    std::weak_ptr<AnswerSlot<FrameTiming>> pending;  // the latest implied wait's answer
+    uint64_t seen = 0;                               // the daemon's change count last heard
+  };
+  std::shared_ptr<StateWatch> stateWatch = std::make_shared<StateWatch>();
+  // Sends watchState, and again after each answer, until the connection goes.
+  void watchState();
 
   // Posts beginFrame(frameId) to the I/O thread.
   void sendBeginFrame(uint64_t frameId);

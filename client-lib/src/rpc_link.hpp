@@ -86,6 +86,24 @@ class AnswerSlot {
     if (!waitRunnable(ready_, lock.native(), timeout, [&] { return value_.has_value(); })) return std::nullopt;
     return std::move(value_);
   }
+  // Waits as waitFor() does, but leaves the value for it; false: none came within `timeout`.
+  bool waitUntilSet(std::chrono::milliseconds timeout) {
+    Lock lock(mutex_);
+    return waitRunnable(ready_, lock.native(), timeout, [&] { return value_.has_value(); });
+  }
+  // What `read` makes of the value, where one (not an error) is there and not taken yet.
+  template <typename F>
+  auto look(F&& read) -> std::optional<decltype(read(std::declval<const T&>()))> {
+    Lock lock(mutex_);
+    if (value_ && *value_) return read(value_->value());
+    return std::nullopt;
+  }
+  // Changes the value in place where one is there and not taken yet.
+  template <typename F>
+  void patch(F&& change) {
+    Lock lock(mutex_);
+    if (value_ && *value_) change(value_->value());
+  }
 
  private:
   Mutex mutex_;

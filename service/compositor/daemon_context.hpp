@@ -21,6 +21,7 @@ namespace xrc {
 
 class CopyBatch;
 class LetGoCopies;
+class StateChanges;
 
 struct DaemonContext {
   gpu::GpuDevice& gpu;
@@ -40,6 +41,9 @@ struct DaemonContext {
   CopyBatch& copyBatch;
   // KJ thread only: the copies let go together, gathered into one submission (LetGoCopies).
   LetGoCopies& letGoCopies;
+  // KJ thread only: changes to sessions' visibility, focus, LOCAL, input or `stopping`, for the
+  // clients that watch them (Session.watchState, 1.18).
+  StateChanges& stateChanges;
   std::optional<SyncMode> forcedSyncMode;
   std::chrono::milliseconds gpuTimeout{2000};
   int64_t startNs = 0;

@@ -4,7 +4,8 @@
 
 namespace xrc {
 
-void HungClientWatch::check(int64_t nowNs) {
+bool HungClientWatch::check(int64_t nowNs) {
+  bool changed = false;
   const int64_t hungAfterNs = ctx_.limits.hungClientTimeoutMs * 1'000'000;
   const int64_t evictAfterNs = ctx_.limits.evictHungAfterMs * 1'000'000;
   for (const auto& client : ctx_.clients.snapshot()) {
@@ -17,12 +18,14 @@ void HungClientWatch::check(int64_t nowNs) {
     if (stalledNs <= hungAfterNs) {
       if (client->hung.load()) {
         ctx_.scheduler.setHung(client->id, false);
+        changed = true;
         log::client(log::Level::info, fields, "client {} '{}' makes frames again", client->id, client->name);
       }
       continue;
     }
     if (!client->hung.load()) {
       ctx_.scheduler.setHung(client->id, true);
+      changed = true;
       ctx_.refusals.record("hung_client_timeout_ms",
                            fmt::format("client {} '{}' (pid {}) made no frame calls for {} ms: marked hung", client->id,
                                        client->name, client->pid, stalledNs / 1'000'000));
@@ -34,6 +37,7 @@ void HungClientWatch::check(int64_t nowNs) {
       client->disconnect();
     }
   }
+  return changed;
 }
 
 }  // namespace xrc

@@ -15,7 +15,8 @@ class HungClientWatch {
  public:
   explicit HungClientWatch(DaemonContext& ctx) : ctx_(ctx) {}
   // Looks at every client once; KJ thread (eviction closes connections).
-  void check(int64_t nowNs);
+  // Says whether a client was found hung or making frames again (its visibility may change).
+  bool check(int64_t nowNs);
 
  private:
   DaemonContext& ctx_;

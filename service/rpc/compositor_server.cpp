@@ -3,6 +3,7 @@
 #include "../log.hpp"
 #include "control_server.hpp"
 #include "session_server.hpp"
+#include "state_changes.hpp"
 #include "xrc/client_text.hpp"
 #include "xrc/wire_convert.hpp"
 
@@ -63,6 +64,7 @@ kj::Promise<void> CompositorServer::connect(ConnectContext context) {
     disconnect();
   };
   ctx_.scheduler.addClient(record);
+  ctx_.stateChanges.changed();  // a first session becomes the primary
   auto session = std::make_shared<SessionState>(ctx_, timer_, record);
   session->clientMinor = in.clientMinor;
   log::client(log::Level::info, {record->id, record->pid, record->name},

@@ -8,6 +8,7 @@
 #include "../input/simulated_controllers.hpp"
 #include "../log.hpp"
 #include "copy_batch.hpp"
+#include "state_changes.hpp"
 #include "xrc/wire_convert.hpp"
 
 namespace xrc {
@@ -265,6 +266,7 @@ kj::Promise<void> ControlServer::setPrimary(SetPrimaryContext context) {
     return kj::READY_NOW;
   }
   log::info("client {} is now the primary session", id);
+  ctx_.stateChanges.changed();
   setOk(error);
   return kj::READY_NOW;
 }
@@ -290,6 +292,7 @@ kj::Promise<void> ControlServer::recenter(RecenterContext context) {
     xrc::toWire(s.error(), error);
     return kj::READY_NOW;
   }
+  ctx_.stateChanges.changed();
   setOk(error);
   return kj::READY_NOW;
 }
@@ -312,6 +315,7 @@ kj::Promise<void> ControlServer::setInput(SetInputContext context) {
     done =
         controllers.value()->setComponent(p.getHand(), p.getComponent().cStr(), p.getX(), p.getY(), monotonicNowNs());
   }
+  if (done) ctx_.stateChanges.changed();
   xrc::toWire(done, context.getResults().initError());
   return kj::READY_NOW;
 }
@@ -321,6 +325,7 @@ kj::Promise<void> ControlServer::setHandPose(SetHandPoseContext context) {
   auto controllers = simulated(ctx_.backend);
   Status done = controllers ? controllers.value()->setPose(p.getHand(), fromWire(p.getGrip()), fromWire(p.getAim()))
                             : Status(controllers.error());
+  if (done) ctx_.stateChanges.changed();
   xrc::toWire(done, context.getResults().initError());
   return kj::READY_NOW;
 }

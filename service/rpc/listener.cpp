@@ -14,6 +14,7 @@
 #include "answer_limited_network.hpp"
 #include "compositor_server.hpp"
 #include "frame_wakes.hpp"
+#include "state_changes.hpp"
 #include "xrc/batching_stream.hpp"
 #include "xrc/monotonic_clock.hpp"
 #include "xrc/socket_path.hpp"
@@ -318,6 +319,10 @@ kj::Promise<void> Listener::serve(kj::Own<kj::AsyncIoStream> stream) {
                                        it != connectionsByUid_.end() && --it->second == 0) {
                               connectionsByUid_.erase(it);
                             }
+                            // A session left (and its primary role may pass on). This also
+                            // ends the gone client's own waiting watchState call, which would
+                            // otherwise keep its session until the next change.
+                            ctx_.stateChanges.changed();
                           })));
   return kj::READY_NOW;
 }

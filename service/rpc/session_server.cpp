@@ -11,6 +11,7 @@
 #include "copy_batch.hpp"
 #include "end_frame_copies.hpp"
 #include "frame_wakes.hpp"
+#include "state_changes.hpp"
 #include "xrc/wire_convert.hpp"
 
 namespace xrc {
@@ -633,6 +634,7 @@ SessionState::~SessionState() {
         [&retired = ctx.retired, core = std::move(state->core)]() mutable { retired.retire(std::move(core)); });
   }
   ctx.clients.remove(client->id);
+  ctx.stateChanges.changed();  // another session may become the primary
   log::client(log::Level::info, {client->id, client->pid, client->name}, "client {} '{}' (pid {}) disconnected",
               client->id, client->name, client->pid);
 }
@@ -1250,6 +1252,51 @@ kj::Promise<void> SessionServer::settleReleases(SettleReleasesContext context) {
   auto paf = kj::newPromiseAndFulfiller<void>();
   state_->settleWaiters.push_back({id, index, kj::mv(paf.fulfiller)});
   return paf.promise.then(kj::mv(answer));
+}
+
+namespace {
+constexpr kj::Duration kWatchStateLongestWait = 5 * kj::SECONDS;
+}  // namespace
+
+kj::Promise<void> SessionServer::watchState(WatchStateContext context) {
+  SessionState& s = *state_;
+  if (s.watchingState) {
+    toWire(makeError(ErrorCode::callOrder, "watchState: one is already waiting"), context.getResults().initError());
+    return kj::READY_NOW;
+  }
+  // The state as the answer leaves: what a wait's answer sent now would carry. A waiting watch
+  // holds no session: a client that leaves with one waiting is gone at once, not at the next
+  // change.
+  auto answer = [context, weak = std::weak_ptr<SessionState>(state_)]() mutable {
+    auto state = weak.lock();
+    if (!state) return;
+    auto results = context.getResults();
+    setOk(results.initError());
+    results.setCount(state->ctx.stateChanges.count());
+    const Visibility visibility = state->ctx.scheduler.visibility(state->client->id);
+    const LocalSpace local = state->ctx.backend.localSpace();
+    auto out = results.initState();
+    out.setVisible(visibility.visible);
+    out.setFocused(visibility.focused);
+    out.setStopping(state->ctx.stopping);
+    toWire(local.localInStage, out.initLocalInStage());
+    out.setLocalSpaceChanges(local.changes);
+    const int64_t at = state->waitedTargetNs > 0 ? state->waitedTargetNs : monotonicNowNs();
+    toWire(visibility.focused ? state->ctx.backend.input(at) : InputSnapshot{}, out.initInput());
+  };
+  if (context.getParams().getAfter() != s.ctx.stateChanges.count()) {
+    answer();
+    return kj::READY_NOW;
+  }
+  s.watchingState = true;
+  // Bounded like every wait: with no change for kWatchStateLongestWait it is answered as it is,
+  // and the client asks again.
+  return s.ctx.stateChanges.next()
+      .exclusiveJoin(s.timer.afterDelay(kWatchStateLongestWait))
+      .then(kj::mv(answer))
+      .attach(kj::defer([weak = std::weak_ptr<SessionState>(state_)] {
+        if (auto state = weak.lock()) state->watchingState = false;
+      }));
 }
 
 void SessionServer::taskFailed(kj::Exception&& exception) {

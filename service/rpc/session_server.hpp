@@ -98,6 +98,8 @@ class SessionState {
   };
   static constexpr size_t kMaxSettleWaiters = 64;
   std::vector<SettleWaiter> settleWaiters;
+  // 1.18: a watchState call is waiting for a change (one at a time).
+  bool watchingState = false;
   void releaseSettled(uint32_t swapchainId, uint32_t index, Status status);
 
   // Host mode: when the completion of copies released by an endFrame is looked at: as the
@@ -136,6 +138,7 @@ class SessionServer final : public wire::Session::Server, private kj::TaskSet::E
   kj::Promise<void> applyHaptic(ApplyHapticContext context) override;
   kj::Promise<void> stopHaptic(StopHapticContext context) override;
   kj::Promise<void> settleReleases(SettleReleasesContext context) override;
+  kj::Promise<void> watchState(WatchStateContext context) override;
 
  private:
   // beginFrame's check and state change (also applied by an endFrame with `alsoBegin`).

@@ -3,7 +3,8 @@
 # through our OpenXR runtime against a headless xr-compositord, in every configuration the
 # conformance submission asks for:
 #   -G vulkan2 and -G vulkan, at --apiVersion 1.1 and 1.0, and -G vulkan2 at 1.1 with
-#   --invalidHandleValidation.
+#   --invalidHandleValidation; and -G vulkan2 at 1.1 with the runtime asking for its waits to be
+#   answered at once (XRC_ANSWER_WAITS_AT_ONCE=1, protocol 1.18).
 # Each run's per-case summary (tests/conformance/cts_summary.py over the suite's cts.xml) is
 # printed. Cases listed in tests/conformance/known-failures.txt may fail (each line says why);
 # any other failure fails the stage, and so does a listed case that passes (the list stays true).
@@ -56,24 +57,28 @@ is_known() {  # run case
   awk -v run="$1" -v name="$2" '!/^#/ && NF >= 2 && ($1 == run || $1 == "*") && $2 == name { found = 1 } END { exit !found }' "$known"
 }
 
-runs=("vulkan2-1.1:-G vulkan2 --apiVersion 1.1"
-      "vulkan-1.1:-G vulkan --apiVersion 1.1"
-      "vulkan2-1.0:-G vulkan2 --apiVersion 1.0"
-      "vulkan-1.0:-G vulkan --apiVersion 1.0"
-      "vulkan2-1.1-handles:-G vulkan2 --apiVersion 1.1 --invalidHandleValidation")
+# NAME:ENV:ARGS, ENV being NAME=VALUE words for the suite's process (our runtime in it).
+runs=("vulkan2-1.1::-G vulkan2 --apiVersion 1.1"
+      "vulkan-1.1::-G vulkan --apiVersion 1.1"
+      "vulkan2-1.0::-G vulkan2 --apiVersion 1.0"
+      "vulkan-1.0::-G vulkan --apiVersion 1.0"
+      "vulkan2-1.1-handles::-G vulkan2 --apiVersion 1.1 --invalidHandleValidation"
+      "vulkan2-1.1-waits-at-once:XRC_ANSWER_WAITS_AT_ONCE=1:-G vulkan2 --apiVersion 1.1")
 status=0
 summary=()
 for entry in "${runs[@]}"; do
   name=${entry%%:*}
-  read -r -a args <<<"${entry#*:}"
+  rest=${entry#*:}
+  read -r -a run_env <<<"${rest%%:*}"
+  read -r -a args <<<"${rest#*:}"
   if [ -n "${XRC_CTS_RUNS:-}" ] && [[ " $XRC_CTS_RUNS " != *" $name "* ]]; then continue; fi
   dir=$out/$name
   mkdir -p "$dir"
-  echo "=== conformance run $name: conformance_cli \"exclude:[interactive]\" ${args[*]}"
+  echo "=== conformance run $name: ${run_env[*]:+${run_env[*]} }conformance_cli \"exclude:[interactive]\" ${args[*]}"
   start_daemon "$dir"
   started=$(date +%s)
   set +e
-  "$cts/run-cts.sh" "$manifest" "$dir" "exclude:[interactive]" "${args[@]}" >"$dir/console.log" 2>&1
+  env "${run_env[@]}" "$cts/run-cts.sh" "$manifest" "$dir" "exclude:[interactive]" "${args[@]}" >"$dir/console.log" 2>&1
   rc=$?
   set -e
   if ! kill -0 "$daemon_pid" 2>/dev/null; then

@@ -21,7 +21,7 @@ using namespace std::chrono_literals;
 class ClientLib : public ::testing::Test {
  protected:
   // Starts the daemon (with `daemonArgs`) and connects as `name`; tests ASSERT on what it sets up.
-  void connect(const char* name, std::vector<std::string> daemonArgs = {}) {
+  void connect(const char* name, std::vector<std::string> daemonArgs = {}, bool answerWaitsAtOnce = false) {
     daemon_ = std::make_unique<Daemon>(dir_, std::move(daemonArgs));
     ASSERT_TRUE(daemon_->ready()) << daemon_->process().output();
     auto system = client::describe(daemon_->socket());
@@ -34,6 +34,7 @@ class ClientLib : public ::testing::Test {
     options.socketPath = daemon_->socket();
     options.applicationName = name;
     options.vulkan = app_->binding();
+    options.answerWaitsAtOnce = answerWaitsAtOnce;
     auto connection = client::Connection::connect(options);
     ASSERT_TRUE(connection) << connection.error().describe();
     connection_ = std::move(connection).value();
@@ -97,6 +98,49 @@ TEST_F(ClientLib, FrameBegunWhileTheNextWaitIsOnItsWay) {
         return s.clients.size() == 1 && s.clients[0].framesSubmitted == uint64_t(kFrames + 1);
       },
       5s));
+}
+
+// 1.18: a wait answered as its endFrame arrives carries the state of that moment. A change before
+// its wake (at 5 Hz about 200 ms later) reaches the frame all the same, through watchState, as
+// in an answer sent at the wake: here the controller's select click, toggled between each
+// endFrame and the wake of the wait it stands for, and a recenter.
+TEST_F(ClientLib, StateChangedBeforeTheWakeOfAWaitAnsweredAtOnceReachesItsFrame) {
+  connect("at-once", {"--refresh-hz", "5"}, /*answerWaitsAtOnce=*/true);
+  if (HasFatalFailure()) return;
+  ASSERT_GE(system_.protocolMinor, 18u);
+  client::Connection& c = connection();
+  auto control = daemon().control();
+  ASSERT_TRUE(control);
+  const std::string click = "/input/select/click";
+  auto frame = c.waitFrame();
+  ASSERT_TRUE(frame) << frame.error().describe();
+  constexpr int kFrames = 6;
+  for (int i = 0; i < kFrames; ++i) {
+    ASSERT_TRUE(c.beginFrame(frame.value().frameId));
+    ASSERT_TRUE(c.endFrame(frame.value().frameId, frame.value().predictedDisplayTimeNs, {}));
+    // The answer to the next wait has come by now (at once); its wake is ~200 ms away.
+    std::this_thread::sleep_for(40ms);
+    const float pressed = float((i + 1) % 2);
+    ASSERT_TRUE(control->setInput(1, "", click, pressed, 0));
+    if (i == kFrames - 1) {
+      ASSERT_TRUE(control->recenter());
+    }
+    auto next = c.waitFrame();
+    ASSERT_TRUE(next) << next.error().describe();
+    ASSERT_TRUE(next.value().input.present) << "frame " << i;
+    const InputComponentState* seen = next.value().input.hands[1].component(click);
+    ASSERT_NE(seen, nullptr) << "frame " << i;
+    EXPECT_EQ(seen->x, pressed) << "frame " << i << ": the click set before the wake is not in its frame";
+    if (i == kFrames - 1) {
+      EXPECT_EQ(next.value().localSpaceChanges, frame.value().localSpaceChanges + 1) << "the recenter is not in it";
+    }
+    frame = std::move(next);
+  }
+  auto status = control->status();
+  ASSERT_TRUE(status) << status.error().describe();
+  ASSERT_EQ(status.value().clients.size(), 1u);
+  EXPECT_GE(status.value().clients[0].waitsAnsweredAtOnce, uint64_t(kFrames))
+      << "the waits were not answered at once, so this test saw nothing of watchState";
 }
 
 // An acquire that needs the answer to its image's last release waits for it as long as for any
