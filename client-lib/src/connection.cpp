@@ -403,8 +403,12 @@ Result<FrameTiming> Connection::waitFrame() {
     impl_->expectedWakeNs.store(0);
     if (came && impl_->answersAtOnce) {
       const int64_t wakeNs = implied->look([](const FrameTiming& t) { return t.wakeTimeNs; }).value_or(0);
-      // Answered at once (the display allows it), not at its wake as before 1.18.
-      if (wakeNs > monotonicNowNs()) {
+      // An answer there before its wake was given at once: the daemon's display allows it, and
+      // it answers every one so. The next wait is slept to its earliest wake also when this one
+      // was slept through already (above): an answer the daemon gives at its wake instead is
+      // never waited for that way, which would race its arrival.
+      if (wakeNs > monotonicNowNs()) impl_->answersCameAtOnce.store(true);
+      if (impl_->answersCameAtOnce.load() && wakeNs > 0) {
         sleepUntil(wakeNs);
         const double hz = impl_->system.refreshHz;
         if (hz > 0) impl_->expectedWakeNs.store(wakeNs + int64_t(1e9 / hz));

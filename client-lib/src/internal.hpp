@@ -103,6 +103,8 @@ struct Connection::Impl {
   // 1.18: the earliest the next wait given at once can end (the last one's wake plus a display
   // period); 0 when the last was not given at once. Atomic: waitFrame may come from any thread.
   std::atomic<int64_t> expectedWakeNs{0};
+  // 1.18: an answer came before its wake, so the daemon answers waits at once.
+  std::atomic<bool> answersCameAtOnce{false};
   // 1.18: with answers at once, the daemon's state changes (Session.watchState) patch the answer
   // not taken yet, so that the application sees no older state than an answer sent at its wake
   // would have carried. I/O thread only.
