@@ -92,9 +92,9 @@ struct ConnectOptions {
   uint32_t overlayPlacement = 0;
   // 1.18: each frame's wait is answered as its endFrame arrives, with the time the frame starts,
   // and waitFrame sleeps to that time itself: the daemon wakes once per frame instead of twice.
-  // Visibility, focus, LOCAL and input in the answer are then those of the endFrame's arrival, up to
-  // a display period older than when answered at the wake (docs/PROTOCOL.md). Only where the
-  // display allows it (headless); also on with XRC_ANSWER_WAITS_AT_ONCE=1.
+  // Visibility, focus, LOCAL and input changed before the wake still reach the answer (a
+  // watchState call kept waiting, docs/PROTOCOL.md). Only where the display allows it (headless);
+  // also on with XRC_ANSWER_WAITS_AT_ONCE=1.
   bool answerWaitsAtOnce = false;
   uint16_t protocolMajor = kProtocolMajor;  // for tests of version negotiation
   uint16_t protocolMinor = kProtocolMinor;
