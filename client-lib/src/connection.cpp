@@ -235,6 +235,26 @@ uint64_t Connection::acquiresPrepared() const { return impl_->acquiresPrepared; 
 uint64_t Connection::socketWrites() const { return impl_->link->socketWrites(); }
 
 namespace {
+// FrameTiming and FrameState (watchState) carry the session's state in fields of the same names.
+template <typename Reader>
+void readSessionState(Reader in, FrameTiming& t) {
+  t.visible = in.getVisible();
+  t.focused = in.getFocused();
+  t.stopping = in.getStopping();
+  t.localInStage = xrc::fromWire(in.getLocalInStage());
+  t.localSpaceChanges = in.getLocalSpaceChanges();
+  t.input = xrc::fromWire(in.getInput());
+}
+
+// XRC_ANSWER_WAITS_AT_ONCE=0 or =1, where set, decides over the application's option: a switch
+// for someone running the application, to compare or to work around.
+bool answerWaitsAtOnce(const ConnectOptions& options) {
+  const char* env = std::getenv("XRC_ANSWER_WAITS_AT_ONCE");
+  if (env != nullptr && std::string_view(env) == "0") return false;
+  if (env != nullptr && std::string_view(env) == "1") return true;
+  return options.answerWaitsAtOnce;
+}
+
 void watchStateFrom(IoState& io, std::shared_ptr<Connection::Impl::StateWatch> watch) {
   auto request = io.session.watchStateRequest(capnp::MessageSize{4, 0});
   request.setAfter(watch->seen);
@@ -245,13 +265,8 @@ void watchStateFrom(IoState& io, std::shared_ptr<Connection::Impl::StateWatch> w
         auto state = r.getState();
         if (auto pending = watch->pending.lock()) {
           pending->patch([&](FrameTiming& t) {
-            t.visible = state.getVisible();
-            t.shouldRender = state.getVisible();
-            t.focused = state.getFocused();
-            t.stopping = state.getStopping();
-            t.localInStage = xrc::fromWire(state.getLocalInStage());
-            t.localSpaceChanges = state.getLocalSpaceChanges();
-            t.input = xrc::fromWire(state.getInput());
+            readSessionState(state, t);
+            t.shouldRender = t.visible;
           });
         }
         watchStateFrom(io, std::move(watch));
@@ -330,9 +345,7 @@ Result<std::unique_ptr<Connection>> Connection::connect(const ConnectOptions& op
   impl->combinedFrameCalls = minor >= 4;
   impl->oneCallFrames = minor >= 5;
   impl->settledLater = minor >= 13 && impl->syncMode == SyncMode::timeline;
-  const char* atOnce = std::getenv("XRC_ANSWER_WAITS_AT_ONCE");
-  impl->answersAtOnce =
-      minor >= 18 && (options.answerWaitsAtOnce || (atOnce != nullptr && std::string_view(atOnce) == "1"));
+  impl->answersAtOnce = minor >= 18 && answerWaitsAtOnce(options);
   if (impl->answersAtOnce) impl->watchState();
   impl->roundTrips++;
   return std::make_unique<Connection>(std::move(impl));
@@ -346,12 +359,7 @@ FrameTiming fromWire(wire::FrameTiming::Reader t) {
   timing.predictedDisplayPeriodNs = t.getPredictedDisplayPeriod();
   timing.shouldRender = t.getShouldRender();
   timing.headInStage = xrc::fromWire(t.getHeadInStage());
-  timing.visible = t.getVisible();
-  timing.focused = t.getFocused();
-  timing.stopping = t.getStopping();
-  timing.localInStage = xrc::fromWire(t.getLocalInStage());
-  timing.localSpaceChanges = t.getLocalSpaceChanges();
-  timing.input = xrc::fromWire(t.getInput());
+  readSessionState(t, timing);
   for (auto v : t.getViews()) {
     EyeView view;
     view.eyeInHead = xrc::fromWire(v.getEyeInHead());

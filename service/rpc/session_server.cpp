@@ -558,18 +558,24 @@ void toWire(const std::vector<ReleaseSettlements::Settlement>& in, capnp::List<w
   }
 }
 
+// FrameTiming and FrameState (watchState) carry the session's state in fields of the same names.
+template <typename Builder>
+void toWire(const SessionSnapshot& in, Builder out) {
+  out.setVisible(in.visibility.visible);
+  out.setFocused(in.visibility.focused);
+  out.setStopping(in.stopping);
+  toWire(in.local.localInStage, out.initLocalInStage());
+  out.setLocalSpaceChanges(in.local.changes);
+  toWire(in.input, out.initInput());
+}
+
 void toWire(const WaitAnswer& in, wire::FrameTiming::Builder timing) {
   timing.setFrameId(in.frameId);
   timing.setPredictedDisplayTime(in.plan.predictedNs);
   timing.setPredictedDisplayPeriod(in.clock.periodNs * in.plan.periods);
-  timing.setShouldRender(in.visibility.visible);
+  timing.setShouldRender(in.session.visibility.visible);
   toWire(in.head, timing.initHeadInStage());
-  timing.setVisible(in.visibility.visible);
-  timing.setFocused(in.visibility.focused);
-  timing.setStopping(in.stopping);
-  toWire(in.local.localInStage, timing.initLocalInStage());
-  timing.setLocalSpaceChanges(in.local.changes);
-  toWire(in.input, timing.initInput());
+  toWire(in.session, timing);
   auto views = timing.initViews(uint32_t(in.views.size()));
   for (uint32_t i = 0; i < views.size(); ++i) {
     toWire(in.views[i].eyeInHead, views[i].initEyeInHead());
@@ -615,6 +621,13 @@ void SessionState::submitFrameCopiesHolding(const gpu::SharedSwapchain* swapchai
 
 bool SessionState::answersWaitsAtOnce() const {
   return ctx.scheduler.latchesOnDemand() && ctx.backend.knownHeadPose(monotonicNowNs()).has_value();
+}
+
+SessionSnapshot SessionState::snapshot(int64_t inputAtNs) const {
+  // Input goes to the focused session only.
+  const Visibility visibility = ctx.scheduler.visibility(client->id);
+  return {visibility, ctx.stopping, ctx.backend.localSpace(),
+          visibility.focused ? ctx.backend.input(inputAtNs) : InputSnapshot{}};
 }
 
 void SessionState::answeringWait() {
@@ -753,17 +766,12 @@ kj::Promise<Result<WaitAnswer>> SessionServer::startWait(bool implicit, bool atO
     state->answeringWait();
     state->waitedFrame = frameId;
     state->waitedTargetNs = plan.predictedNs;
-    // Visibility as of now: a primary switch shows in the next answer. Input goes to the
-    // focused session only.
-    const Visibility visibility = state->ctx.scheduler.visibility(state->client->id);
+    // Visibility as of now: a primary switch shows in the next answer.
     return WaitAnswer{frameId,
                       plan,
                       clock,
                       head,
-                      visibility,
-                      state->ctx.stopping,
-                      state->ctx.backend.localSpace(),
-                      visibility.focused ? state->ctx.backend.input(plan.predictedNs) : InputSnapshot{},
+                      state->snapshot(plan.predictedNs),
                       state->ctx.backend.views(),
                       state->settlements.take(),
                       plan.wakeNs};
@@ -1273,16 +1281,8 @@ kj::Promise<void> SessionServer::watchState(WatchStateContext context) {
     auto results = context.getResults();
     setOk(results.initError());
     results.setCount(state->ctx.stateChanges.count());
-    const Visibility visibility = state->ctx.scheduler.visibility(state->client->id);
-    const LocalSpace local = state->ctx.backend.localSpace();
-    auto out = results.initState();
-    out.setVisible(visibility.visible);
-    out.setFocused(visibility.focused);
-    out.setStopping(state->ctx.stopping);
-    toWire(local.localInStage, out.initLocalInStage());
-    out.setLocalSpaceChanges(local.changes);
-    const int64_t at = state->waitedTargetNs > 0 ? state->waitedTargetNs : monotonicNowNs();
-    toWire(visibility.focused ? state->ctx.backend.input(at) : InputSnapshot{}, out.initInput());
+    const int64_t inputAtNs = state->waitedTargetNs > 0 ? state->waitedTargetNs : monotonicNowNs();
+    toWire(state->snapshot(inputAtNs), results.initState());
   };
   if (context.getParams().getAfter() != s.ctx.stateChanges.count()) {
     answer();

@@ -24,15 +24,20 @@ namespace xrc {
 class RenderedFrameCopies;
 
 // What a waitFrame answers (also an endFrame standing for one, 1.5).
+// What a frame's answer says of the session besides its timing; also all a watchState answer says.
+struct SessionSnapshot {
+  Visibility visibility;
+  bool stopping = false;
+  LocalSpace local;
+  InputSnapshot input;  // the focused session's only
+};
+
 struct WaitAnswer {
   uint64_t frameId = 0;
   FramePacer::Plan plan;
   DisplayClock clock;
   Pose head;
-  Visibility visibility;
-  bool stopping = false;
-  LocalSpace local;
-  InputSnapshot input;  // the focused session's only
+  SessionSnapshot session;
   std::vector<EyeView> views;
   std::vector<ReleaseSettlements::Settlement> settledReleases;  // 1.13
   int64_t wakeNs = 0;                                           // 1.18: when the answer would have left
@@ -110,6 +115,8 @@ class SessionState {
   // display latches on demand (the vsyncs that passed are latched before the client's next frame
   // is taken, not at the wake) and knows the head's pose ahead of time (a simulated headset).
   bool answersWaitsAtOnce() const;
+  // Visibility, stopping and LOCAL as of now; the input predicted for `inputAtNs` if focused.
+  SessionSnapshot snapshot(int64_t inputAtNs) const;
   // A waitFrame of this session is being answered.
   void answeringWait();
 

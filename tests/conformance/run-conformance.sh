@@ -4,7 +4,7 @@
 # conformance submission asks for:
 #   -G vulkan2 and -G vulkan, at --apiVersion 1.1 and 1.0, and -G vulkan2 at 1.1 with
 #   --invalidHandleValidation; and -G vulkan2 at 1.1 with the runtime asking for its waits to be
-#   answered at once (XRC_ANSWER_WAITS_AT_ONCE=1, protocol 1.18).
+#   answered at their wake (XRC_ANSWER_WAITS_AT_ONCE=0; by default, protocol 1.18, at once).
 # Each run's per-case summary (tests/conformance/cts_summary.py over the suite's cts.xml) is
 # printed. Cases listed in tests/conformance/known-failures.txt may fail (each line says why);
 # any other failure fails the stage, and so does a listed case that passes (the list stays true).
@@ -63,7 +63,7 @@ runs=("vulkan2-1.1::-G vulkan2 --apiVersion 1.1"
       "vulkan2-1.0::-G vulkan2 --apiVersion 1.0"
       "vulkan-1.0::-G vulkan --apiVersion 1.0"
       "vulkan2-1.1-handles::-G vulkan2 --apiVersion 1.1 --invalidHandleValidation"
-      "vulkan2-1.1-waits-at-once:XRC_ANSWER_WAITS_AT_ONCE=1:-G vulkan2 --apiVersion 1.1")
+      "vulkan2-1.1-waits-at-wake:XRC_ANSWER_WAITS_AT_ONCE=0:-G vulkan2 --apiVersion 1.1")
 status=0
 summary=()
 for entry in "${runs[@]}"; do

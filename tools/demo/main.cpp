@@ -50,8 +50,9 @@ int main(int argc, char** argv) {
                  "Every n-th frame, hold the rendering back on the GPU for --gpu-hang-ms (needs timeline "
                  "semaphores)");
   app.add_option("--gpu-hang-ms", o.gpuHangMs, "How long each --gpu-hang-every stop lasts")->capture_default_str();
-  app.add_flag("--answer-waits-at-once", o.answerWaitsAtOnce,
-               "ask for each wait to be answered as its endFrame arrives and sleep to its wake here (1.18)");
+  app.add_flag("--answer-waits-at-once,!--answer-waits-at-wake", o.answerWaitsAtOnce,
+               "Ask for each wait to be answered as its endFrame arrives and sleep to its wake here (1.18, "
+               "the default), or to be answered at its wake");
   app.add_option("--protocol-minor", o.protocolMinor,
                  "Speak this protocol minor (e.g. 3: acquire, wait and beginFrame as separate calls)")
       ->check(CLI::Range(0, int(xrc::kProtocolMinor)));

@@ -12,7 +12,7 @@
 # Bench arguments after the fifth (e.g. --stereo separate, --view-size 512x512) go to every run.
 # Uses XRC_BENCH / XRC_DEMO, else the build in ./build (XRC_BUILD=DIR for another).
 # XRC_AB_BASE_ENV / XRC_AB_NEW_ENV: NAME=VALUE words set for that variant's bench and its clients
-# (a client-side A/B with one daemon given twice, e.g. XRC_AB_NEW_ENV=XRC_ANSWER_WAITS_AT_ONCE=1).
+# (a client-side A/B with one daemon given twice, e.g. XRC_AB_BASE_ENV=XRC_ANSWER_WAITS_AT_ONCE=0).
 set -euo pipefail
 [ $# -ge 3 ] || { sed -n '2,15p' "$0" >&2; exit 2; }
 base=$(realpath "$1") new=$(realpath "$2") out=$3

@@ -18,8 +18,9 @@
 # Prints a table of min-max over the runs; every sample is in OUT_DIR/samples.csv, the service's
 # CPU per app frame by thread in OUT_DIR/threads.csv, the app's in OUT_DIR/app-threads.csv (with how
 # often each thread was put on a CPU per app frame).
-# Sides: Monado; ours; "early", ours with hello_xr asking for its waits to be answered at once
-# (XRC_ANSWER_WAITS_AT_ONCE=1, protocol 1.18; XRC_BENCH_EARLY=0 leaves it out).
+# Sides: Monado; ours (hello_xr's waits answered at once, the default since protocol 1.18); "wake",
+# ours with hello_xr asking for its waits to be answered at their wake (XRC_ANSWER_WAITS_AT_ONCE=0;
+# XRC_BENCH_AT_WAKE=0 leaves it out).
 # Env: XRC_BENCH_RUNS (3), XRC_BENCH_RATES ("20 90"), XRC_BENCH_SECONDS (15), XRC_BENCH_IDLE_S
 # (10), XRC_BENCH_WARMUP_S (5), XRC_BENCH_WAKE_S (3), XRC_MONADO_ROOT (/var/tmp/xrc-monado-root), XRC_BENCH_BASE_DAEMON
 # (unset: an xr-compositord binary, of an earlier commit say, measured as a third side "base" in
@@ -38,7 +39,7 @@ warmup=${XRC_BENCH_WARMUP_S:-5}
 wake_seconds=${XRC_BENCH_WAKE_S:-3}
 root=${XRC_MONADO_ROOT:-/var/tmp/xrc-monado-root}
 base_daemon=${XRC_BENCH_BASE_DAEMON:-}
-early=${XRC_BENCH_EARLY:-1}
+at_wake=${XRC_BENCH_AT_WAKE:-1}
 [ -z "$base_daemon" ] || [ -x "$base_daemon" ] || { echo "bench-vs-monado: $base_daemon is no executable" >&2; exit 2; }
 
 [ "$(id -u)" = 0 ] || { echo "bench-vs-monado: needs root (chroot, perf uprobes)" >&2; exit 2; }
@@ -151,7 +152,7 @@ measure() {
     # clock reads per call, counted against us).
     runtime_json=(XR_RUNTIME_JSON=/opt/xrc/lib/openxr_xr-compositor.json XR_COMPOSITOR_SOCKET=$run_dir/xrc.sock
       XRC_OPENXR_STATS=$run_dir/runtime-stats.json)
-    [ "$side" = early ] && runtime_json+=(XRC_ANSWER_WAITS_AT_ONCE=1)
+    [ "$side" = wake ] && runtime_json+=(XRC_ANSWER_WAITS_AT_ONCE=0)
   fi
   service=$!
   xrc_root_track $service
@@ -207,7 +208,7 @@ for run in $(seq "$runs"); do
   for rate in $rates; do
     # Interleaved, and the order alternates between runs.
     sides="monado ours"
-    [ "$early" = 1 ] && sides="$sides early"
+    [ "$at_wake" = 1 ] && sides="$sides wake"
     [ -n "$base_daemon" ] && sides="$sides base"
     [ $((run % 2)) = 1 ] || sides=$(echo $sides | tr ' ' '\n' | tac | tr '\n' ' ')
     for side in $sides; do measure "$side" "$rate" "$run"; done
@@ -225,8 +226,8 @@ def span(side, rate, key):
     fmt = (lambda x: f"{x:.2f}") if key.startswith("idle") else (lambda x: f"{x:.1f}") if key.startswith("wake") else (lambda x: f"{x:.0f}")
     return fmt(lo) if lo == hi else f"{fmt(lo)}–{fmt(hi)}"
 rates = sorted({r["rate_hz"] for r in rows}, key=float)
-sides = [s for s in ("monado", "ours", "early", "base") if any(r["side"] == s for r in rows)]
-label = {"monado": "Monado", "ours": "ours", "early": "ours, waits at once", "base": "base"}
+sides = [s for s in ("monado", "ours", "wake", "base") if any(r["side"] == s for r in rows)]
+label = {"monado": "Monado", "ours": "ours", "wake": "ours, waits at the wake", "base": "base"}
 print()
 print("| | " + " | ".join(f"{label[s]} {r} Hz" for r in rates for s in sides) + " |")
 print("|---|" + "---|" * len(sides) * len(rates))
@@ -266,7 +267,7 @@ def app_us(side, rate, run, thread):
                if t["side"] == side and t["rate_hz"] == rate and t["run"] == run and t["thread"] == thread)
 print()
 for r in rows:
-    if r["side"] not in ("ours", "early") or not r.get("runtime_app_thread_us_per_frame"):
+    if r["side"] not in ("ours", "wake") or not r.get("runtime_app_thread_us_per_frame"):
         continue
     side, rate, run = r["side"], r["rate_hz"], r["run"]
     if not any(m["side"] == "monado" and m["rate_hz"] == rate and m["run"] == run for m in rows):

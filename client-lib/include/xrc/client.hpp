@@ -94,8 +94,9 @@ struct ConnectOptions {
   // and waitFrame sleeps to that time itself: the daemon wakes once per frame instead of twice.
   // Visibility, focus, LOCAL and input changed before the wake still reach the answer (a
   // watchState call kept waiting, docs/PROTOCOL.md). Only where the display allows it (headless);
-  // also on with XRC_ANSWER_WAITS_AT_ONCE=1.
-  bool answerWaitsAtOnce = false;
+  // elsewhere the daemon answers at the wake whatever is asked. XRC_ANSWER_WAITS_AT_ONCE=0 or =1
+  // in the environment decides over this.
+  bool answerWaitsAtOnce = true;
   uint16_t protocolMajor = kProtocolMajor;  // for tests of version negotiation
   uint16_t protocolMinor = kProtocolMinor;
 };
