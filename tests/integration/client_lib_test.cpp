@@ -143,6 +143,30 @@ TEST_F(ClientLib, StateChangedBeforeTheWakeOfAWaitAnsweredAtOnceReachesItsFrame)
       << "the waits were not answered at once, so this test saw nothing of watchState";
 }
 
+// An application that turns waits answered at once off (ConnectOptions::answerWaitsAtOnce) has
+// every wait answered at its wake, as before protocol 1.18, on a daemon that would answer them at
+// once.
+TEST_F(ClientLib, WaitsAreAnsweredAtTheirWakeForAnApplicationThatTurnsAnswersAtOnceOff) {
+  connect("at-the-wake", {"--refresh-hz", "30"}, /*answerWaitsAtOnce=*/false);
+  if (HasFatalFailure()) return;
+  client::Connection& c = connection();
+  constexpr uint64_t kFrames = 20;
+  for (uint64_t i = 0; i < kFrames; ++i) {
+    auto frame = c.waitFrame();
+    ASSERT_TRUE(frame) << frame.error().describe();
+    EXPECT_LE(frame.value().wakeTimeNs, monotonicNowNs()) << "frame " << i << " came before its wake";
+    ASSERT_TRUE(c.beginFrame(frame.value().frameId));
+    ASSERT_TRUE(c.endFrame(frame.value().frameId, frame.value().predictedDisplayTimeNs, {}));
+  }
+  auto control = daemon().control();
+  ASSERT_TRUE(control);
+  auto status = control->status();
+  ASSERT_TRUE(status) << status.error().describe();
+  ASSERT_EQ(status.value().clients.size(), 1u);
+  EXPECT_EQ(status.value().clients[0].framesSubmitted, kFrames);
+  EXPECT_EQ(status.value().clients[0].waitsAnsweredAtOnce, 0u);
+}
+
 // An acquire that needs the answer to its image's last release waits for it as long as for any
 // call's answer: the daemon, stopped here for 3 s (longer than each of its own 2-s waits for a
 // release), answers late, and the acquire gets the image.
