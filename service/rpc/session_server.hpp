@@ -23,7 +23,6 @@ namespace xrc {
 
 class RenderedFrameCopies;
 
-// What a waitFrame answers (also an endFrame standing for one, 1.5).
 // What a frame's answer says of the session besides its timing; also all a watchState answer says.
 struct SessionSnapshot {
   Visibility visibility;
@@ -32,6 +31,7 @@ struct SessionSnapshot {
   InputSnapshot input;  // the focused session's only
 };
 
+// What a waitFrame answers (also an endFrame standing for one, 1.5).
 struct WaitAnswer {
   uint64_t frameId = 0;
   FramePacer::Plan plan;
