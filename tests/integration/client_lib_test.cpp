@@ -21,7 +21,8 @@ using namespace std::chrono_literals;
 class ClientLib : public ::testing::Test {
  protected:
   // Starts the daemon (with `daemonArgs`) and connects as `name`; tests ASSERT on what it sets up.
-  void connect(const char* name, std::vector<std::string> daemonArgs = {}, bool answerWaitsAtOnce = true) {
+  void connect(const char* name, std::vector<std::string> daemonArgs = {},
+               bool answerWaitsAtOnce = client::ConnectOptions{}.answerWaitsAtOnce) {
     daemon_ = std::make_unique<Daemon>(dir_, std::move(daemonArgs));
     ASSERT_TRUE(daemon_->ready()) << daemon_->process().output();
     auto system = client::describe(daemon_->socket());

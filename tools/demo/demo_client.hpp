@@ -47,7 +47,7 @@ struct DemoOptions {
   bool finishRender = false;                // wait for the GPU to finish rendering before release (benchmarks)
   bool renderOnce = false;                  // render each image once, then only cycle it (benchmarks)
   uint16_t protocolMinor = kProtocolMinor;  // speak an older minor (A/B of the frame calls)
-  bool answerWaitsAtOnce = true;            // ConnectOptions::answerWaitsAtOnce
+  bool answerWaitsAtOnce = client::ConnectOptions{}.answerWaitsAtOnce;
   // > 0: every n-th frame, the last swapchain's rendering waits on the GPU for gpuHangMs (on a
   // semaphore the host signals later), and its release with it: a client whose GPU work hangs.
   uint64_t gpuHangEvery = 0;
