@@ -6,7 +6,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("xrc::wire");
 
 const protocolMajor :UInt16 = 1;
-const protocolMinor :UInt16 = 18;
+const protocolMinor :UInt16 = 19;
 # Minor 1: view poses/fovs, head pose with waitFrame, locateHead.
 # Minor 2: overlay sessions, session roles, per-frame stats, Control.setPrimary/kick.
 # Minor 3: environment blend modes (system description, endFrame, status); LOCAL space changes
@@ -574,6 +574,9 @@ struct DaemonStatus {
   # 1.17: the copy queue submissions (vkQueueSubmit calls) that carried clients' copies, since
   # start. Copies submitted together count once: an endFrame's, and a let-go's of every client.
   copyQueueSubmissions @28 :UInt64;
+  # 1.19: the CPU nice value the daemon's RPC thread runs at (--nice; its other threads share it).
+  # 0 from daemons before 1.19.
+  rpcThreadNice @29 :Int32;
 }
 
 # 1.10: the desktop window the display is also presented in (seed 003's present semaphores).

@@ -33,6 +33,7 @@
 #include "display/display_core.hpp"
 #include "display/mirror_compositor.hpp"
 #include "log.hpp"
+#include "platform/cpu_priority.hpp"
 #include "platform/systemd.hpp"
 #include "present/window_presenter.hpp"
 #include "rpc/copy_batch.hpp"
@@ -221,6 +222,7 @@ xrc::Result<xrc::DaemonConfig> effectiveConfig(const Options& options) {
   if (given.count("compose")) c.compose = cli.compose;
   if (given.count("environment_blend_modes")) c.environmentBlendModes = cli.environmentBlendModes;
   if (given.count("queue_priority")) c.queuePriority = cli.queuePriority;
+  if (given.count("nice")) c.nice = cli.nice;
   if (given.count("host_copies")) c.hostCopies = cli.hostCopies;
   if (given.count("host_copy_max_kib")) c.hostCopyMaxKib = cli.hostCopyMaxKib;
   if (given.count("openxr_overlay")) c.openxrOverlay = cli.openxrOverlay;
@@ -270,6 +272,12 @@ int run(const Options& options) {
   log::Level level = log::Level::info;
   (void)log::parseLevel(config.logLevel, level);
   log::setLevel(level);
+  // Before any thread starts (the GPU driver's too): they all inherit it.
+  if (const auto nice = platform::applyNice(int(config.nice)); !nice.refusal.empty()) {
+    log::warn("{}; running at nice {}", nice.refusal, nice.applied);
+  } else if (nice.applied != nice.before) {
+    log::debug("running at nice {} (was {})", nice.applied, nice.before);
+  }
   HeadlessDisplay headless;
   (void)parseViewSize(config.viewSize, headless.hmd.viewWidth, headless.hmd.viewHeight);
   headless.hmd.refreshHz = config.refreshHz;
@@ -606,6 +614,12 @@ int main(int argc, char** argv) {
                       "tried when the driver refuses")
            ->capture_default_str(),
        "queue_priority"},
+      {app.add_option(
+              "--nice", cli.nice,
+              "CPU nice value of the daemon's threads (-20..19), e.g. below its clients' on a machine with more "
+              "busy processes than cores; where refused, the lowest RLIMIT_NICE allows")
+           ->capture_default_str(),
+       "nice"},
       {app.add_option("--host-copies", cli.hostCopies,
                       "Host sync mode on Mesa's llvmpipe (lavapipe) with VK_EXT_host_image_copy: auto copies "
                       "released images on the daemon's thread instead of the copy queue; off never does")

@@ -94,6 +94,7 @@ Result<DaemonStatus> ControlClient::status() {
               out.displayFramesGpuLate = in.getDisplayFramesGpuLate();
               out.displayFramesComposed = in.getDisplayFramesComposed();
               out.gpuQueuePriority = in.getGpuQueuePriority().cStr();
+              out.rpcThreadNice = in.getRpcThreadNice();
               out.missedDisplayFrames = in.getMissedDisplayFrames();
               out.displayWorkUs = fromWire(in.getDisplayWorkUs());
               out.displayWakeDelayUs = fromWire(in.getDisplayWakeDelayUs());

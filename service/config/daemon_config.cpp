@@ -15,6 +15,7 @@
 
 #include "../gpu/queue_priority.hpp"
 #include "../log.hpp"
+#include "../platform/cpu_priority.hpp"
 
 namespace xrc {
 
@@ -93,6 +94,10 @@ Status validateConfig(const DaemonConfig& c, std::string_view p) {
   if (gpu::QueuePriority parsed; !gpu::parseQueuePriority(c.queuePriority, parsed)) {
     return makeError(ErrorCode::invalidArgument, "{} must be low, medium, high or realtime (got '{}')",
                      name("queue-priority", "queue_priority"), c.queuePriority);
+  }
+  if (c.nice < platform::kLowestNice || c.nice > platform::kHighestNice) {
+    return makeError(ErrorCode::invalidArgument, "{} must be within {}..{} (got {})", name("nice", "nice"),
+                     platform::kLowestNice, platform::kHighestNice, c.nice);
   }
   if (!oneOf(c.hostCopies, {"auto", "off"})) {
     return makeError(ErrorCode::invalidArgument, "{} must be auto or off (got '{}')",
@@ -190,6 +195,8 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
       s = integer(next.shutdownGraceMs);
     } else if (k == "copy_batch_us") {
       s = integer(next.copyBatchUs);
+    } else if (k == "nice") {
+      s = integer(next.nice);
     } else if (k == "host_copy_max_kib") {
       s = integer(next.hostCopyMaxKib);
     } else if (k == "copy_batch_before_latch_us") {
@@ -197,14 +204,15 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
     } else if (const LimitKey* limit = findLimitKey(k)) {
       s = integer(next.limits.*limit->member);
     } else {
-      return makeError(ErrorCode::invalidArgument,
-                       "{}: unknown key '{}' (known: backend, socket, refresh_hz, log_level, view_size, sync_mode, "
-                       "device_uuid, shutdown_grace_ms, copy_batch_us, copy_batch_before_latch_us, "
-                       "copy_batch_copies_per_submission, mirror, "
-                       "head_motion, compose, environment_blend_modes, queue_priority, host_copies, host_copy_max_kib, "
-                       "reprojection, "
-                       "openxr_overlay, or a limit: {})",
-                       where(source, node), k, limitNames());
+      return makeError(
+          ErrorCode::invalidArgument,
+          "{}: unknown key '{}' (known: backend, socket, refresh_hz, log_level, view_size, sync_mode, "
+          "device_uuid, shutdown_grace_ms, copy_batch_us, copy_batch_before_latch_us, "
+          "copy_batch_copies_per_submission, mirror, "
+          "head_motion, compose, environment_blend_modes, queue_priority, nice, host_copies, host_copy_max_kib, "
+          "reprojection, "
+          "openxr_overlay, or a limit: {})",
+          where(source, node), k, limitNames());
     }
     if (!s) return s;
     // Range checks right away, so the message can name this file's line.
@@ -268,6 +276,7 @@ std::vector<std::string> changedKeys(const DaemonConfig& a, const DaemonConfig& 
   if (a.compose != b.compose) out.push_back("compose");
   if (a.environmentBlendModes != b.environmentBlendModes) out.push_back("environment_blend_modes");
   if (a.queuePriority != b.queuePriority) out.push_back("queue_priority");
+  if (a.nice != b.nice) out.push_back("nice");
   if (a.hostCopies != b.hostCopies) out.push_back("host_copies");
   if (a.hostCopyMaxKib != b.hostCopyMaxKib) out.push_back("host_copy_max_kib");
   if (a.openxrOverlay != b.openxrOverlay) out.push_back("openxr_overlay");

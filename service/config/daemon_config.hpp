@@ -46,6 +46,10 @@ struct DaemonConfig {
   std::string headMotion = "still";              // headless: still | sway (the simulated head turns to and fro)
   std::string compose = "on-read";               // headless: on-read | every-frame (when the display is composed)
   std::string queuePriority = "high";            // highest GPU queue priority to ask for: low|medium|high|realtime
+  // The daemon's CPU nice value (all its threads), -20..19: the lowest RLIMIT_NICE allows where
+  // this one is refused. 0 by default: below the clients' it gained nothing measurable with 64
+  // clients on 16 cores, where run-to-run spread dominates (docs/BENCHMARKS.md, "CPU priority").
+  int64_t nice = 0;
   // auto: host-mode copies run on the daemon's thread (VK_EXT_host_image_copy) where the device is
   // Mesa's llvmpipe (lavapipe) with it; off: always on the copy queue.
   std::string hostCopies = "auto";

@@ -2,10 +2,15 @@
 // starts, SIGHUP reloads what can change and keeps the running settings when the file is bad.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
+#include <optional>
+#include <set>
+#include <sstream>
 
 #include "harness.hpp"
 
@@ -69,6 +74,89 @@ TEST(Config, SighupReloadsWhatCanChangeAndKeepsTheRunningSettingsOnErrors) {
   again->closeStdin();
   EXPECT_EQ(again->wait(30s), 0) << again->output();
   EXPECT_TRUE(daemon.process().running());
+}
+
+// One of the daemon's threads: its id, name and nice value (/proc/PID/task/TID/stat field 19).
+struct ThreadNice {
+  pid_t tid;
+  std::string name;
+  int nice;
+};
+
+std::vector<ThreadNice> threadNiceValues(pid_t pid) {
+  std::vector<ThreadNice> out;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    std::ifstream in(task.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t open = stat.find('('), close = stat.rfind(')');
+    if (open == std::string::npos || close == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close + 2));
+    std::string field;
+    for (int i = 3; i <= 19 && fields >> field; ++i) {
+      if (i == 19) {
+        out.push_back({pid_t(std::stoi(task.path().filename().string())), stat.substr(open + 1, close - open - 1),
+                       std::stoi(field)});
+      }
+    }
+  }
+  return out;
+}
+
+// The RPC thread's nice value as the daemon's status reports it (none: no status).
+std::optional<int> reportedNice(Daemon& daemon) {
+  auto control = daemon.control();
+  if (!control) return std::nullopt;
+  auto status = control->status();
+  if (!status) return std::nullopt;
+  return status.value().rpcThreadNice;
+}
+
+TEST(Config, EveryDaemonThreadRunsAtTheNiceValueAskedForAndStatusSaysSo) {
+  TempDir dir;
+  errno = 0;
+  const int ours = ::getpriority(PRIO_PROCESS, 0);
+  ASSERT_EQ(errno, 0);
+  const int asked = std::min(ours + 4, 19);  // raising it is allowed to anyone
+  Daemon daemon(dir, {"--nice", std::to_string(asked)});
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  EXPECT_EQ(reportedNice(daemon), std::optional<int>(asked));
+  // The RPC thread (the main one), the daemon's own threads, and every thread a library started
+  // after it; a driver thread may raise its own (Mesa's disk cache runs at 19), none is lower.
+  const pid_t pid = daemon.process().pid();
+  std::set<std::string> named;
+  for (const ThreadNice& t : threadNiceValues(pid)) {
+    if (t.tid == pid || t.name.rfind("xrc-", 0) == 0) {
+      EXPECT_EQ(t.nice, asked) << t.name;
+      named.insert(t.tid == pid ? "main" : t.name);
+    }
+    EXPECT_GE(t.nice, asked) << t.name;
+  }
+  for (const char* name : {"main", "xrc-display", "xrc-frames", "xrc-signals"})
+    EXPECT_EQ(named.count(name), 1u) << name;
+  const CtlResult r = runCtl(dir, {"--socket", daemon.socket(), "status", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("\"rpc_thread_nice\": " + std::to_string(asked) + ","), std::string::npos) << r.output;
+}
+
+// A lower nice value than the daemon may take is refused by the kernel: the daemon runs on at the
+// lowest it may, and its log says why.
+TEST(Config, ANiceValueTheDaemonMayNotTakeLeavesItRunningAndSaysWhy) {
+  TempDir dir;
+  errno = 0;
+  const int ours = ::getpriority(PRIO_PROCESS, 0);
+  ASSERT_EQ(errno, 0);
+  const int asked = std::max(ours - 5, -20);
+  Daemon daemon(dir, {"--nice", std::to_string(asked)});
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  const std::optional<int> reported = reportedNice(daemon);
+  ASSERT_TRUE(reported);
+  const int nice = *reported;
+  EXPECT_GE(nice, asked);
+  EXPECT_LE(nice, ours);
+  if (nice != asked) {
+    EXPECT_NE(daemon.process().output().find("nice " + std::to_string(asked) + " refused"), std::string::npos)
+        << daemon.process().output();
+  }
 }
 
 TEST(Startup, SecondDaemonStaleSocketsAndOtherFilesAtThePath) {

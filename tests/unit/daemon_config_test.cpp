@@ -179,6 +179,29 @@ TEST(DaemonConfig, QueuePriorityIsOneOfVulkansFour) {
   EXPECT_EQ(changedKeys(c, other), std::vector<std::string>{"queue_priority"});
 }
 
+TEST(DaemonConfig, NiceIsZeroByDefaultWithinLinuxsRangeAndNeedsARestart) {
+  DaemonConfig c;
+  EXPECT_EQ(c.nice, 0);
+  ASSERT_TRUE(applyToml("nice = 5\n", "test.toml", c));
+  EXPECT_EQ(c.nice, 5);
+  ASSERT_TRUE(applyToml("nice = -20\n", "test.toml", c));
+  ASSERT_TRUE(applyToml("nice = 19\n", "test.toml", c));
+  for (const char* bad : {"nice = -21\n", "nice = 20\n"}) {
+    auto s = applyToml(bad, "test.toml", c);
+    ASSERT_FALSE(s) << bad;
+    EXPECT_NE(s.error().message.find("test.toml:1: nice must be within -20..19"), std::string::npos)
+        << s.error().message;
+  }
+  EXPECT_EQ(c.nice, 19);  // a refused value changes nothing
+  c.nice = 40;
+  auto s = validateConfig(c);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("--nice must be within -20..19 (got 40)"), std::string::npos) << s.error().message;
+  DaemonConfig other;
+  other.nice = -10;
+  EXPECT_EQ(changedKeys(DaemonConfig{}, other), std::vector<std::string>{"nice"});
+}
+
 TEST(DaemonConfig, HostCopiesAreAutoUpTo4MibAndBoundedAt64Mib) {
   DaemonConfig c;
   EXPECT_EQ(c.hostCopies, "auto");

@@ -93,6 +93,7 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
           {"display_frames_composed", s.displayFramesComposed},
           {"layer_views_culled", s.layerViewsCulled},
           {"gpu_queue_priority", s.gpuQueuePriority},
+          {"rpc_thread_nice", s.rpcThreadNice},
           {"display_work_us", percentilesJson(s.displayWorkUs)},
           {"display_wake_delay_us", percentilesJson(s.displayWakeDelayUs)},
           {"daemon_cpu_us_per_display_frame", percentilesJson(s.daemonCpuUsPerDisplayFrame)},
@@ -121,9 +122,9 @@ std::string formatTable(const xrc::control::DaemonStatus& s) {
       s.missedDisplayFrames, s.displayFramesGpuLate);
   out += fmt::format(
       "display work p50 {:.0f} us  wake delay p99 {:.0f} us  daemon CPU {:.0f} us per display frame, {:.1f} us per "
-      "client frame  blend {}  GPU priority {}\n",
+      "client frame  blend {}  GPU priority {}  nice {}\n",
       s.displayWorkUs.p50, s.displayWakeDelayUs.p99, s.daemonCpuUsPerDisplayFrame.p50, s.daemonCpuUsPerClientFrame,
-      xrc::blendModeName(s.environmentBlendMode), s.gpuQueuePriority);
+      xrc::blendModeName(s.environmentBlendMode), s.gpuQueuePriority, s.rpcThreadNice);
   if (!s.limitsHit.empty()) {
     std::string hits;
     for (const auto& h : s.limitsHit) {

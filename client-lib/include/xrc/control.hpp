@@ -77,6 +77,7 @@ struct DaemonStatus {
   uint64_t displayFramesGpuLate = 0;   // composed in time, finished on the GPU after the next vsync
   uint64_t displayFramesComposed = 0;  // 1.12: composed on the GPU (headless on-read: only those read)
   std::string gpuQueuePriority;        // the daemon's GPU queues' global priority (1.4)
+  int32_t rpcThreadNice = 0;           // the CPU nice value of the daemon's RPC thread (1.19)
   std::vector<ClientStatus> clients;
   uint64_t missedDisplayFrames = 0;
   Percentiles displayWorkUs, daemonCpuUsPerDisplayFrame;
