@@ -13,6 +13,8 @@
 # Uses XRC_BENCH / XRC_DEMO, else the build in ./build (XRC_BUILD=DIR for another).
 # XRC_AB_BASE_ENV / XRC_AB_NEW_ENV: NAME=VALUE words set for that variant's bench and its clients
 # (a client-side A/B with one daemon given twice, e.g. XRC_AB_BASE_ENV=XRC_ANSWER_WAITS_AT_ONCE=0).
+# XRC_AB_BASE_ARGS / XRC_AB_NEW_ARGS: daemon arguments for that variant only (an A/B of a daemon
+# option with one daemon given twice, e.g. XRC_AB_BASE_ARGS="--nice 0" XRC_AB_NEW_ARGS="--nice -10").
 set -euo pipefail
 [ $# -ge 3 ] || { sed -n '2,15p' "$0" >&2; exit 2; }
 base=$(realpath "$1") new=$(realpath "$2") out=$3
@@ -30,13 +32,15 @@ for round in $(seq 1 "$rounds"); do
     variants="base new"
     [ $((round % 2)) -eq 0 ] && variants="new base"
     for v in $variants; do
-      daemon=$base variant_env=${XRC_AB_BASE_ENV:-}
-      [ "$v" = new ] && daemon=$new variant_env=${XRC_AB_NEW_ENV:-}
+      daemon=$base variant_env=${XRC_AB_BASE_ENV:-} variant_args=${XRC_AB_BASE_ARGS:-}
+      [ "$v" = new ] && daemon=$new variant_env=${XRC_AB_NEW_ENV:-} variant_args=${XRC_AB_NEW_ARGS:-}
+      daemon_args=()
+      for word in $variant_args; do daemon_args+=("--daemon-arg=$word"); done
       log="$out/$v-$n-r$round.log"
       # A bench that cannot start its clients ends on its own; the timeout is for one that hangs.
       # shellcheck disable=SC2086 # NAME=VALUE words
       if timeout $((seconds * 4 + 240)) env $variant_env "$bench" --daemon "$daemon" --demo "$demo" --clients "$n" \
-        --seconds "$seconds" --json "$@" >"$log.json" 2>"$log"; then
+        --seconds "$seconds" --json ${daemon_args[@]+"${daemon_args[@]}"} "$@" >"$log.json" 2>"$log"; then
         python3 -c 'import json, sys
 for s in json.load(open(sys.argv[1]))["scenarios"]:
     print(json.dumps(dict(s, variant=sys.argv[2], round=int(sys.argv[3]))))' "$log.json" "$v" "$round" >>"$out/runs.jsonl"
