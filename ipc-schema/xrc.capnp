@@ -6,7 +6,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("xrc::wire");
 
 const protocolMajor :UInt16 = 1;
-const protocolMinor :UInt16 = 19;
+const protocolMinor :UInt16 = 20;
 # Minor 1: view poses/fovs, head pose with waitFrame, locateHead.
 # Minor 2: overlay sessions, session roles, per-frame stats, Control.setPrimary/kick.
 # Minor 3: environment blend modes (system description, endFrame, status); LOCAL space changes
@@ -577,6 +577,11 @@ struct DaemonStatus {
   # 1.19: the CPU nice value the daemon's RPC thread runs at (--nice; its other threads share it).
   # 0 from daemons before 1.19.
   rpcThreadNice @29 :Int32;
+  # 1.20: how long before the display's latch held copies are let go now, in µs
+  # (--copy-batch-before-latch-us, grown after held frames missed their latch up to
+  # --copy-batch-before-latch-max-us). 0 while before-latch batching is off, and from daemons
+  # before 1.20.
+  copyBatchLeadUs @30 :UInt32;
 }
 
 # 1.10: the desktop window the display is also presented in (seed 003's present semaphores).

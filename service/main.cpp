@@ -214,6 +214,7 @@ xrc::Result<xrc::DaemonConfig> effectiveConfig(const Options& options) {
   if (given.count("shutdown_grace_ms")) c.shutdownGraceMs = cli.shutdownGraceMs;
   if (given.count("copy_batch_us")) c.copyBatchUs = cli.copyBatchUs;
   if (given.count("copy_batch_before_latch_us")) c.copyBatchBeforeLatchUs = cli.copyBatchBeforeLatchUs;
+  if (given.count("copy_batch_before_latch_max_us")) c.copyBatchBeforeLatchMaxUs = cli.copyBatchBeforeLatchMaxUs;
   if (given.count("copy_batch_copies_per_submission")) {
     c.copyBatchCopiesPerSubmission = cli.copyBatchCopiesPerSubmission;
   }
@@ -351,11 +352,15 @@ int run(const Options& options) {
   {
     RetiredSwapchains retired;
     FrameWorker worker{kFrameWorkerThreadName};
+    // The let-go's lead before the latch: the batch adapts it, the waiter reads it.
+    auto letGoLead = std::make_shared<LetGoLead>(std::chrono::microseconds(config.copyBatchBeforeLatchUs),
+                                                 std::chrono::microseconds(config.copyBatchBeforeLatchMaxUs));
     // A rendering found done whose copy a batch would hold is answered at that batch's let-go.
     auto renderingWaiter = gpu::RenderingWaiter::create(
         gpu->device(), [&backend = *backend, window = std::chrono::microseconds(config.copyBatchUs),
-                        beforeLatch = std::chrono::microseconds(config.copyBatchBeforeLatchUs)](int64_t readyNs) {
-          const auto at = CopyBatch::letGoForCopyReadyAt(backend.clock(), window, beforeLatch, readyNs);
+                        lead = letGoLead](int64_t readyNs) {
+          const auto at = CopyBatch::letGoForCopyReadyAt(backend.clock(), window,
+                                                         std::chrono::nanoseconds(lead->leadNs()), readyNs);
           if (!at) return gpu::RenderingWaiter::LetGo{};
           return gpu::RenderingWaiter::LetGo{at->letGoNs > readyNs ? at->letGoNs : 0, at->latchNs};
         });
@@ -373,7 +378,7 @@ int run(const Options& options) {
     CopyBatch copyBatch(
         io.provider->getTimer(), std::chrono::microseconds(config.copyBatchUs),
         std::chrono::microseconds(config.copyBatchBeforeLatchUs), [&backend = *backend] { return backend.clock(); },
-        std::move(letGoAlarm).value());
+        std::move(letGoAlarm).value(), letGoLead);
     // Declared after the event loop, so destroyed (submitting anything gathered) before it.
     LetGoCopies letGoCopies(uint32_t(config.copyBatchCopiesPerSubmission));
     copyBatch.runAtLetGo([&letGoCopies, &waiter = *renderingWaiter.value()] {
@@ -604,6 +609,12 @@ int main(int argc, char** argv) {
                       "once; 0: each at once. --copy-batch-us replaces it")
            ->capture_default_str(),
        "copy_batch_before_latch_us"},
+      {app.add_option("--copy-batch-before-latch-max-us", cli.copyBatchBeforeLatchMaxUs,
+                      "Timeline mode: the longest the let-go's lead before the latch grows to after held frames "
+                      "missed their latch (it shrinks back to --copy-batch-before-latch-us while they make it); "
+                      "not above that: fixed")
+           ->capture_default_str(),
+       "copy_batch_before_latch_max_us"},
       {app.add_option("--copy-batch-copies-per-submission", cli.copyBatchCopiesPerSubmission,
                       "Timeline mode: gather the copies let go together, of every client, into queue submissions "
                       "of this many copies (their frames are committed once submitted); 0: one per client frame")

@@ -113,6 +113,8 @@ Status validateConfig(const DaemonConfig& c, std::string_view p) {
         Bounded{c.shutdownGraceMs, 60000, "shutdown-grace-ms", "shutdown_grace_ms"},
         Bounded{c.copyBatchUs, kMaxCopyBatchUs, "copy-batch-us", "copy_batch_us"},
         Bounded{c.copyBatchBeforeLatchUs, kMaxCopyBatchUs, "copy-batch-before-latch-us", "copy_batch_before_latch_us"},
+        Bounded{c.copyBatchBeforeLatchMaxUs, kMaxCopyBatchUs, "copy-batch-before-latch-max-us",
+                "copy_batch_before_latch_max_us"},
         Bounded{c.copyBatchCopiesPerSubmission, kMaxCopiesPerSubmission, "copy-batch-copies-per-submission",
                 "copy_batch_copies_per_submission"}}) {
     if (b.value < 0 || b.value > b.max) {
@@ -201,13 +203,15 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
       s = integer(next.hostCopyMaxKib);
     } else if (k == "copy_batch_before_latch_us") {
       s = integer(next.copyBatchBeforeLatchUs);
+    } else if (k == "copy_batch_before_latch_max_us") {
+      s = integer(next.copyBatchBeforeLatchMaxUs);
     } else if (const LimitKey* limit = findLimitKey(k)) {
       s = integer(next.limits.*limit->member);
     } else {
       return makeError(
           ErrorCode::invalidArgument,
           "{}: unknown key '{}' (known: backend, socket, refresh_hz, log_level, view_size, sync_mode, "
-          "device_uuid, shutdown_grace_ms, copy_batch_us, copy_batch_before_latch_us, "
+          "device_uuid, shutdown_grace_ms, copy_batch_us, copy_batch_before_latch_us, copy_batch_before_latch_max_us, "
           "copy_batch_copies_per_submission, mirror, "
           "head_motion, compose, environment_blend_modes, queue_priority, nice, host_copies, host_copy_max_kib, "
           "reprojection, "
@@ -268,6 +272,7 @@ std::vector<std::string> changedKeys(const DaemonConfig& a, const DaemonConfig& 
   if (a.shutdownGraceMs != b.shutdownGraceMs) out.push_back("shutdown_grace_ms");
   if (a.copyBatchUs != b.copyBatchUs) out.push_back("copy_batch_us");
   if (a.copyBatchBeforeLatchUs != b.copyBatchBeforeLatchUs) out.push_back("copy_batch_before_latch_us");
+  if (a.copyBatchBeforeLatchMaxUs != b.copyBatchBeforeLatchMaxUs) out.push_back("copy_batch_before_latch_max_us");
   if (a.copyBatchCopiesPerSubmission != b.copyBatchCopiesPerSubmission) {
     out.push_back("copy_batch_copies_per_submission");
   }

@@ -38,6 +38,11 @@ struct DaemonConfig {
   // processes it saves the daemon's context a turn per copy, and, with clients that prepare their
   // acquires, costs them no frames (docs/BENCHMARKS.md).
   int64_t copyBatchBeforeLatchUs = 2000;
+  // The longest that lead grows to after held frames were committed past their latch (LetGoLead);
+  // it shrinks back to copyBatchBeforeLatchUs while they are not. Not above it: the lead is fixed,
+  // the default: growing it (up to 6000) bought nothing measurable at 64 clients on an H200
+  // (docs/BENCHMARKS.md, "Copy batching before the latch").
+  int64_t copyBatchBeforeLatchMaxUs = 0;
   // Timeline mode: the copies of a let-go (either batching), of every client, gathered into queue
   // submissions of this many copies (LetGoCopies); 0: one submission per client frame.
   int64_t copyBatchCopiesPerSubmission = 0;

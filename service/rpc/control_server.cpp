@@ -104,6 +104,7 @@ kj::Promise<void> ControlServer::status(StatusContext context) {
   status.setFramesHeld(ctx_.copyBatch.framesHeld());
   status.setFramesHeldPastLatch(ctx_.copyBatch.framesHeldPastLatch());
   status.setCopyQueueSubmissions(ctx_.gpu.copySubmissions());
+  status.setCopyBatchLeadUs(uint32_t(ctx_.copyBatch.leadNs() / 1000));
   const int64_t nowNs = monotonicNowNs();
   const auto hits = ctx_.refusals.snapshot();
   auto hitList = status.initLimitsHit(uint32_t(hits.size()));

@@ -12,19 +12,24 @@ int64_t nanosSinceOrigin(kj::TimePoint t) { return (t - kj::origin<kj::TimePoint
 }  // namespace
 
 CopyBatch::CopyBatch(kj::Timer& timer, std::chrono::microseconds window, std::chrono::microseconds beforeLatch,
-                     std::function<DisplayClock()> clock, std::shared_ptr<MonotonicAlarm> alarm)
-    : timer_(timer), window_(window), beforeLatch_(beforeLatch), clock_(std::move(clock)), alarm_(std::move(alarm)) {}
+                     std::function<DisplayClock()> clock, std::shared_ptr<MonotonicAlarm> alarm,
+                     std::shared_ptr<LetGoLead> lead)
+    : timer_(timer),
+      window_(window),
+      beforeLatch_(beforeLatch),
+      clock_(std::move(clock)),
+      alarm_(std::move(alarm)),
+      lead_(lead ? std::move(lead) : std::make_shared<LetGoLead>(beforeLatch, beforeLatch)) {}
 
 CopyBatch::~CopyBatch() { state_->atLetGo = nullptr; }
 
 std::optional<CopyBatch::LatchAndLetGo> CopyBatch::letGoForCopyReadyAt(const DisplayClock& clock,
                                                                        std::chrono::microseconds window,
-                                                                       std::chrono::microseconds beforeLatch,
-                                                                       int64_t readyNs) {
-  if (!batchesBeforeLatch(window, beforeLatch) || clock.periodNs <= 0) return std::nullopt;
+                                                                       std::chrono::nanoseconds lead, int64_t readyNs) {
+  if (window.count() > 0 || lead.count() <= 0 || clock.periodNs <= 0) return std::nullopt;
   // The display takes its frames `latchLeadNs` before each vsync: the next latch after then.
   const int64_t latchNs = clock.nextLatchedVsyncAfter(readyNs) - clock.leadNs();
-  return LatchAndLetGo{latchNs, latchNs - int64_t(beforeLatch.count()) * 1000};
+  return LatchAndLetGo{latchNs, latchNs - int64_t(lead.count())};
 }
 
 std::optional<CopyBatch::LetGo> CopyBatch::letGoBeforeLatch() {
@@ -32,7 +37,10 @@ std::optional<CopyBatch::LetGo> CopyBatch::letGoBeforeLatch() {
   // The loop's timer reads the clock once per turn: a turn that has run a while reads it here.
   const int64_t nowNs = std::max(nanosSinceOrigin(timer_.now()), alarm_ ? monotonicNowNs() : 0);
   if (!batchesBeforeLatch(window_, beforeLatch_)) return std::nullopt;  // the display clock unread
-  const auto at = letGoForCopyReadyAt(clock_ ? clock_() : DisplayClock{}, window_, beforeLatch_, nowNs);
+  // A batch about to open: the lead follows the frames of the bursts before it.
+  if (!state_->taking) lead_->adjust();
+  const auto at = letGoForCopyReadyAt(clock_ ? clock_() : DisplayClock{}, window_,
+                                      std::chrono::nanoseconds(lead_->leadNs()), nowNs);
   if (!at) return std::nullopt;
   const int64_t latchNs = at->latchNs;
   const int64_t letGoNs = at->letGoNs;

@@ -12,7 +12,8 @@
 //   The settlement of the client's image (copying_done) waits up to a display period.
 // - copy_batch_us (when set, it replaces the first): a batch opens with a copy and is let go that
 //   long after; a held copy reaches the display up to the window later.
-// The first is 2000 µs by default, the second off (0).
+// The first is 2000 µs by default, the second off (0). The first's lead may adapt to how long the
+// bursts take (LetGoLead, copy_batch_before_latch_max_us).
 // A held frame is one whose commit waited for a batch; one committed after the latch its batch was
 // let go for, where its own target's latch was no later, missed a vsync it would have made
 // (framesHeldPastLatch): what the before-latch lead must be long enough for.
@@ -31,6 +32,7 @@
 #include <optional>
 
 #include "../backends/backend.hpp"
+#include "let_go_lead.hpp"
 #include "monotonic_alarm.hpp"
 
 namespace xrc {
@@ -40,8 +42,11 @@ class CopyBatch {
   // `clock`: the display's, asked at every join (before-latch batching only; may be null else).
   // `alarm`: wakes the event loop at a batch's let-go to the µs (the daemon's); without it,
   // `timer` does (to the ms, rounded up: a test's manual timer).
+  // `lead`: the let-go's lead before the latch, shared with the rendering waiter; without it the
+  // lead is `beforeLatch`, fixed. `beforeLatch` 0 (or a window) batches nothing before the latch.
   CopyBatch(kj::Timer& timer, std::chrono::microseconds window, std::chrono::microseconds beforeLatch = {},
-            std::function<DisplayClock()> clock = nullptr, std::shared_ptr<MonotonicAlarm> alarm = nullptr);
+            std::function<DisplayClock()> clock = nullptr, std::shared_ptr<MonotonicAlarm> alarm = nullptr,
+            std::shared_ptr<LetGoLead> lead = nullptr);
   ~CopyBatch();
   CopyBatch(const CopyBatch&) = delete;
   CopyBatch& operator=(const CopyBatch&) = delete;
@@ -63,8 +68,9 @@ class CopyBatch {
   static bool batchesBeforeLatch(std::chrono::microseconds window, std::chrono::microseconds beforeLatch) {
     return window.count() <= 0 && beforeLatch.count() > 0;
   }
+  // `lead`: the let-go's lead before the latch now (LetGoLead::leadNs).
   static std::optional<LatchAndLetGo> letGoForCopyReadyAt(const DisplayClock& clock, std::chrono::microseconds window,
-                                                          std::chrono::microseconds beforeLatch, int64_t readyNs);
+                                                          std::chrono::nanoseconds lead, int64_t readyNs);
 
   // Resolves when the copy that asks may be submitted: at once when batching is off (or the
   // latch is too near), else when the batch it joins is let go. Its value: the latch the batch
@@ -81,11 +87,14 @@ class CopyBatch {
   void countHeldCopy() { state_->copies++; }
 
   // A frame whose commit waited for a batch let go for `latchNs` was committed at `committedNs`.
-  // Any thread.
+  // Any thread. The lead adapts to it.
   void countHeldFrame(int64_t latchNs, int64_t committedNs) {
     state_->framesHeld.fetch_add(1, std::memory_order_relaxed);
     if (committedNs > latchNs) state_->framesHeldPastLatch.fetch_add(1, std::memory_order_relaxed);
+    lead_->frameCommitted(latchNs, committedNs);
   }
+  // The let-go's lead before the latch now; 0 while batching nothing before the latch.
+  int64_t leadNs() const { return batchesBeforeLatch(window_, beforeLatch_) ? lead_->leadNs() : 0; }
 
   uint64_t batches() const { return state_->batches; }  // opened (the latest may still take copies)
   uint64_t copies() const { return state_->copies; }    // that joined one (also those dropped since)
@@ -118,6 +127,7 @@ class CopyBatch {
   std::chrono::microseconds beforeLatch_;
   std::function<DisplayClock()> clock_;
   std::shared_ptr<MonotonicAlarm> alarm_;
+  std::shared_ptr<LetGoLead> lead_;
   // Shared with the batch's timer continuation, which may run after this object is gone (a
   // session still holding a branch while the daemon shuts down).
   std::shared_ptr<State> state_ = std::make_shared<State>();

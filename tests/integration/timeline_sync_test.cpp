@@ -97,6 +97,7 @@ TEST(TimelineSync, IsEveryClientsModeByDefaultAndCopiesBatchedBeforeTheLatchArri
   // figure of the lead's margin, reported, not asserted: it depends on the machine's load).
   EXPECT_GE(status.framesHeld, kFrames / 2);
   EXPECT_LE(status.framesHeldPastLatch, status.framesHeld);
+  EXPECT_EQ(status.copyBatchLeadUs, 2000u);  // fixed by default (copy_batch_before_latch_max_us 0)
   std::printf("%llu copies in %llu batches over %llu display frames; %llu frames held, %llu past their latch\n",
               (unsigned long long)status.copiesBatched, (unsigned long long)status.copyBatches,
               (unsigned long long)status.displayFrames, (unsigned long long)status.framesHeld,
@@ -114,6 +115,22 @@ TEST(TimelineSync, CopiesEachAtOnceWithoutBatchingArriveWhole) {
   EXPECT_EQ(status.copyBatches, 0u);
   EXPECT_EQ(status.copiesBatched, 0u);
   EXPECT_EQ(status.framesHeld, 0u);
+  EXPECT_EQ(status.copyBatchLeadUs, 0u);
+}
+
+// copy_batch_before_latch_max_us above the lead: the lead adapts between the two (LetGoLead, unit
+// tested) and status says where it stands; the frames still arrive whole.
+TEST(TimelineSync, AnAdaptingLeadStaysWithinItsBoundsAndCopiesArriveWhole) {
+  TempDir dir;
+  Daemon daemon(dir, {"--copy-batch-before-latch-us", "1500", "--copy-batch-before-latch-max-us", "5000"});
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  SKIP_WITHOUT_TIMELINES(daemon);
+  const control::DaemonStatus status = runDemoAndCheckItsFramesArriveWhole(daemon, dir);
+  EXPECT_GE(status.framesHeld, 1u);
+  EXPECT_GE(status.copyBatchLeadUs, 1500u);
+  EXPECT_LE(status.copyBatchLeadUs, 5000u);
+  std::printf("lead %u us after %llu frames held, %llu past their latch\n", status.copyBatchLeadUs,
+              (unsigned long long)status.framesHeld, (unsigned long long)status.framesHeldPastLatch);
 }
 
 // copy_batch_us: copies held back to be submitted together still arrive whole and are shown.

@@ -1,5 +1,6 @@
 // CopyBatch: copies that join within a window are let go together when it ends; before the latch,
-// together at a fixed time before the display's next latch; off, at once.
+// together a lead before the display's next latch (fixed, or adapting to held frames that missed
+// it); off, at once.
 #include "rpc/copy_batch.hpp"
 
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 #include <kj/async.h>
 #include <kj/timer.h>
 
+#include <memory>
 #include <utility>
 
 #include "manual_timer_loop.hpp"
@@ -118,6 +120,34 @@ TEST(CopyBatch, BeforeLatchCopiesGoTogetherThatLongBeforeTheNextLatchAndNearerOn
   EXPECT_TRUE(thirdGone);
   EXPECT_EQ(batch.batches(), 2u);
   EXPECT_EQ(batch.copies(), 3u);
+}
+
+TEST(CopyBatch, AHeldFrameCommittedPastItsLatchMovesTheNextLetGoEarlier) {
+  Loop l;
+  const DisplayClock clock = displayClock(l);  // latches at 10, 20, 30 ms from now
+  auto lead = std::make_shared<LetGoLead>(microseconds(2000), microseconds(6000));
+  CopyBatch batch(
+      l.timer, microseconds(0), microseconds(2000), [clock] { return clock; }, nullptr, lead);
+  EXPECT_EQ(batch.leadNs(), 2'000'000);
+  int64_t latchNs = 0;
+  auto first = batch.join().then([&](int64_t at) { latchNs = at; }).eagerlyEvaluate(nullptr);
+  l.advance(8000 * kj::MICROSECONDS);  // let go at 8 ms for the latch at 10
+  ASSERT_EQ(latchNs, clock.originNs);
+  // Its frame is committed 750 µs after that latch: the next let-go comes 1 ms earlier.
+  batch.countHeldFrame(latchNs, latchNs + 750'000);
+  EXPECT_EQ(batch.framesHeldPastLatch(), 1u);
+  l.advance(3000 * kj::MICROSECONDS);  // 11 ms
+  bool gone = false;
+  auto second = batch.join().then([&](int64_t) { gone = true; }).eagerlyEvaluate(nullptr);
+  EXPECT_EQ(batch.leadNs(), 3'000'000);
+  l.advance(5999 * kj::MICROSECONDS);  // 16.999 ms
+  EXPECT_FALSE(gone);
+  l.advance(1 * kj::MICROSECONDS);  // 17 ms: 3 ms before the latch at 20
+  EXPECT_TRUE(gone);
+  // Status reports no lead where nothing is batched before the latch.
+  CopyBatch windowed(
+      l.timer, microseconds(1000), microseconds(2000), [clock] { return clock; }, nullptr, lead);
+  EXPECT_EQ(windowed.leadNs(), 0);
 }
 
 TEST(CopyBatch, HeldCopiesLetGoSaysWhenTheCopiesHeldNowGoWithoutJoining) {

@@ -252,6 +252,11 @@ TEST(DaemonConfig, CopyBatchBeforeLatchIs2msByDefaultAndAtMostADisplayPeriodAt90
       << s.error().message;
 }
 
+TEST(DaemonConfig, CopyBatchBeforeLatchMaxIsOffByDefaultAndAtMostADisplayPeriodAt90Hz) {
+  expectBoundedIntegerKey("copy_batch_before_latch_max_us", &DaemonConfig::copyBatchBeforeLatchMaxUs, 0, 6000, 11000,
+                          "\"long\"");
+}
+
 TEST(DaemonConfig, OpenXrOverlayIsABoolean) {
   expectBooleanKey("openxr_overlay", &DaemonConfig::openxrOverlay, false, "\"yes\"");
 }

@@ -107,6 +107,7 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
           {"frames_held", s.framesHeld},
           {"frames_held_past_latch", s.framesHeldPastLatch},
           {"copy_queue_submissions", s.copyQueueSubmissions},
+          {"copy_batch_lead_us", s.copyBatchLeadUs},
           {"limits_hit", limitsHit},
           {"image_bytes", s.imageBytes},
           {"image_bytes_limit", s.imageBytesLimit},

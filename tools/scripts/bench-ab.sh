@@ -58,6 +58,16 @@ runs = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
 def span(values):
     values = [v for v in values if v is not None]
     return "-" if not values else f"{min(values):.1f}–{max(values):.1f}"
+# Run by run, in the order they ran: the pairs of one round side by side.
+for r in runs:
+    if not r.get("ok"):
+        continue
+    held = r.get("frames_held") or 0
+    past = f"{100 * r['frames_held_past_latch'] / held:.1f} %" if held else "-"
+    print(f"  {r['clients']:3d} clients, round {r['round']}, {r['variant']:4s}: "
+          f"{r['daemon_cpu_us_per_client_frame']:.1f} us, {r.get('client_frames_per_s_steady', 0):.2f} frames/s, "
+          f"held past latch {past}, dropped {r.get('frames_dropped')}, lead at the end "
+          f"{r.get('copy_batch_lead_us', '-')} us")
 for n in sorted({r["clients"] for r in runs}):
     for variant in ("base", "new"):
         rs = [r for r in runs if r["clients"] == n and r["variant"] == variant and r.get("ok")]
