@@ -362,12 +362,10 @@ Status validateDepthRange(float minDepth, float maxDepth, float nearZ, float far
   return {};
 }
 
-Status validateEquirect(float radius, const std::vector<float>& scale, const std::vector<float>& bias,
+Status validateEquirect(float radius, std::span<const float> scale, std::span<const float> bias,
                         uint32_t eyeVisibility) {
   if (auto s = validateShape(radius, eyeVisibility, "equirect layer"); !s) return s;
-  auto finite2 = [](const std::vector<float>& v) {
-    return v.size() == 2 && std::isfinite(v[0]) && std::isfinite(v[1]);
-  };
+  auto finite2 = [](std::span<const float> v) { return v.size() == 2 && std::isfinite(v[0]) && std::isfinite(v[1]); };
   if (!finite2(scale) || !finite2(bias)) {
     return makeError(ErrorCode::invalidArgument, "equirect layer scale and bias need 2 finite values each");
   }
@@ -398,9 +396,9 @@ std::optional<Equirect2Window> equirect2WindowOf(const EquirectMapping& m) {
   return Equirect2Window{std::min(central, kTwoPi), std::min(upper, kPi / 2), std::max(lower, -kPi / 2)};
 }
 
-Status validateColorScaleBias(const std::vector<float>& scale, const std::vector<float>& bias) {
+Status validateColorScaleBias(std::span<const float> scale, std::span<const float> bias) {
   if (scale.empty() && bias.empty()) return {};
-  auto finite4 = [](const std::vector<float>& v) {
+  auto finite4 = [](std::span<const float> v) {
     return v.size() == 4 && std::all_of(v.begin(), v.end(), [](float f) { return std::isfinite(f); });
   };
   if (!finite4(scale) || !finite4(bias)) {
@@ -431,7 +429,7 @@ Status validateVisibilityMask(const VisibilityMask& mask) {
   return {};
 }
 
-Status validatePose(const std::vector<float>& orientation, const std::vector<float>& position) {
+Status validatePose(std::span<const float> orientation, std::span<const float> position) {
   if (orientation.size() != 4 || position.size() != 3) {
     return makeError(ErrorCode::invalidArgument, "pose needs 4 orientation and 3 position values (got {} and {})",
                      orientation.size(), position.size());

@@ -148,6 +148,16 @@ Composition LayerRenderer::plan(const std::vector<CommittedFrame>& frames, const
   const size_t viewCount = layout_.views.size();
   Composition c;
   c.head = head;
+  // Each list sized once: this runs every display frame.
+  size_t layerViews = 0;
+  for (const auto& frame : frames) {
+    for (const auto& layer : frame.layers) layerViews += layer.views.size();
+  }
+  c.drawn.reserve(layerViews);
+  c.shown.reserve(layerViews);
+  c.reprojected.reserve(layerViews);
+  c.sources.reserve(layerViews);
+  c.eyes.reserve(viewCount);
   auto addSource = [&](const CommittedLayer& layer, const LayerView& view) {
     const SourceImage source = lookup_(view);
     // A cube layer reads the 6 faces of its cube.

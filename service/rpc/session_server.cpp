@@ -2,6 +2,7 @@
 
 #include "../input/simulated_controllers.hpp"
 
+#include <array>
 #include <cmath>
 #include <span>
 
@@ -54,11 +55,38 @@ kj::Promise<Pose> headAt(Backend& backend, int64_t timeNs) {
   return headLocatedByRuntime(backend, timeNs);
 }
 
-std::vector<float> floats(capnp::List<float>::Reader list) {
-  std::vector<float> out;
-  for (float f : list) out.push_back(f);
-  return out;
-}
+// A float list of a frame's message, copied out to be validated. The protocol's are at most 4
+// long (poses, fovs, color scale and bias): those stay inline, a frame's views cost no heap
+// allocation each; a longer one (invalid, but its size goes into the error) goes to the heap.
+class WireFloats {
+ public:
+  explicit WireFloats(capnp::List<float>::Reader list) : size_(list.size()) {
+    if (size_ > kInline) longer_.reserve(size_);
+    for (uint32_t i = 0; i < size_; ++i) {
+      if (size_ <= kInline) {
+        inline_[i] = list[i];
+      } else {
+        longer_.push_back(list[i]);
+      }
+    }
+  }
+  std::span<const float> span() const { return size_ <= kInline ? std::span(inline_.data(), size_) : longer_; }
+  // Passed to the validators as the list it holds.
+  operator std::span<const float>() const { return span(); }
+  size_t size() const { return size_; }
+  float operator[](size_t i) const { return span()[i]; }
+  const float* begin() const { return span().data(); }
+  const float* end() const { return span().data() + size_; }
+  std::vector<float> vector() const { return {begin(), end()}; }
+
+ private:
+  static constexpr size_t kInline = 4;
+  size_t size_;
+  std::array<float, kInline> inline_{};
+  std::vector<float> longer_;
+};
+
+WireFloats floats(capnp::List<float>::Reader list) { return WireFloats(list); }
 
 SubImageRef readSubImage(wire::SubImage::Reader in) {
   auto rect = in.getImageRect();
@@ -956,8 +984,8 @@ SessionServer::EndAnswer SessionServer::end(wire::Session::EndFrameParams::Reade
     } else if (layer.isCylinder() || layer.isEquirect()) {
       const bool cylinder = layer.isCylinder();
       auto pose = cylinder ? layer.getCylinder().getPose() : layer.getEquirect().getPose();
-      p.orientation = floats(pose.getOrientation());
-      p.position = floats(pose.getPosition());
+      p.orientation = floats(pose.getOrientation()).vector();
+      p.position = floats(pose.getPosition()).vector();
       if (auto v = validatePose(p.orientation, p.position); !v) return v;
       if (cylinder) {
         auto c = layer.getCylinder();
@@ -985,7 +1013,7 @@ SessionServer::EndAnswer SessionServer::end(wire::Session::EndFrameParams::Reade
     } else if (layer.isCube()) {
       auto c = layer.getCube();
       p.kind = CommittedLayer::Kind::cube;
-      p.orientation = floats(c.getOrientation());
+      p.orientation = floats(c.getOrientation()).vector();
       p.position = {0, 0, 0};
       if (auto v = validatePose(p.orientation, p.position); !v) return v;
       if (c.getEyeVisibility() > 2) {
@@ -998,8 +1026,8 @@ SessionServer::EndAnswer SessionServer::end(wire::Session::EndFrameParams::Reade
       p.kind = CommittedLayer::Kind::quad;
       auto quad = layer.getQuad();
       if (auto v = validateQuadExtent(quad.getWidth(), quad.getHeight()); !v) return v;
-      p.orientation = floats(quad.getPose().getOrientation());
-      p.position = floats(quad.getPose().getPosition());
+      p.orientation = floats(quad.getPose().getOrientation()).vector();
+      p.position = floats(quad.getPose().getPosition()).vector();
       if (auto v = validatePose(p.orientation, p.position); !v) return v;
       if (auto v = lookup(readSubImage(quad.getSubImage()), false, "quad layer", p.views); !v) {
         return v;

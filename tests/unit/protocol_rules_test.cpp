@@ -2,12 +2,17 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <limits>
+#include <vector>
 
 #include "xrc/protocol_rules.hpp"
 
 namespace xrc {
 namespace {
+
+// The validators take spans: a list written in place, held for the call.
+std::vector<float> floats(std::initializer_list<float> values) { return values; }
 
 DeviceFacts device(uint8_t id, bool semaphores) {
   DeviceFacts f;
@@ -347,10 +352,10 @@ TEST(Layers, QuadSizeAndPose) {
   for (auto [w, h] : {std::pair{0.f, 1.f}, {1.f, -1.f}, {nan, 1.f}, {1.f, inf}}) {
     EXPECT_EQ(validateQuadExtent(w, h).error().code, ErrorCode::invalidArgument) << w << "x" << h;
   }
-  EXPECT_TRUE(validatePose({0, 0, 0, 1}, {0, 0, -1}).ok());
-  EXPECT_FALSE(validatePose({0, 0, 0, 2}, {0, 0, -1}).ok());
-  EXPECT_FALSE(validatePose({0, 0, 0, 1}, {0, nan, -1}).ok());
-  EXPECT_FALSE(validatePose({0, 0, 1}, {0, 0, -1}).ok());
+  EXPECT_TRUE(validatePose(floats({0, 0, 0, 1}), floats({0, 0, -1})).ok());
+  EXPECT_FALSE(validatePose(floats({0, 0, 0, 2}), floats({0, 0, -1})).ok());
+  EXPECT_FALSE(validatePose(floats({0, 0, 0, 1}), floats({0, nan, -1})).ok());
+  EXPECT_FALSE(validatePose(floats({0, 0, 1}), floats({0, 0, -1})).ok());
 }
 
 TEST(Layers, Equirect2WindowsMapToEquirectScaleAndBiasAndBack) {
@@ -378,7 +383,7 @@ TEST(Layers, ColorScaleAndBiasAreBothAbsentOrFourFiniteValuesEach) {
   const float inf = std::numeric_limits<float>::infinity();
   const float nan = std::numeric_limits<float>::quiet_NaN();
   EXPECT_TRUE(validateColorScaleBias({}, {}).ok());
-  EXPECT_TRUE(validateColorScaleBias({0.5f, 1, 2, 1}, {-0.25f, 0, 0.5f, 0}).ok());
+  EXPECT_TRUE(validateColorScaleBias(floats({0.5f, 1, 2, 1}), floats({-0.25f, 0, 0.5f, 0})).ok());
   const std::vector<float> ok{1, 1, 1, 1};
   for (const auto& bad : {std::vector<float>{}, std::vector<float>{1, 1, 1}, std::vector<float>{1, 1, 1, 1, 1},
                           std::vector<float>{1, nan, 1, 1}, std::vector<float>{1, 1, inf, 1}}) {

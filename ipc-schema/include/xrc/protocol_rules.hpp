@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -175,9 +176,9 @@ Status validateQuadExtent(float width, float height);
 // 1.6 layers: radius >= 0 (+infinity allowed), centralAngle in (0, 2 pi], aspectRatio finite > 0;
 // equirect scale and bias finite; eye visibility 0..2.
 Status validateCylinder(float radius, float centralAngle, float aspectRatio, uint32_t eyeVisibility);
-Status validateEquirect(float radius, const std::vector<float>& scale, const std::vector<float>& bias,
+Status validateEquirect(float radius, std::span<const float> scale, std::span<const float> bias,
                         uint32_t eyeVisibility);
-Status validatePose(const std::vector<float>& orientation, const std::vector<float>& position);
+Status validatePose(std::span<const float> orientation, std::span<const float> position);
 // Equirect2's window (XR_KHR_composition_layer_equirect2: radians, central horizontal angle
 // centred on the layer's -z, upper and lower vertical angles) as the wire's equirect scale and
 // bias (xrc.capnp), and back where a scale and bias describe such a window. A zero-wide or
@@ -192,7 +193,7 @@ EquirectMapping equirectMappingOf(const Equirect2Window& window);
 std::optional<Equirect2Window> equirect2WindowOf(const EquirectMapping& mapping);
 
 // 1.9 color scale and bias of a layer: both empty, or 4 finite values each.
-Status validateColorScaleBias(const std::vector<float>& scale, const std::vector<float>& bias);
+Status validateColorScaleBias(std::span<const float> scale, std::span<const float> bias);
 // 1.9: one of the display's visibility masks of a view (XR_KHR_visibility_mask).
 struct VisibilityMask {
   uint32_t type = 0;              // XrVisibilityMaskTypeKHR: 1 hidden mesh, 2 visible mesh, 3 line loop
