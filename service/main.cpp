@@ -376,9 +376,8 @@ int run(const Options& options) {
       return 1;
     }
     CopyBatch copyBatch(
-        io.provider->getTimer(), std::chrono::microseconds(config.copyBatchUs),
-        std::chrono::microseconds(config.copyBatchBeforeLatchUs), [&backend = *backend] { return backend.clock(); },
-        std::move(letGoAlarm).value(), letGoLead);
+        io.provider->getTimer(), std::chrono::microseconds(config.copyBatchUs), letGoLead,
+        [&backend = *backend] { return backend.clock(); }, std::move(letGoAlarm).value());
     // Declared after the event loop, so destroyed (submitting anything gathered) before it.
     LetGoCopies letGoCopies(uint32_t(config.copyBatchCopiesPerSubmission));
     copyBatch.runAtLetGo([&letGoCopies, &waiter = *renderingWaiter.value()] {

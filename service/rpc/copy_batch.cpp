@@ -11,15 +11,14 @@ namespace {
 int64_t nanosSinceOrigin(kj::TimePoint t) { return (t - kj::origin<kj::TimePoint>()) / kj::NANOSECONDS; }
 }  // namespace
 
+CopyBatch::CopyBatch(kj::Timer& timer, std::chrono::microseconds window, std::shared_ptr<LetGoLead> lead,
+                     std::function<DisplayClock()> clock, std::shared_ptr<MonotonicAlarm> alarm)
+    : timer_(timer), window_(window), clock_(std::move(clock)), alarm_(std::move(alarm)), lead_(std::move(lead)) {}
+
 CopyBatch::CopyBatch(kj::Timer& timer, std::chrono::microseconds window, std::chrono::microseconds beforeLatch,
-                     std::function<DisplayClock()> clock, std::shared_ptr<MonotonicAlarm> alarm,
-                     std::shared_ptr<LetGoLead> lead)
-    : timer_(timer),
-      window_(window),
-      beforeLatch_(beforeLatch),
-      clock_(std::move(clock)),
-      alarm_(std::move(alarm)),
-      lead_(lead ? std::move(lead) : std::make_shared<LetGoLead>(beforeLatch, beforeLatch)) {}
+                     std::function<DisplayClock()> clock, std::shared_ptr<MonotonicAlarm> alarm)
+    : CopyBatch(timer, window, std::make_shared<LetGoLead>(beforeLatch, beforeLatch), std::move(clock),
+                std::move(alarm)) {}
 
 CopyBatch::~CopyBatch() { state_->atLetGo = nullptr; }
 
@@ -36,7 +35,7 @@ std::optional<CopyBatch::LetGo> CopyBatch::letGoBeforeLatch() {
   // The event loop's timer reads CLOCK_MONOTONIC, the display clock's time base.
   // The loop's timer reads the clock once per turn: a turn that has run a while reads it here.
   const int64_t nowNs = std::max(nanosSinceOrigin(timer_.now()), alarm_ ? monotonicNowNs() : 0);
-  if (!batchesBeforeLatch(window_, beforeLatch_)) return std::nullopt;  // the display clock unread
+  if (!batchesBeforeLatch()) return std::nullopt;  // the display clock unread
   // A batch about to open: the lead follows the frames of the bursts before it.
   if (!state_->taking) lead_->adjust();
   const auto at = letGoForCopyReadyAt(clock_ ? clock_() : DisplayClock{}, window_,

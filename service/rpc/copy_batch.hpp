@@ -42,11 +42,13 @@ class CopyBatch {
   // `clock`: the display's, asked at every join (before-latch batching only; may be null else).
   // `alarm`: wakes the event loop at a batch's let-go to the µs (the daemon's); without it,
   // `timer` does (to the ms, rounded up: a test's manual timer).
-  // `lead`: the let-go's lead before the latch, shared with the rendering waiter; without it the
-  // lead is `beforeLatch`, fixed. `beforeLatch` 0 (or a window) batches nothing before the latch.
+  // `lead`: the let-go's lead before the latch (shared with the rendering waiter), which may
+  // adapt; its base 0 (or a window) batches nothing before the latch.
+  CopyBatch(kj::Timer& timer, std::chrono::microseconds window, std::shared_ptr<LetGoLead> lead,
+            std::function<DisplayClock()> clock = nullptr, std::shared_ptr<MonotonicAlarm> alarm = nullptr);
+  // A fixed lead of `beforeLatch`.
   CopyBatch(kj::Timer& timer, std::chrono::microseconds window, std::chrono::microseconds beforeLatch = {},
-            std::function<DisplayClock()> clock = nullptr, std::shared_ptr<MonotonicAlarm> alarm = nullptr,
-            std::shared_ptr<LetGoLead> lead = nullptr);
+            std::function<DisplayClock()> clock = nullptr, std::shared_ptr<MonotonicAlarm> alarm = nullptr);
   ~CopyBatch();
   CopyBatch(const CopyBatch&) = delete;
   CopyBatch& operator=(const CopyBatch&) = delete;
@@ -65,9 +67,6 @@ class CopyBatch {
   // `clock`: nullopt when it batches nothing before the latch (off, a window instead, no display
   // period); a let-go not after `readyNs` means at once. Any thread.
   // Whether these settings batch before the latch (a window replaces it; 0 is off).
-  static bool batchesBeforeLatch(std::chrono::microseconds window, std::chrono::microseconds beforeLatch) {
-    return window.count() <= 0 && beforeLatch.count() > 0;
-  }
   // `lead`: the let-go's lead before the latch now (LetGoLead::leadNs).
   static std::optional<LatchAndLetGo> letGoForCopyReadyAt(const DisplayClock& clock, std::chrono::microseconds window,
                                                           std::chrono::nanoseconds lead, int64_t readyNs);
@@ -94,7 +93,7 @@ class CopyBatch {
     lead_->frameCommitted(latchNs, committedNs);
   }
   // The let-go's lead before the latch now; 0 while batching nothing before the latch.
-  int64_t leadNs() const { return batchesBeforeLatch(window_, beforeLatch_) ? lead_->leadNs() : 0; }
+  int64_t leadNs() const { return batchesBeforeLatch() ? lead_->leadNs() : 0; }
 
   uint64_t batches() const { return state_->batches; }  // opened (the latest may still take copies)
   uint64_t copies() const { return state_->copies; }    // that joined one (also those dropped since)
@@ -102,6 +101,7 @@ class CopyBatch {
   uint64_t framesHeldPastLatch() const { return state_->framesHeldPastLatch.load(std::memory_order_relaxed); }
 
  private:
+  bool batchesBeforeLatch() const { return window_.count() <= 0 && lead_->baseNs() > 0; }
   struct State {
     bool taking = false;  // the latest batch takes copies until it is let go
     int64_t letGoNs = 0;  // before-latch batching: when the latest batch is let go
@@ -124,7 +124,6 @@ class CopyBatch {
 
   kj::Timer& timer_;
   std::chrono::microseconds window_;
-  std::chrono::microseconds beforeLatch_;
   std::function<DisplayClock()> clock_;
   std::shared_ptr<MonotonicAlarm> alarm_;
   std::shared_ptr<LetGoLead> lead_;

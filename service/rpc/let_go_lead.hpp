@@ -31,6 +31,7 @@ class LetGoLead {
   LetGoLead& operator=(const LetGoLead&) = delete;
 
   int64_t leadNs() const { return leadNs_.load(std::memory_order_relaxed); }
+  int64_t baseNs() const { return baseNs_; }  // copy_batch_before_latch_us: 0, no batching before the latch
   bool adapts() const { return baseNs_ > 0 && maxNs_ > baseNs_; }
 
   // A frame whose copies were held had to be committed by `mustCommitByNs` to lose no vsync, and

@@ -61,14 +61,8 @@ kj::Promise<Pose> headAt(Backend& backend, int64_t timeNs) {
 class WireFloats {
  public:
   explicit WireFloats(capnp::List<float>::Reader list) : size_(list.size()) {
-    if (size_ > kInline) longer_.reserve(size_);
-    for (uint32_t i = 0; i < size_; ++i) {
-      if (size_ <= kInline) {
-        inline_[i] = list[i];
-      } else {
-        longer_.push_back(list[i]);
-      }
-    }
+    if (size_ > kInline) longer_.resize(size_);
+    std::copy(list.begin(), list.end(), size_ <= kInline ? inline_.data() : longer_.data());
   }
   std::span<const float> span() const { return size_ <= kInline ? std::span(inline_.data(), size_) : longer_; }
   // Passed to the validators as the list it holds.

@@ -126,8 +126,7 @@ TEST(CopyBatch, AHeldFrameCommittedPastItsLatchMovesTheNextLetGoEarlier) {
   Loop l;
   const DisplayClock clock = displayClock(l);  // latches at 10, 20, 30 ms from now
   auto lead = std::make_shared<LetGoLead>(microseconds(2000), microseconds(6000));
-  CopyBatch batch(
-      l.timer, microseconds(0), microseconds(2000), [clock] { return clock; }, nullptr, lead);
+  CopyBatch batch(l.timer, microseconds(0), lead, [clock] { return clock; });
   EXPECT_EQ(batch.leadNs(), 2'000'000);
   int64_t latchNs = 0;
   auto first = batch.join().then([&](int64_t at) { latchNs = at; }).eagerlyEvaluate(nullptr);
@@ -145,8 +144,7 @@ TEST(CopyBatch, AHeldFrameCommittedPastItsLatchMovesTheNextLetGoEarlier) {
   l.advance(1 * kj::MICROSECONDS);  // 17 ms: 3 ms before the latch at 20
   EXPECT_TRUE(gone);
   // Status reports no lead where nothing is batched before the latch.
-  CopyBatch windowed(
-      l.timer, microseconds(1000), microseconds(2000), [clock] { return clock; }, nullptr, lead);
+  CopyBatch windowed(l.timer, microseconds(1000), lead, [clock] { return clock; });
   EXPECT_EQ(windowed.leadNs(), 0);
 }
 
