@@ -159,6 +159,25 @@ struct CommittedLayer {
   std::optional<LayerColor> color;                   // the client gave a color scale and bias
 };
 
+// A committed frame's layers, fixed once the frame is committed and shared by every copy of it:
+// the scheduler's, each display frame's selection of the frames shown, a composition in flight.
+// Such copies are made at every display frame for every client shown (FrameScheduler::select);
+// copying the lists themselves there was heap work per client at every vsync.
+class SharedLayers {
+ public:
+  SharedLayers() = default;
+  explicit SharedLayers(std::vector<CommittedLayer> layers)
+      : list_(layers.empty() ? nullptr : std::make_shared<const std::vector<CommittedLayer>>(std::move(layers))) {}
+
+  const CommittedLayer* begin() const { return list_ ? list_->data() : nullptr; }
+  const CommittedLayer* end() const { return list_ ? list_->data() + list_->size() : nullptr; }
+  size_t size() const { return list_ ? list_->size() : 0; }
+  bool empty() const { return size() == 0; }
+
+ private:
+  std::shared_ptr<const std::vector<CommittedLayer>> list_;  // null: none
+};
+
 struct CommittedFrame {
   uint32_t clientId = 0;
   uint64_t frameId = 0;
@@ -166,7 +185,7 @@ struct CommittedFrame {
   int64_t targetNs = 0;       // the vsync the daemon's pacing gave this frame: shown no earlier
   int64_t committedNs = 0;    // when the frame was complete (for latency)
   EnvironmentBlendMode environmentBlendMode = EnvironmentBlendMode::opaque;  // validated: the display's
-  std::vector<CommittedLayer> layers;
+  SharedLayers layers;
 };
 
 class SimulatedControllers;

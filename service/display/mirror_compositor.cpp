@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 
 #include "../gpu/composable_image.hpp"
 #include "../log.hpp"
@@ -116,10 +117,15 @@ Status MirrorCompositor::compose(std::vector<CommittedFrame> frames, const Pose&
   inFlight_.clear();
   // Layers without a mirror copy (none should be: every runtime swapchain gets one) are left out.
   for (auto& frame : frames) {
-    std::erase_if(frame.layers, [](const CommittedLayer& layer) {
+    auto unmirrored = [](const CommittedLayer& layer) {
       return std::any_of(layer.views.begin(), layer.views.end(),
                          [](const LayerView& view) { return view.swapchain->mirrorCopy() == nullptr; });
-    });
+    };
+    if (std::none_of(frame.layers.begin(), frame.layers.end(), unmirrored)) continue;
+    std::vector<CommittedLayer> kept;
+    std::copy_if(frame.layers.begin(), frame.layers.end(), std::back_inserter(kept),
+                 [&](const CommittedLayer& layer) { return !unmirrored(layer); });
+    frame.layers = SharedLayers(std::move(kept));
   }
   Composition composition = renderer_->plan(frames, head);
   if (auto s = renderer_->beginFrame(); !s) return s;

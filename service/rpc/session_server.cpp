@@ -91,6 +91,8 @@ SubImageRef readSubImage(wire::SubImage::Reader in) {
 // Resolves a validated frame's layers to the runtime images holding each swapchain's newest
 // content and hands the frame to the backend (on the session's frame path thread).
 void commitLayers(DaemonContext& ctx, CommittedFrame frame, const std::vector<PendingLayer>& pending) {
+  std::vector<CommittedLayer> layers;
+  layers.reserve(pending.size());
   for (const auto& p : pending) {
     CommittedLayer layer;
     layer.kind = p.kind;
@@ -130,8 +132,9 @@ void commitLayers(DaemonContext& ctx, CommittedFrame frame, const std::vector<Pe
       const PendingDepth& r = p.depthRanges[eye];
       layer.depth.push_back(LayerDepth{*view, r.minDepth, r.maxDepth, r.nearZ, r.farZ});
     }
-    frame.layers.push_back(std::move(layer));
+    layers.push_back(std::move(layer));
   }
+  frame.layers = SharedLayers(std::move(layers));
   ctx.backend.commitFrame(std::move(frame));
 }
 

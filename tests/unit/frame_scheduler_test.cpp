@@ -175,6 +175,30 @@ TEST(FrameScheduler, RolesPrimaryElectionAndSwitching) {
   EXPECT_EQ(scheduler.displayStats().primaryClientId, 0u);
 }
 
+TEST(FrameScheduler, EveryDisplayFrameSharesAFramesLayersInsteadOfCopyingThem) {
+  FrameScheduler scheduler;
+  scheduler.addClient(client(1));
+  CommittedFrame f = frame(1, 1, vsync(1));
+  CommittedLayer quad;
+  quad.kind = CommittedLayer::Kind::quad;
+  quad.quadWidth = 0.5f;
+  f.layers = SharedLayers({quad});
+  const CommittedLayer* committed = f.layers.begin();
+  scheduler.commit(std::move(f), vsync(0));
+  // Shown at this vsync and the next ones (nothing newer came): the same list each time.
+  for (int v = 1; v <= 3; ++v) {
+    auto s = scheduler.select(vsync(v), kPeriod);
+    ASSERT_EQ(s.shown.size(), 1u);
+    ASSERT_EQ(s.shown[0].layers.size(), 1u);
+    EXPECT_EQ(s.shown[0].layers.begin(), committed);
+    EXPECT_EQ(s.shown[0].layers.begin()->quadWidth, 0.5f);
+  }
+  // No layers: an empty list, nothing to share.
+  EXPECT_TRUE(SharedLayers().empty());
+  EXPECT_TRUE(SharedLayers(std::vector<CommittedLayer>{}).empty());
+  EXPECT_EQ(SharedLayers().begin(), SharedLayers().end());
+}
+
 TEST(FrameScheduler, FramesShowAtTheirTimeNewestWinsAndAreCounted) {
   FrameScheduler scheduler;
   auto c = client(1);
