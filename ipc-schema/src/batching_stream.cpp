@@ -12,6 +12,8 @@ namespace xrc {
 namespace {
 // Large enough for a burst of a frame's calls; a bigger message is read straight into its buffer.
 constexpr size_t kReadAheadBytes = 16 * 1024;
+// A write buffer grown past this by a large message is given up once written, not kept.
+constexpr size_t kKeptWriteBufferBytes = 64 * 1024;
 }  // namespace
 
 BatchingStream::BatchingStream(kj::Own<kj::AsyncCapabilityStream> inner, Reads reads,
@@ -96,26 +98,37 @@ void BatchingStream::scheduleFlush() {
 void BatchingStream::flushQueued() {
   flushScheduled_ = false;
   if (queued_.empty() || writeInFlight_) return;  // an in-flight write flushes again when done
-  auto bytes = queued_.releaseAsArray();
+  // sending_ is empty here (the last write is done): the queue's bytes go out from it, and the
+  // queue takes its capacity. tasks_, declared after both, is cancelled before they are freed.
+  std::swap(queued_, sending_);
   writeInFlight_ = true;
-  inFlightBytes_ = bytes.size();
+  inFlightBytes_ = sending_.size();
   socketWrites_->fetch_add(1, std::memory_order_relaxed);
   // The syscall happens here, not on a later turn: RpcLink::flush() relies on it.
-  auto written = inner_->write(bytes.begin(), bytes.size());
-  tasks_.add(written.attach(kj::mv(bytes))
-                 .then(
-                     [this] {
-                       writeInFlight_ = false;
-                       inFlightBytes_ = 0;
-                       flushQueued();
-                       if (!writeInFlight_) wakeIdleWaiters();
-                     },
-                     [this](kj::Exception&& e) {
-                       writeInFlight_ = false;
-                       inFlightBytes_ = 0;
-                       if (failure_ == nullptr) failure_ = kj::cp(e);
-                       wakeIdleWaiters();
-                     }));
+  auto written = inner_->write(sending_.begin(), sending_.size());
+  tasks_.add(written.then(
+      [this] {
+        writeInFlight_ = false;
+        inFlightBytes_ = 0;
+        releaseSent();
+        flushQueued();
+        if (!writeInFlight_) wakeIdleWaiters();
+      },
+      [this](kj::Exception&& e) {
+        writeInFlight_ = false;
+        inFlightBytes_ = 0;
+        releaseSent();
+        if (failure_ == nullptr) failure_ = kj::cp(e);
+        wakeIdleWaiters();
+      }));
+}
+
+void BatchingStream::releaseSent() {
+  if (sending_.capacity() > kKeptWriteBufferBytes) {
+    sending_ = kj::Vector<kj::byte>();
+  } else {
+    sending_.clear();
+  }
 }
 
 kj::Promise<void> BatchingStream::whenIdle() {

@@ -81,7 +81,19 @@ kj::Promise<UnixSocketStream::ReadResult> UnixSocketStream::readMore(kj::byte* b
 }
 
 kj::Promise<void> UnixSocketStream::write(const void* buffer, size_t size) {
-  return sendFrom({kj::arrayPtr(static_cast<const kj::byte*>(buffer), size)}, 0, nullptr);
+  // One buffer, as every batched flush is: tried once without the general path's lists of
+  // pieces; what the socket did not take, or an error, goes the general way from there.
+  size_t sent = 0;
+  if (size > 0) {
+    iovec iov{const_cast<void*>(buffer), size};
+    msghdr message{};
+    message.msg_iov = &iov;
+    message.msg_iovlen = 1;
+    const ssize_t n = ::sendmsg(fd_.get(), &message, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n == ssize_t(size)) return kj::READY_NOW;
+    if (n > 0) sent = size_t(n);
+  }
+  return sendFrom({kj::arrayPtr(static_cast<const kj::byte*>(buffer), size)}, sent, nullptr);
 }
 
 kj::Promise<void> UnixSocketStream::write(kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces) {

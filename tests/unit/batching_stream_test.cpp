@@ -43,6 +43,26 @@ TEST(BatchingStream, WritesOfOneLoopPassShareOneSocketWriteInOrder) {
   EXPECT_EQ(writer.socketWrites(), 1u);
 }
 
+TEST(BatchingStream, WritesQueuedBehindALargeWriteStillGoingOutFollowItThenReuseItsBuffer) {
+  Pipe p;
+  BatchingStream writer(kj::mv(p.pipe.ends[0]), BatchingStream::Reads::passThrough);
+  std::string large(4 << 20, '\0');  // more than the socket takes at once
+  for (size_t i = 0; i < large.size(); ++i) large[i] = char('a' + (i * 7 + i / 4096) % 26);
+  writer.write(large.data(), large.size()).wait(p.io.waitScope);
+  p.io.waitScope.poll();  // the flush runs: its write waits for room
+  EXPECT_EQ(writer.socketWrites(), 1u);
+  writer.write("12", 2).wait(p.io.waitScope);  // queued meanwhile
+  writer.write("34", 2).wait(p.io.waitScope);
+  EXPECT_EQ(readExactly(*p.pipe.ends[1], large.size() + 4, p.io.waitScope), large + "1234");
+  EXPECT_EQ(writer.socketWrites(), 2u);
+  // The flushes after it go out of the buffers the earlier ones used, the bytes unchanged.
+  for (const char* text : {"xy", "zzz", "w"}) {
+    writer.write(text, std::strlen(text)).wait(p.io.waitScope);
+    EXPECT_EQ(readExactly(*p.pipe.ends[1], std::strlen(text), p.io.waitScope), text);
+  }
+  EXPECT_EQ(writer.socketWrites(), 5u);
+}
+
 TEST(BatchingStream, FdsStayWithTheirBytesAndAfterEarlierWrites) {
   Pipe p;
   BatchingStream writer(kj::mv(p.pipe.ends[0]), BatchingStream::Reads::passThrough);

@@ -96,6 +96,8 @@ class BatchingStream final : public kj::AsyncCapabilityStream, private kj::TaskS
   bool consumed(const kj::byte* bytes, size_t size);
   void scheduleFlush();
   void flushQueued();
+  // The write in flight is done: its buffer is emptied for the next flush (or given up, if large).
+  void releaseSent();
   void wakeIdleWaiters();
   kj::Promise<size_t> readInto(kj::byte* out, size_t minBytes, size_t maxBytes, size_t done);
   void taskFailed(kj::Exception&& exception) override;
@@ -104,6 +106,10 @@ class BatchingStream final : public kj::AsyncCapabilityStream, private kj::TaskS
   const Reads reads_;
 
   kj::Vector<kj::byte> queued_;  // written by the caller, not yet handed to the socket
+  // The bytes of the socket write in flight. The two buffers trade places at each flush, so that
+  // in the steady state neither is allocated again (one handed over and given up per flush was a
+  // few heap allocations per message: the hand-over's trim, and the next message's growth).
+  kj::Vector<kj::byte> sending_;
   bool flushScheduled_ = false;
   bool writeInFlight_ = false;  // at most one socket write outstanding keeps the order
   kj::Vector<kj::Own<kj::PromiseFulfiller<void>>> idleWaiters_;
