@@ -4,6 +4,7 @@
 #include <kj/debug.h>
 #include <sys/socket.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 
@@ -81,23 +82,12 @@ kj::Promise<UnixSocketStream::ReadResult> UnixSocketStream::readMore(kj::byte* b
 }
 
 kj::Promise<void> UnixSocketStream::write(const void* buffer, size_t size) {
-  // One buffer, as every batched flush is: tried once without the general path's lists of
-  // pieces; what the socket did not take, or an error, goes the general way from there.
-  size_t sent = 0;
-  if (size > 0) {
-    iovec iov{const_cast<void*>(buffer), size};
-    msghdr message{};
-    message.msg_iov = &iov;
-    message.msg_iovlen = 1;
-    const ssize_t n = ::sendmsg(fd_.get(), &message, MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (n == ssize_t(size)) return kj::READY_NOW;
-    if (n > 0) sent = size_t(n);
-  }
-  return sendFrom({kj::arrayPtr(static_cast<const kj::byte*>(buffer), size)}, sent, nullptr);
+  const kj::ArrayPtr<const kj::byte> piece = kj::arrayPtr(static_cast<const kj::byte*>(buffer), size);
+  return sendFrom(kj::arrayPtr(&piece, 1), 0, nullptr);
 }
 
 kj::Promise<void> UnixSocketStream::write(kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces) {
-  return sendFrom(std::vector<kj::ArrayPtr<const kj::byte>>(pieces.begin(), pieces.end()), 0, nullptr);
+  return sendFrom(pieces, 0, nullptr);
 }
 
 kj::Promise<void> UnixSocketStream::writeWithFds(kj::ArrayPtr<const kj::byte> data,
@@ -105,26 +95,36 @@ kj::Promise<void> UnixSocketStream::writeWithFds(kj::ArrayPtr<const kj::byte> da
                                                  kj::ArrayPtr<const int> fds) {
   std::vector<kj::ArrayPtr<const kj::byte>> pieces{data};
   pieces.insert(pieces.end(), moreData.begin(), moreData.end());
-  return sendFrom(std::move(pieces), 0, fds);
+  return sendFrom(kj::arrayPtr(pieces.data(), pieces.size()), 0, fds);
 }
 
-kj::Promise<void> UnixSocketStream::sendFrom(std::vector<kj::ArrayPtr<const kj::byte>> pieces, size_t skip,
+kj::Promise<void> UnixSocketStream::sendFrom(kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces, size_t skip,
                                              kj::ArrayPtr<const int> fds) {
   for (;;) {
-    std::vector<iovec> iovs;
+    // What is left of the pieces, on the stack for the usual few (a flush is one): a write that
+    // goes out at once allocates nothing.
+    constexpr size_t kInlinePieces = 8;
+    std::array<iovec, kInlinePieces> inlineIovs;
+    std::vector<iovec> moreIovs;
+    iovec* iovs = inlineIovs.data();
+    if (pieces.size() > kInlinePieces) {
+      moreIovs.resize(pieces.size());
+      iovs = moreIovs.data();
+    }
+    size_t count = 0;
     size_t left = skip;
     for (const auto& piece : pieces) {
       if (left >= piece.size()) {
         left -= piece.size();
         continue;
       }
-      iovs.push_back(iovec{const_cast<kj::byte*>(piece.begin()) + left, piece.size() - left});
+      iovs[count++] = iovec{const_cast<kj::byte*>(piece.begin()) + left, piece.size() - left};
       left = 0;
     }
-    if (iovs.empty()) return kj::READY_NOW;
+    if (count == 0) return kj::READY_NOW;
     msghdr message{};
-    message.msg_iov = iovs.data();
-    message.msg_iovlen = iovs.size();
+    message.msg_iov = iovs;
+    message.msg_iovlen = count;
     std::vector<char> control;
     if (fds.size() > 0) {
       control.resize(CMSG_SPACE(sizeof(int) * fds.size()));
@@ -148,8 +148,13 @@ kj::Promise<void> UnixSocketStream::sendFrom(std::vector<kj::ArrayPtr<const kj::
         writeObserver_ = kj::heap<kj::UnixEventPort::FdObserver>(eventPort_, writeWatchFd_.get(),
                                                                  kj::UnixEventPort::FdObserver::OBSERVE_WRITE);
       }
-      return writeObserver_->whenBecomesWritable().then(
-          [this, pieces = std::move(pieces), skip, fds]() mutable { return sendFrom(std::move(pieces), skip, fds); });
+      // The list of pieces is the caller's only until this returns: the rest of the write keeps
+      // a copy (the bytes themselves stay the caller's until the write is done).
+      auto owned = kj::heapArray<kj::ArrayPtr<const kj::byte>>(pieces);
+      const auto rest = owned.asPtr().asConst();
+      return writeObserver_->whenBecomesWritable()
+          .then([this, rest, skip, fds]() { return sendFrom(rest, skip, fds); })
+          .attach(kj::mv(owned));
     }
     fds = nullptr;  // they went with the first byte
     skip += size_t(sent);

@@ -50,8 +50,9 @@ class UnixSocketStream final : public kj::AsyncCapabilityStream {
  private:
   kj::Promise<ReadResult> readMore(kj::byte* buffer, size_t minBytes, size_t maxBytes, kj::AutoCloseFd* fdBuffer,
                                    size_t maxFds, ReadResult done);
-  // Sends `pieces` from `skip` bytes on; the fds go with the first byte sent.
-  kj::Promise<void> sendFrom(std::vector<kj::ArrayPtr<const kj::byte>> pieces, size_t skip,
+  // Sends `pieces` from `skip` bytes on; the fds go with the first byte sent. The list need only
+  // live until this returns (what must wait keeps a copy); the bytes until the promise resolves.
+  kj::Promise<void> sendFrom(kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces, size_t skip,
                              kj::ArrayPtr<const int> fds);
 
   kj::UnixEventPort& eventPort_;
