@@ -76,9 +76,11 @@ TEST(Bench, ReportsTheSteadyStateOfClientsThatAllRan) {
 }
 
 // --render-once clients still have their frames shown; --floor measures both transports with as
-// many paced clients, and counts the requests they answered in the window.
+// many paced clients, and counts the requests they answered in the window; with
+// --floor-beside-gpu-clients the empty call once more beside as many GPU-floor processes.
 TEST(Bench, RenderOnceClientsAndTheFloorReference) {
-  const auto s = runTwoClientScenario({"--render-once", "--floor", "--floor-seconds", "1"});
+  const auto s =
+      runTwoClientScenario({"--render-once", "--floor", "--floor-seconds", "1", "--floor-beside-gpu-clients"});
   ASSERT_FALSE(s.is_null());
   EXPECT_TRUE(s.value("ok", false)) << s.dump();
   EXPECT_EQ(s.value("client_render", std::string()), "once");
@@ -110,6 +112,14 @@ TEST(Bench, RenderOnceClientsAndTheFloorReference) {
     EXPECT_LE(rate.value("median", 1e9), 90.0) << rate.dump();
     EXPECT_EQ(s["floor"][key].value("acquires_per_frame", 0.0), 1.0) << s["floor"][key].dump();
   }
+  // The empty call again, with two GPU-floor processes running throughout its window (the bench
+  // reports an error instead where they did not): the same count of requests answered.
+  ASSERT_TRUE(s["floor"].contains("capnp_call_beside_gpu_clients")) << s["floor"].dump();
+  const auto& beside = s["floor"]["capnp_call_beside_gpu_clients"];
+  EXPECT_GE(beside.value("requests", 0), 2 * 80) << beside.dump();
+  EXPECT_LE(beside.value("requests", 0), 2 * 89) << beside.dump();
+  EXPECT_GT(beside.value("server_cpu_us_per_request", 0.0), 0.0) << beside.dump();
+  EXPECT_GT(beside["gpu_processes_frames_per_s"].value("min", 0.0), 10.0) << beside.dump();
 }
 
 // With a swapchain per view (hello_xr's shape) the GPU floor's processes do what such clients do

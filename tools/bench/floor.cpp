@@ -341,11 +341,13 @@ Result<FloorResult> measureFloor(const FloorOptions& options) {
   // The window leaves out the first and last period (threads starting and ending); sampled
   // mid-period, so every client's request of a period lands on one side of it.
   sleepUntilNs(firstTickNs + periodNs + periodNs / 2);
+  const int64_t windowFromNs = monotonicNowNs();
   const uint64_t answeredBefore = answered;
   const ProcessUse before = processUse(server.pid());
   sleepUntilNs(endNs - periodNs + periodNs / 2);
   const uint64_t answeredAfter = answered;
   const ProcessUse after = processUse(server.pid());
+  const int64_t windowToNs = monotonicNowNs();
   for (auto& t : threads) t.join();
   if (auto e = firstError.get()) return *e;
   if (!server.running()) return makeError(ErrorCode::internal, "floor: the server exited: {}", server.output());
@@ -354,6 +356,8 @@ Result<FloorResult> measureFloor(const FloorOptions& options) {
   if (result.requests == 0) return makeError(ErrorCode::internal, "floor: no request answered in the window");
   result.serverCpuUsPerRequest = double(after.cpuNs - before.cpuNs) / 1e3 / double(result.requests);
   result.serverWakeupsPerRequest = double(after.switches - before.switches) / double(result.requests);
+  result.windowFromNs = windowFromNs;
+  result.windowToNs = windowToNs;
   return result;
 }
 

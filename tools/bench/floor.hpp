@@ -30,6 +30,7 @@ struct FloorResult {
   uint64_t requests = 0;  // answered in the measured window
   double serverCpuUsPerRequest = 0;
   double serverWakeupsPerRequest = 0;
+  int64_t windowFromNs = 0, windowToNs = 0;  // CLOCK_MONOTONIC: the measured window
 };
 
 Result<FloorResult> measureFloor(const FloorOptions& options);

@@ -9,7 +9,9 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "../common/process.hpp"
@@ -217,8 +219,9 @@ int runGpuFloorClient(int64_t periodNs, double seconds, uint32_t clearWidth, uin
     }
     completed++;
   }
-  std::printf("completed=%llu acquires=%llu\n", (unsigned long long)completed,
-              (unsigned long long)device.value()->acquires());
+  std::printf("completed=%llu acquires=%llu from=%lld to=%lld\n", (unsigned long long)completed,
+              (unsigned long long)device.value()->acquires(), (long long)start,
+              (long long)(start + periods * periodNs));
   return 0;
 }
 
@@ -246,8 +249,10 @@ Result<GpuFloorResult> measureGpuFloor(const GpuFloorOptions& options) {
     }
   }
   for (auto& c : clients) c->closeStdin();
+  if (options.whileRunning) options.whileRunning();
   std::vector<double> rates;
   uint64_t completed = 0, acquires = 0;
+  int64_t allFrom = 0, allTo = std::numeric_limits<int64_t>::max();
   const auto timeout = std::chrono::milliseconds(int64_t(options.seconds * 1000) + 30000);
   for (auto& c : clients) {
     const int status = c->wait(timeout);
@@ -259,12 +264,24 @@ Result<GpuFloorResult> measureGpuFloor(const GpuFloorOptions& options) {
     const uint64_t n = std::stoull(out.substr(at + 10));
     const auto acquiresAt = out.find("acquires=", at);
     if (acquiresAt != std::string::npos) acquires += std::stoull(out.substr(acquiresAt + 9));
+    const auto fromAt = out.find("from=", at);
+    const auto toAt = out.find("to=", at);
+    if (fromAt == std::string::npos || toAt == std::string::npos) {
+      return makeError(ErrorCode::internal, "GPU floor: a client did not say when it ran: {}", out);
+    }
+    allFrom = std::max<int64_t>(allFrom, std::stoll(out.substr(fromAt + 5)));
+    allTo = std::min<int64_t>(allTo, std::stoll(out.substr(toAt + 3)));
     completed += n;
     rates.push_back(double(n) / options.seconds);
   }
   std::sort(rates.begin(), rates.end());
-  return GpuFloorResult{rates[rates.size() / 2], rates.front(),
-                        completed > 0 ? double(acquires) / double(completed) : 0};
+  GpuFloorResult result;
+  result.framesPerSecondMedian = rates[rates.size() / 2];
+  result.framesPerSecondMin = rates.front();
+  result.acquiresPerFrame = completed > 0 ? double(acquires) / double(completed) : 0;
+  result.allRunningFromNs = allFrom;
+  result.allRunningToNs = allTo;
+  return result;
 }
 
 }  // namespace xrc::bench

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "xrc/result.hpp"
@@ -25,19 +26,26 @@ struct GpuFloorOptions {
   uint32_t swapchains = 1;
   std::string selfExe;  // this program, started again as each client (see runGpuFloorClient)
   std::string dir;      // the clients' logs
+  // Called once every client has been told to start, while they run (`seconds` from their first
+  // period on); what it measures runs beside their load. Its return is not waited for by them.
+  std::function<void()> whileRunning;
 };
 
 struct GpuFloorResult {
   double framesPerSecondMedian = 0;  // periods each client completed per second: the median client
   double framesPerSecondMin = 0;     // and the slowest
   double acquiresPerFrame = 0;       // waited acquires per completed period, over all clients
+  // CLOCK_MONOTONIC: the latest first period and the earliest last one of any client, the span in
+  // which every client ran.
+  int64_t allRunningFromNs = 0, allRunningToNs = 0;
 };
 
 Result<GpuFloorResult> measureGpuFloor(const GpuFloorOptions& options);
 
 // One client process (`xr-compositor-bench --floor-gpu-client PERIOD_NS SECONDS WIDTH HEIGHT
 // RELEASE_WAITS SWAPCHAINS`): creates its device, prints "ready", waits for stdin to close, runs,
-// prints "completed=N acquires=M".
+// prints "completed=N acquires=M from=NS to=NS" (CLOCK_MONOTONIC: its first period's start, its
+// last period's end).
 int runGpuFloorClient(int64_t periodNs, double seconds, uint32_t clearWidth, uint32_t clearHeight, bool releaseWaits,
                       uint32_t swapchains);
 

@@ -53,6 +53,7 @@ struct Options {
   uint32_t overlayAlpha = 255;                   // < 255: overlays are blended, so the display draws every layer
   bool floor = false;                            // also measure the floor reference at each client count
   double floorSeconds = 3;
+  bool floorBesideGpuClients = false;  // with floor: the empty call again, beside as many GPU processes
   bool json = false;
 };
 
@@ -279,49 +280,114 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
 // The floor reference at the scenario's client count and display rate, after the scenario (its
 // daemon and clients gone), clients sending together as clients paced to one display do; the GPU
 // floor's releases are waited for when the scenario ran in `host` mode, as client-lib's are.
+struct FloorSetting {
+  uint32_t clients;
+  double refreshHz;
+  bool hostSync;
+  std::string dir;
+};
+
+xrc::bench::FloorOptions callFloorOptions(const Options& o, const FloorSetting& at,
+                                          xrc::bench::FloorTransport transport) {
+  xrc::bench::FloorOptions options;
+  options.transport = transport;
+  options.clients = at.clients;
+  options.refreshHz = at.refreshHz;
+  options.seconds = o.floorSeconds;
+  options.selfExe = std::filesystem::read_symlink("/proc/self/exe").string();
+  options.dir = at.dir;
+  return options;
+}
+
+xrc::bench::GpuFloorOptions gpuFloorOptions(const Options& o, const FloorSetting& at, bool clear) {
+  unsigned w = 0, h = 0;
+  std::sscanf(o.viewSize.c_str(), "%ux%u", &w, &h);
+  xrc::bench::GpuFloorOptions options;
+  options.clients = at.clients;
+  options.refreshHz = at.refreshHz;
+  options.seconds = o.floorSeconds;
+  options.clearWidth = clear ? w : 0;
+  options.clearHeight = clear ? h : 0;
+  options.releaseWaits = at.hostSync;
+  options.swapchains = o.stereo == "separate" ? 2 : 1;
+  options.selfExe = std::filesystem::read_symlink("/proc/self/exe").string();
+  options.dir = at.dir;
+  return options;
+}
+
+nlohmann::json callFloorJson(const xrc::bench::FloorResult& measured) {
+  return {{"server_cpu_us_per_request", measured.serverCpuUsPerRequest},
+          {"server_wakeups_per_request", measured.serverWakeupsPerRequest},
+          {"requests", measured.requests}};
+}
+
+nlohmann::json gpuRateJson(const xrc::bench::GpuFloorResult& measured) {
+  return {{"median", measured.framesPerSecondMedian}, {"min", measured.framesPerSecondMin}};
+}
+
+// The empty call measured again while as many GPU-floor processes (acquire, clear, release per
+// period) run beside it. The scenario's daemon shares the machine with that many rendering
+// processes; the plain floor runs on a machine otherwise idle. Which part of the daemon's cost
+// above the plain floor is the machine's load and which is its own work is read from the two.
+xrc::Result<nlohmann::json> measureCallBesideGpuClients(const Options& o, const FloorSetting& at) {
+  // Seconds past the call's window: its server's start and its clients' connections, under load.
+  constexpr double kSetupSeconds = 4;
+  auto gpu = gpuFloorOptions(o, at, /*clear=*/true);
+  gpu.seconds = o.floorSeconds + kSetupSeconds;
+  xrc::Result<xrc::bench::FloorResult> call =
+      xrc::makeError(xrc::ErrorCode::internal, "the GPU processes never started");
+  gpu.whileRunning = [&] {
+    // They start at the first period boundary 100 ms after being told (runGpuFloorClient).
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    call = xrc::bench::measureFloor(callFloorOptions(o, at, xrc::bench::FloorTransport::capnp));
+  };
+  auto ran = xrc::bench::measureGpuFloor(gpu);
+  if (!ran) return ran.error();
+  if (!call) return call.error();
+  const auto& window = call.value();
+  if (window.windowFromNs < ran.value().allRunningFromNs || window.windowToNs > ran.value().allRunningToNs) {
+    const auto ms = [&](int64_t ns) { return double(ns - window.windowFromNs) / 1e6; };
+    return xrc::makeError(xrc::ErrorCode::timeout,
+                          "the GPU processes did not all run throughout the call's window (0 to {:.0f} ms): all ran "
+                          "from {:.0f} to {:.0f} ms",
+                          ms(window.windowToNs), ms(ran.value().allRunningFromNs), ms(ran.value().allRunningToNs));
+  }
+  auto json = callFloorJson(window);
+  json["gpu_processes_frames_per_s"] = gpuRateJson(ran.value());
+  return json;
+}
+
 nlohmann::json measureFloors(const Options& o, uint32_t clients, double refreshHz, bool hostSync) {
   nlohmann::json floor{{"clients_aligned", true}, {"gpu_release_waits", hostSync}};
   TempDir dir;
+  const FloorSetting at{clients, refreshHz, hostSync, dir.path};
   using xrc::bench::FloorTransport;
   for (auto [transport, key] :
        {std::pair{FloorTransport::socket, "socket_echo"}, std::pair{FloorTransport::capnp, "capnp_call"}}) {
-    xrc::bench::FloorOptions options;
-    options.transport = transport;
-    options.clients = clients;
-    options.refreshHz = refreshHz;
-    options.seconds = o.floorSeconds;
-    options.selfExe = std::filesystem::read_symlink("/proc/self/exe").string();
-    options.dir = dir.path;
-    auto measured = xrc::bench::measureFloor(options);
+    auto measured = xrc::bench::measureFloor(callFloorOptions(o, at, transport));
     if (!measured) {
       floor[std::string(key) + "_error"] = measured.error().describe();
       continue;
     }
-    floor[key] = {{"server_cpu_us_per_request", measured.value().serverCpuUsPerRequest},
-                  {"server_wakeups_per_request", measured.value().serverWakeupsPerRequest},
-                  {"requests", measured.value().requests}};
+    floor[key] = callFloorJson(measured.value());
   }
-  unsigned w = 0, h = 0;
-  std::sscanf(o.viewSize.c_str(), "%ux%u", &w, &h);
   for (auto [clear, key] : {std::pair{false, "gpu_submits"}, std::pair{true, "gpu_submits_and_clear"}}) {
-    xrc::bench::GpuFloorOptions options;
-    options.clients = clients;
-    options.refreshHz = refreshHz;
-    options.seconds = o.floorSeconds;
-    options.clearWidth = clear ? w : 0;
-    options.clearHeight = clear ? h : 0;
-    options.releaseWaits = hostSync;
-    options.swapchains = o.stereo == "separate" ? 2 : 1;
-    options.selfExe = std::filesystem::read_symlink("/proc/self/exe").string();
-    options.dir = dir.path;
-    auto measured = xrc::bench::measureGpuFloor(options);
+    auto measured = xrc::bench::measureGpuFloor(gpuFloorOptions(o, at, clear));
     if (!measured) {
       floor[std::string(key) + "_error"] = measured.error().describe();
       continue;
     }
-    floor[key] = {{"frames_per_s_per_client",
-                   {{"median", measured.value().framesPerSecondMedian}, {"min", measured.value().framesPerSecondMin}}},
+    floor[key] = {{"frames_per_s_per_client", gpuRateJson(measured.value())},
                   {"acquires_per_frame", measured.value().acquiresPerFrame}};
+  }
+  if (o.floorBesideGpuClients) {
+    constexpr const char* key = "capnp_call_beside_gpu_clients";
+    auto measured = measureCallBesideGpuClients(o, at);
+    if (measured) {
+      floor[key] = std::move(measured).value();
+    } else {
+      floor[std::string(key) + "_error"] = measured.error().describe();
+    }
   }
   return floor;
 }
@@ -378,6 +444,10 @@ int main(int argc, char** argv) {
   app.add_flag("--floor", o.floor,
                "After each scenario, measure the floor: server CPU per request of a plain socket echo and of an "
                "empty Cap'n Proto call, with as many paced clients at the display's rate");
+  app.add_flag("--floor-beside-gpu-clients", o.floorBesideGpuClients,
+               "With --floor: measure the empty Cap'n Proto call again while as many processes as the scenario "
+               "had clients do the GPU floor's work (acquire, clear, release) beside it: the transport's cost on "
+               "the machine under that load");
   app.add_option("--floor-seconds", o.floorSeconds, "How long each floor measurement runs")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -509,6 +579,15 @@ int main(int argc, char** argv) {
           "floor ({} clients at {:.0f} Hz, together): server CPU per request: socket echo {}, empty Cap'n Proto "
           "call {}\n",
           s["clients"].get<int>(), s["refresh_hz"].get<double>(), cost("socket_echo"), cost("capnp_call"));
+      if (f.contains("capnp_call_beside_gpu_clients") || f.contains("capnp_call_beside_gpu_clients_error")) {
+        const char* key = "capnp_call_beside_gpu_clients";
+        const std::string rate = f.contains(key)
+                                     ? fmt::format(", those at {:.1f} frames/s",
+                                                   f[key]["gpu_processes_frames_per_s"]["median"].get<double>())
+                                     : std::string();
+        fmt::print("floor beside {} GPU processes (acquire, clear, release per period): empty Cap'n Proto call {}{}\n",
+                   s["clients"].get<int>(), cost(key), rate);
+      }
       auto rate = [&](const char* key) {
         return f.contains(key)
                    ? fmt::format("{:.1f} (slowest {:.1f})", f[key]["frames_per_s_per_client"]["median"].get<double>(),

@@ -5,7 +5,9 @@
 # per client frame to the empty Cap'n Proto call's server CPU per request, the clients' frames/s
 # against the GPU floor (the same processes with no compositor), and the share of held frames
 # committed past their latch; then the median and range of each over the rounds, and in how many
-# rounds the ratio was at or under 2 (issue 20's target). One run of the same binary can differ
+# rounds the ratio was at or under 2 (issue 20's target). With --floor-beside-gpu-clients among the
+# bench arguments, also the ratio to the empty call measured beside as many GPU processes. The
+# summary is rewritten after every round. One run of the same binary can differ
 # from the next by a factor of two at 64 clients (docs/BENCHMARKS.md): a single round says little.
 #   tools/scripts/bench-floor.sh OUT [rounds=3] [counts="1 16 64"] [seconds=5] [bench args...]
 # e.g. (GPU machine) tools/scripts/bench-floor.sh /tmp/floor 3 "1 16 64" 5 --sync-mode timeline
@@ -26,23 +28,8 @@ for bin in "$daemon" "$demo" "$bench"; do
 done
 mkdir -p "$out"
 : >"$out/rounds.jsonl"
-failed=0
-for round in $(seq 1 "$rounds"); do
-  # shellcheck disable=SC2086 # the counts are words
-  if "$bench" --daemon "$daemon" --demo "$demo" --clients $counts --seconds "$seconds" --floor --json "$@" \
-    >"$out/round$round.json" 2>"$out/round$round.log"; then
-    echo "round $round: done"
-  else
-    echo "round $round: the bench failed (exit $?): $(tail -n 3 "$out/round$round.log" | tr '\n' ' ')" >&2
-    failed=1
-  fi
-  python3 - "$out/round$round.json" "$round" >>"$out/rounds.jsonl" <<'PY' || true
-import json, sys
-for s in json.load(open(sys.argv[1]))["scenarios"]:
-    print(json.dumps(dict(s, round=int(sys.argv[2]))))
-PY
-done
-python3 - "$out/rounds.jsonl" <<'PY' | tee "$out/summary.txt"
+summarize() {
+  python3 - "$out/rounds.jsonl" <<'PY' >"$out/summary.txt"
 import json, statistics, sys
 
 rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
@@ -57,10 +44,13 @@ def measured(r):
         return None
     held = r.get("frames_held") or 0
     gpu = floor.get("gpu_submits_and_clear", {}).get("frames_per_s_per_client", {}).get("median")
+    beside = floor.get("capnp_call_beside_gpu_clients", {}).get("server_cpu_us_per_request")
     return {
         "cpu": cpu,
         "call": call,
         "ratio": cpu / call,
+        "beside": beside,
+        "beside_ratio": cpu / beside if beside else None,
         "fps": r.get("client_frames_per_s_steady"),
         "gpu_fps": gpu,
         "past": 100.0 * r.get("frames_held_past_latch", 0) / held if held else None,
@@ -85,6 +75,8 @@ for n in sorted({r["clients"] for r in rows}):
         gpu = "-" if m["gpu_fps"] is None else f"{m['gpu_fps']:.1f}"
         print(f"  round {rnd}: daemon {m['cpu']:.1f} us per client frame, empty call {m['call']:.1f} us: "
               f"{m['ratio']:.2f}x; {m['fps'] or 0:.2f} frames/s (GPU floor {gpu}); held past latch {past}")
+        if m["beside"]:
+            print(f"           empty call beside {n} GPU processes {m['beside']:.1f} us: {m['beside_ratio']:.2f}x")
     ok = [m for _, m in runs if m is not None]
     if not ok:
         continue
@@ -92,5 +84,28 @@ for n in sorted({r["clients"] for r in rows}):
           f"daemon {spread([m['cpu'] for m in ok], '{:.1f}')} us; empty call {spread([m['call'] for m in ok], '{:.1f}')} us; "
           f"frames/s {spread([m['fps'] for m in ok], '{:.2f}')}; "
           f"at or under 2x in {sum(m['ratio'] <= 2.0 for m in ok)} of {len(ok)}")
+    if any(m["beside"] for m in ok):
+        print(f"  beside as many GPU processes: empty call {spread([m['beside'] for m in ok], '{:.1f}')} us, "
+              f"ratio {spread([m['beside_ratio'] for m in ok], '{:.2f}x')}")
 PY
+}
+
+failed=0
+for round in $(seq 1 "$rounds"); do
+  # shellcheck disable=SC2086 # the counts are words
+  if "$bench" --daemon "$daemon" --demo "$demo" --clients $counts --seconds "$seconds" --floor --json "$@" \
+    >"$out/round$round.json" 2>"$out/round$round.log"; then
+    echo "round $round: done"
+  else
+    echo "round $round: the bench failed (exit $?): $(tail -n 3 "$out/round$round.log" | tr '\n' ' ')" >&2
+    failed=1
+  fi
+  python3 - "$out/round$round.json" "$round" >>"$out/rounds.jsonl" <<'PY' || true
+import json, sys
+for s in json.load(open(sys.argv[1]))["scenarios"]:
+    print(json.dumps(dict(s, round=int(sys.argv[2]))))
+PY
+  summarize  # after every round: a run cut short still leaves the rounds it finished summed up
+done
+cat "$out/summary.txt"
 exit $failed
