@@ -33,6 +33,7 @@
 #include "display/display_core.hpp"
 #include "display/mirror_compositor.hpp"
 #include "log.hpp"
+#include "platform/cpu_affinity.hpp"
 #include "platform/cpu_priority.hpp"
 #include "platform/systemd.hpp"
 #include "present/window_presenter.hpp"
@@ -224,6 +225,7 @@ xrc::Result<xrc::DaemonConfig> effectiveConfig(const Options& options) {
   if (given.count("environment_blend_modes")) c.environmentBlendModes = cli.environmentBlendModes;
   if (given.count("queue_priority")) c.queuePriority = cli.queuePriority;
   if (given.count("nice")) c.nice = cli.nice;
+  if (given.count("rpc_cpu")) c.rpcCpu = cli.rpcCpu;
   if (given.count("host_copies")) c.hostCopies = cli.hostCopies;
   if (given.count("host_copy_max_kib")) c.hostCopyMaxKib = cli.hostCopyMaxKib;
   if (given.count("openxr_overlay")) c.openxrOverlay = cli.openxrOverlay;
@@ -273,6 +275,13 @@ int run(const Options& options) {
   log::Level level = log::Level::info;
   (void)log::parseLevel(config.logLevel, level);
   log::setLevel(level);
+  // Refused before anything starts: the CPU is only taken once the other threads run (below).
+  if (config.rpcCpu >= 0) {
+    if (auto allowed = platform::cpuAllowed(int(config.rpcCpu)); !allowed) {
+      log::error("rpc_cpu: {}", allowed.error().message);
+      return 2;
+    }
+  }
   // Before any thread starts (the GPU driver's too): they all inherit it.
   if (const auto nice = platform::applyNice(int(config.nice)); !nice.refusal.empty()) {
     log::warn("{}; running at nice {}", nice.refusal, nice.applied);
@@ -515,6 +524,14 @@ int run(const Options& options) {
                 socketActivated ? " (socket from systemd)" : "", config.backend, system.refreshHz, system.views.size(),
                 system.views.empty() ? 0 : system.views[0].recommendedWidth,
                 system.views.empty() ? 0 : system.views[0].recommendedHeight);
+      // Kept on its CPU only now that the daemon's other threads run: they would inherit it.
+      if (config.rpcCpu >= 0) {
+        if (auto kept = platform::keepCallingThreadOn(int(config.rpcCpu)); !kept) {
+          log::warn("rpc_cpu: {}; the RPC thread runs wherever the scheduler puts it", kept.error().message);
+        } else {
+          log::info("RPC thread kept on CPU {}", config.rpcCpu);
+        }
+      }
       // Ready only now: the GPU, the backend's display loop and the listener are all up.
       platform::notify(
           platform::readyMessage(fmt::format("serving, backend {}, {} Hz", config.backend, config.refreshHz)));
@@ -630,6 +647,11 @@ int main(int argc, char** argv) {
               "busy processes than cores; where refused, the lowest RLIMIT_NICE allows")
            ->capture_default_str(),
        "nice"},
+      {app.add_option("--rpc-cpu", cli.rpcCpu,
+                      "Keep the RPC thread (the one that answers the clients) on this CPU; -1: wherever the scheduler "
+                      "puts it. Saves CPU with many clients on an otherwise idle CPU; a busy one delays every answer")
+           ->capture_default_str(),
+       "rpc_cpu"},
       {app.add_option("--host-copies", cli.hostCopies,
                       "Host sync mode on Mesa's llvmpipe (lavapipe) with VK_EXT_host_image_copy: auto copies "
                       "released images on the daemon's thread instead of the copy queue; off never does")

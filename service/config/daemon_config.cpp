@@ -99,6 +99,10 @@ Status validateConfig(const DaemonConfig& c, std::string_view p) {
     return makeError(ErrorCode::invalidArgument, "{} must be within {}..{} (got {})", name("nice", "nice"),
                      platform::kLowestNice, platform::kHighestNice, c.nice);
   }
+  if (c.rpcCpu < -1 || c.rpcCpu >= kMaxCpus) {
+    return makeError(ErrorCode::invalidArgument, "{} must be -1 (any) or a CPU number below {} (got {})",
+                     name("rpc-cpu", "rpc_cpu"), kMaxCpus, c.rpcCpu);
+  }
   if (!oneOf(c.hostCopies, {"auto", "off"})) {
     return makeError(ErrorCode::invalidArgument, "{} must be auto or off (got '{}')",
                      name("host-copies", "host_copies"), c.hostCopies);
@@ -199,6 +203,8 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
       s = integer(next.copyBatchUs);
     } else if (k == "nice") {
       s = integer(next.nice);
+    } else if (k == "rpc_cpu") {
+      s = integer(next.rpcCpu);
     } else if (k == "host_copy_max_kib") {
       s = integer(next.hostCopyMaxKib);
     } else if (k == "copy_batch_before_latch_us") {
@@ -213,7 +219,8 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
           "{}: unknown key '{}' (known: backend, socket, refresh_hz, log_level, view_size, sync_mode, "
           "device_uuid, shutdown_grace_ms, copy_batch_us, copy_batch_before_latch_us, copy_batch_before_latch_max_us, "
           "copy_batch_copies_per_submission, mirror, "
-          "head_motion, compose, environment_blend_modes, queue_priority, nice, host_copies, host_copy_max_kib, "
+          "head_motion, compose, environment_blend_modes, queue_priority, nice, rpc_cpu, host_copies, "
+          "host_copy_max_kib, "
           "reprojection, "
           "openxr_overlay, or a limit: {})",
           where(source, node), k, limitNames());
@@ -282,6 +289,7 @@ std::vector<std::string> changedKeys(const DaemonConfig& a, const DaemonConfig& 
   if (a.environmentBlendModes != b.environmentBlendModes) out.push_back("environment_blend_modes");
   if (a.queuePriority != b.queuePriority) out.push_back("queue_priority");
   if (a.nice != b.nice) out.push_back("nice");
+  if (a.rpcCpu != b.rpcCpu) out.push_back("rpc_cpu");
   if (a.hostCopies != b.hostCopies) out.push_back("host_copies");
   if (a.hostCopyMaxKib != b.hostCopyMaxKib) out.push_back("host_copy_max_kib");
   if (a.openxrOverlay != b.openxrOverlay) out.push_back("openxr_overlay");

@@ -22,6 +22,8 @@ inline constexpr int64_t kMaxCopyBatchUs = 11000;
 inline constexpr int64_t kMaxCopiesPerSubmission = 256;
 // The largest host_copy_max_kib: 64 MiB, some 6 ms of the RPC thread on lavapipe.
 inline constexpr int64_t kMaxHostCopyKib = 65536;
+// rpc_cpu's bound: Linux's CPU_SETSIZE, the CPUs an affinity mask of glibc's can name.
+inline constexpr int64_t kMaxCpus = 1024;
 
 struct DaemonConfig {
   std::string backend = "headless";
@@ -55,6 +57,10 @@ struct DaemonConfig {
   // this one is refused. 0 by default: below the clients' it gained nothing measurable with 64
   // clients on 16 cores, where run-to-run spread dominates (docs/BENCHMARKS.md, "CPU priority").
   int64_t nice = 0;
+  // The CPU the RPC thread is kept on (platform/cpu_affinity.hpp), -1: wherever the scheduler
+  // puts it. Off by default: a thread kept on one CPU waits when that CPU is busy, which only an
+  // operator who knows the machine's load can rule out.
+  int64_t rpcCpu = -1;
   // auto: host-mode copies run on the daemon's thread (VK_EXT_host_image_copy) where the device is
   // Mesa's llvmpipe (lavapipe) with it; off: always on the copy queue.
   std::string hostCopies = "auto";

@@ -1,11 +1,13 @@
 // The daemon's configuration file as an operator meets it: a bad file stops it before anything
 // starts, SIGHUP reloads what can change and keeps the running settings when the file is bad.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -163,6 +165,74 @@ TEST(Config, ANiceValueTheDaemonMayNotTakeLeavesItRunningAndSaysWhy) {
   EXPECT_NE(daemon.output().find("running at nice " + std::to_string(ours)), std::string::npos) << daemon.output();
   EXPECT_EQ(reportedNice(socket), std::optional<int>(ours));
   EXPECT_TRUE(daemon.running());
+}
+
+// The CPUs a thread may run on, as /proc/PID/task/TID/status lists them ("0-3,6").
+std::string cpusAllowedList(pid_t pid, pid_t tid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("Cpus_allowed_list:", 0) == 0) {
+      std::istringstream fields(line.substr(line.find(':') + 1));
+      std::string list;
+      fields >> list;
+      return list;
+    }
+  }
+  return "";
+}
+
+std::vector<int> ourCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  EXPECT_EQ(::sched_getaffinity(0, sizeof(set), &set), 0);
+  std::vector<int> out;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) out.push_back(cpu);
+  }
+  return out;
+}
+
+TEST(Config, TheRpcThreadAloneIsKeptOnTheCpuAskedForAndServesFrames) {
+  TempDir dir;
+  const std::vector<int> cpus = ourCpus();
+  ASSERT_FALSE(cpus.empty());
+  const int cpu = cpus.back();
+  const std::string ours = cpusAllowedList(::getpid(), ::getpid());  // what the daemon inherits
+  Daemon daemon(dir, {"--rpc-cpu", std::to_string(cpu)});
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  EXPECT_TRUE(daemon.process().waitForOutput("RPC thread kept on CPU " + std::to_string(cpu), 5s))
+      << daemon.process().output();
+  const pid_t pid = daemon.process().pid();
+  EXPECT_EQ(cpusAllowedList(pid, pid), std::to_string(cpu));
+  // Its other threads were started before: they run wherever the daemon may.
+  std::set<std::string> seen;
+  for (const ThreadNice& t : threadNiceValues(pid)) {
+    if (t.tid == pid || t.name.rfind("xrc-", 0) != 0) continue;
+    EXPECT_EQ(cpusAllowedList(pid, t.tid), ours) << t.name;
+    seen.insert(t.name);
+  }
+  for (const char* name : {"xrc-display", "xrc-frames", "xrc-signals"}) EXPECT_EQ(seen.count(name), 1u) << name;
+  auto demo = startDemo(daemon, dir, DemoSpec{"kept-on-a-cpu", 2, 60});
+  EXPECT_TRUE(demo->waitForOutput("connected", 20s)) << demo->output();
+  demo->closeStdin();
+  EXPECT_EQ(demo->wait(30s), 0) << demo->output();
+  EXPECT_TRUE(daemon.process().running());
+}
+
+TEST(Config, AnRpcCpuTheDaemonMayNotUseIsRefusedBeforeAnythingStarts) {
+  TempDir dir;
+  const std::vector<int> cpus = ourCpus();
+  int outside = 0;
+  while (std::find(cpus.begin(), cpus.end(), outside) != cpus.end()) ++outside;
+  const std::string socket = dir.path + "/daemon.sock";
+  Process daemon(
+      {binary("XRC_DAEMON"), "--socket", socket, "--view-size", "256x256", "--rpc-cpu", std::to_string(outside)}, {},
+      dir.path + "/daemon.log");
+  EXPECT_EQ(daemon.wait(30s), 2) << daemon.output();
+  EXPECT_NE(daemon.output().find("rpc_cpu: CPU " + std::to_string(outside) + " is not one this process may run on ("),
+            std::string::npos)
+      << daemon.output();
+  EXPECT_FALSE(std::filesystem::exists(socket));
 }
 
 TEST(Startup, SecondDaemonStaleSocketsAndOtherFilesAtThePath) {

@@ -202,6 +202,32 @@ TEST(DaemonConfig, NiceIsZeroByDefaultWithinLinuxsRangeAndNeedsARestart) {
   EXPECT_EQ(changedKeys(DaemonConfig{}, other), std::vector<std::string>{"nice"});
 }
 
+TEST(DaemonConfig, RpcCpuIsAnyByDefaultACpuNumberOrMinusOneAndNeedsARestart) {
+  DaemonConfig c;
+  EXPECT_EQ(c.rpcCpu, -1);
+  ASSERT_TRUE(applyToml("rpc_cpu = 3\n", "test.toml", c));
+  EXPECT_EQ(c.rpcCpu, 3);
+  ASSERT_TRUE(applyToml("rpc_cpu = 1023\n", "test.toml", c));
+  ASSERT_TRUE(applyToml("rpc_cpu = -1\n", "test.toml", c));
+  for (const char* bad : {"rpc_cpu = -2\n", "rpc_cpu = 1024\n"}) {
+    auto s = applyToml(bad, "test.toml", c);
+    ASSERT_FALSE(s) << bad;
+    EXPECT_NE(s.error().message.find("test.toml:1: rpc_cpu must be -1 (any) or a CPU number below 1024"),
+              std::string::npos)
+        << s.error().message;
+  }
+  EXPECT_EQ(c.rpcCpu, -1);  // a refused value changes nothing
+  c.rpcCpu = 5000;
+  auto s = validateConfig(c);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("--rpc-cpu must be -1 (any) or a CPU number below 1024 (got 5000)"),
+            std::string::npos)
+      << s.error().message;
+  DaemonConfig other;
+  other.rpcCpu = 2;
+  EXPECT_EQ(changedKeys(DaemonConfig{}, other), std::vector<std::string>{"rpc_cpu"});
+}
+
 TEST(DaemonConfig, HostCopiesAreAutoUpTo4MibAndBoundedAt64Mib) {
   DaemonConfig c;
   EXPECT_EQ(c.hostCopies, "auto");
