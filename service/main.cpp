@@ -465,6 +465,12 @@ int run(const Options& options) {
             } else {
               restart.push_back(key);
             }
+            // Checked now, not only at the restart it waits for: that restart would refuse it.
+            if (key == "rpc_cpu" && next.value().rpcCpu >= 0) {
+              if (auto allowed = platform::cpuAllowed(int(next.value().rpcCpu)); !allowed) {
+                log::error("rpc_cpu {} would stop the next start: {}", next.value().rpcCpu, allowed.error().message);
+              }
+            }
           }
           log::info("configuration reloaded: {}",
                     applied.empty() ? "nothing changed" : fmt::format("{}", fmt::join(applied, ", ")));

@@ -1,3 +1,5 @@
+#include <sched.h>
+
 #include "daemon_config.hpp"
 
 #include "xrc/protocol_rules.hpp"
@@ -18,6 +20,8 @@
 #include "../platform/cpu_priority.hpp"
 
 namespace xrc {
+
+static_assert(kMaxCpus == CPU_SETSIZE, "rpc_cpu's bound is what a cpu_set_t can name");
 
 namespace {
 

@@ -22,7 +22,7 @@ inline constexpr int64_t kMaxCopyBatchUs = 11000;
 inline constexpr int64_t kMaxCopiesPerSubmission = 256;
 // The largest host_copy_max_kib: 64 MiB, some 6 ms of the RPC thread on lavapipe.
 inline constexpr int64_t kMaxHostCopyKib = 65536;
-// rpc_cpu's bound: Linux's CPU_SETSIZE, the CPUs an affinity mask of glibc's can name.
+// rpc_cpu's bound: glibc's CPU_SETSIZE, the CPUs its cpu_set_t can name (checked in daemon_config.cpp).
 inline constexpr int64_t kMaxCpus = 1024;
 
 struct DaemonConfig {

@@ -25,11 +25,14 @@ std::string describe(const std::vector<int>& cpus) {
 
 }  // namespace
 
-std::vector<int> allowedCpus() {
+Result<std::vector<int>> allowedCpus() {
   cpu_set_t set;
   CPU_ZERO(&set);
   std::vector<int> out;
-  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return out;
+  if (::sched_getaffinity(0, sizeof(set), &set) != 0) {
+    return makeError(ErrorCode::internal, "the CPUs this process may run on are unknown (sched_getaffinity: {})",
+                     std::strerror(errno));
+  }
   for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
     if (CPU_ISSET(cpu, &set)) out.push_back(cpu);
   }
@@ -37,12 +40,13 @@ std::vector<int> allowedCpus() {
 }
 
 Status cpuAllowed(int cpu) {
-  const std::vector<int> allowed = allowedCpus();
-  for (int c : allowed) {
+  auto allowed = allowedCpus();
+  if (!allowed) return Status(allowed.error());
+  for (int c : allowed.value()) {
     if (c == cpu) return {};
   }
   return makeError(ErrorCode::invalidArgument, "CPU {} is not one this process may run on ({})", cpu,
-                   describe(allowed));
+                   describe(allowed.value()));
 }
 
 Status keepCallingThreadOn(int cpu) {

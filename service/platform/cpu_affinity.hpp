@@ -11,8 +11,9 @@
 
 namespace xrc::platform {
 
-// The CPUs the calling thread may run on (its affinity mask), ascending.
-std::vector<int> allowedCpus();
+// The CPUs the calling thread may run on (its affinity mask), ascending; an error when the kernel
+// would not say (sched_getaffinity).
+Result<std::vector<int>> allowedCpus();
 
 // Whether the calling thread may run on `cpu`: an error naming the CPUs it may run on if not.
 Status cpuAllowed(int cpu);

@@ -195,9 +195,10 @@ std::vector<int> ourCpus() {
 TEST(Config, TheRpcThreadAloneIsKeptOnTheCpuAskedForAndServesFrames) {
   TempDir dir;
   const std::vector<int> cpus = ourCpus();
-  ASSERT_FALSE(cpus.empty());
+  if (cpus.size() < 2) GTEST_SKIP() << "one CPU: kept and not kept look the same";
   const int cpu = cpus.back();
   const std::string ours = cpusAllowedList(::getpid(), ::getpid());  // what the daemon inherits
+  ASSERT_NE(ours, std::to_string(cpu));
   Daemon daemon(dir, {"--rpc-cpu", std::to_string(cpu)});
   ASSERT_TRUE(daemon.ready()) << daemon.process().output();
   EXPECT_TRUE(daemon.process().waitForOutput("RPC thread kept on CPU " + std::to_string(cpu), 5s))
