@@ -6,7 +6,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("xrc::wire");
 
 const protocolMajor :UInt16 = 1;
-const protocolMinor :UInt16 = 20;
+const protocolMinor :UInt16 = 21;
 # Minor 1: view poses/fovs, head pose with waitFrame, locateHead.
 # Minor 2: overlay sessions, session roles, per-frame stats, Control.setPrimary/kick.
 # Minor 3: environment blend modes (system description, endFrame, status); LOCAL space changes
@@ -582,6 +582,9 @@ struct DaemonStatus {
   # --copy-batch-before-latch-max-us). 0 while before-latch batching is off, and from daemons
   # before 1.20.
   copyBatchLeadUs @30 :UInt32;
+  # 1.21: the CPU the daemon's RPC thread is kept on (--rpc-cpu, or an affinity of one CPU the
+  # daemon was started with); -1 where it may run on several, and from daemons before 1.21.
+  rpcThreadCpu @31 :Int32 = -1;
 }
 
 # 1.10: the desktop window the display is also presented in (seed 003's present semaphores).

@@ -95,6 +95,7 @@ Result<DaemonStatus> ControlClient::status() {
               out.displayFramesComposed = in.getDisplayFramesComposed();
               out.gpuQueuePriority = in.getGpuQueuePriority().cStr();
               out.rpcThreadNice = in.getRpcThreadNice();
+              out.rpcThreadCpu = in.getRpcThreadCpu();
               out.copyBatchLeadUs = in.getCopyBatchLeadUs();
               out.missedDisplayFrames = in.getMissedDisplayFrames();
               out.displayWorkUs = fromWire(in.getDisplayWorkUs());

@@ -61,4 +61,9 @@ Status keepCallingThreadOn(int cpu) {
   return {};
 }
 
+int keptCpu() {
+  auto allowed = allowedCpus();
+  return allowed && allowed.value().size() == 1 ? allowed.value().front() : -1;
+}
+
 }  // namespace xrc::platform

@@ -23,4 +23,8 @@ Status cpuAllowed(int cpu);
 // one the thread may run on (a cgroup's cpuset, taskset, systemd's CPUAffinity=).
 Status keepCallingThreadOn(int cpu);
 
+// The CPU the calling thread is kept on, or -1 where it may run on several (or the kernel would
+// not say): what status reports as the RPC thread's CPU.
+int keptCpu();
+
 }  // namespace xrc::platform

@@ -7,6 +7,7 @@
 #include "../common/cross_thread_answer.hpp"
 #include "../input/simulated_controllers.hpp"
 #include "../log.hpp"
+#include "../platform/cpu_affinity.hpp"
 #include "../platform/cpu_priority.hpp"
 #include "copy_batch.hpp"
 #include "state_changes.hpp"
@@ -85,6 +86,7 @@ kj::Promise<void> ControlServer::status(StatusContext context) {
   status.setDisplayFramesComposed(ctx_.backend.displayFramesComposed());
   status.setGpuQueuePriority(gpu::toString(ctx_.gpu.queuePriority()));
   status.setRpcThreadNice(platform::currentNice());  // status is answered on the RPC thread
+  status.setRpcThreadCpu(platform::keptCpu());
   const DisplayStats display = ctx_.scheduler.displayStats();
   status.setMissedDisplayFrames(display.missedFrames);
   status.initDisplayWorkUs().setP50(float(display.workUsP50));

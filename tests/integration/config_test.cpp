@@ -113,6 +113,16 @@ std::optional<int> reportedNice(const std::string& socket) {
   return status.value().rpcThreadNice;
 }
 
+// The CPU the RPC thread is kept on as the status of the daemon at `socket` reports it (-1:
+// several; none: no status).
+std::optional<int> reportedRpcCpu(const std::string& socket) {
+  auto control = control::ControlClient::connect(socket);
+  if (!control) return std::nullopt;
+  auto status = control.value()->status();
+  if (!status) return std::nullopt;
+  return status.value().rpcThreadCpu;
+}
+
 // This test process's nice value, which the daemons it starts inherit.
 int ourNice() {
   errno = 0;
@@ -199,12 +209,19 @@ TEST(Config, TheRpcThreadAloneIsKeptOnTheCpuAskedForAndServesFrames) {
   const int cpu = cpus.back();
   const std::string ours = cpusAllowedList(::getpid(), ::getpid());  // what the daemon inherits
   ASSERT_NE(ours, std::to_string(cpu));
+  {
+    // Left to the scheduler by default, and status says so.
+    Daemon unkept(dir);
+    ASSERT_TRUE(unkept.ready()) << unkept.process().output();
+    EXPECT_EQ(reportedRpcCpu(unkept.socket()), -1);
+  }
   Daemon daemon(dir, {"--rpc-cpu", std::to_string(cpu)});
   ASSERT_TRUE(daemon.ready()) << daemon.process().output();
   EXPECT_TRUE(daemon.process().waitForOutput("RPC thread kept on CPU " + std::to_string(cpu), 5s))
       << daemon.process().output();
   const pid_t pid = daemon.process().pid();
   EXPECT_EQ(cpusAllowedList(pid, pid), std::to_string(cpu));
+  EXPECT_EQ(reportedRpcCpu(daemon.socket()), cpu);
   // Its other threads were started before: they run wherever the daemon may.
   std::set<std::string> seen;
   for (const ThreadNice& t : threadNiceValues(pid)) {

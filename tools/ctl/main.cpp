@@ -94,6 +94,7 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
           {"layer_views_culled", s.layerViewsCulled},
           {"gpu_queue_priority", s.gpuQueuePriority},
           {"rpc_thread_nice", s.rpcThreadNice},
+          {"rpc_thread_cpu", s.rpcThreadCpu},
           {"display_work_us", percentilesJson(s.displayWorkUs)},
           {"display_wake_delay_us", percentilesJson(s.displayWakeDelayUs)},
           {"daemon_cpu_us_per_display_frame", percentilesJson(s.daemonCpuUsPerDisplayFrame)},
@@ -123,9 +124,10 @@ std::string formatTable(const xrc::control::DaemonStatus& s) {
       s.missedDisplayFrames, s.displayFramesGpuLate);
   out += fmt::format(
       "display work p50 {:.0f} us  wake delay p99 {:.0f} us  daemon CPU {:.0f} us per display frame, {:.1f} us per "
-      "client frame  blend {}  GPU priority {}  nice {}\n",
+      "client frame  blend {}  GPU priority {}  nice {}  RPC thread on CPU {}\n",
       s.displayWorkUs.p50, s.displayWakeDelayUs.p99, s.daemonCpuUsPerDisplayFrame.p50, s.daemonCpuUsPerClientFrame,
-      xrc::blendModeName(s.environmentBlendMode), s.gpuQueuePriority, s.rpcThreadNice);
+      xrc::blendModeName(s.environmentBlendMode), s.gpuQueuePriority, s.rpcThreadNice,
+      s.rpcThreadCpu >= 0 ? std::to_string(s.rpcThreadCpu) : std::string("any"));
   if (!s.limitsHit.empty()) {
     std::string hits;
     for (const auto& h : s.limitsHit) {
