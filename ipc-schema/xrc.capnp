@@ -43,6 +43,9 @@ const protocolMinor :UInt16 = 21;
 # Minor 18: endFrame's implied wait answered at once (answerNextAtOnce, FrameTiming.wakeTime,
 #          ClientStatus.waitsAnsweredAtOnce), with the state changes before its wake
 #          (Session.watchState).
+# Minor 19: DaemonStatus.rpcThreadNice.
+# Minor 20: DaemonStatus.copyBatchLeadUs.
+# Minor 21: DaemonStatus.rpcThreadCpu.
 
 # --- errors -------------------------------------------------------------------------------------
 # Every call answers with an Error; code `none` means success. Errors are data, not exceptions, so

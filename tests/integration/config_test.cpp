@@ -210,8 +210,10 @@ TEST(Config, TheRpcThreadAloneIsKeptOnTheCpuAskedForAndServesFrames) {
   const std::string ours = cpusAllowedList(::getpid(), ::getpid());  // what the daemon inherits
   ASSERT_NE(ours, std::to_string(cpu));
   {
-    // Left to the scheduler by default, and status says so.
-    Daemon unkept(dir);
+    // Left to the scheduler by default, and status says so. A directory of its own: its socket
+    // and log are not the kept daemon's.
+    TempDir unkeptDir;
+    Daemon unkept(unkeptDir);
     ASSERT_TRUE(unkept.ready()) << unkept.process().output();
     EXPECT_EQ(reportedRpcCpu(unkept.socket()), -1);
   }

@@ -40,15 +40,18 @@ TEST(CpuAffinity, TheCallingThreadAloneIsKeptThereAndThreadsItStartsInheritIt) {
   if (allowed.size() < 2) GTEST_SKIP() << "one CPU: kept and not kept look the same";
   const int cpu = allowed.back();
   std::vector<int> kept, started;
-  int ranOn = -1;
+  int ranOn = -1, keptReported = -2;
   std::thread([&] {
     ASSERT_TRUE(keepCallingThreadOn(cpu));
     kept = allowedCpus().value();
+    keptReported = keptCpu();
     ranOn = ::sched_getcpu();
     std::thread([&] { started = allowedCpus().value(); }).join();
   }).join();
   EXPECT_EQ(kept, std::vector<int>{cpu});
   EXPECT_EQ(ranOn, cpu);
+  EXPECT_EQ(keptReported, cpu);
+  EXPECT_EQ(keptCpu(), -1);  // this thread may still run on several
   EXPECT_EQ(started, std::vector<int>{cpu});
   EXPECT_EQ(allowedCpus().value(), allowed);  // this thread, which started it, is where it was
 }

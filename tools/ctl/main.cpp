@@ -124,10 +124,10 @@ std::string formatTable(const xrc::control::DaemonStatus& s) {
       s.missedDisplayFrames, s.displayFramesGpuLate);
   out += fmt::format(
       "display work p50 {:.0f} us  wake delay p99 {:.0f} us  daemon CPU {:.0f} us per display frame, {:.1f} us per "
-      "client frame  blend {}  GPU priority {}  nice {}  RPC thread on CPU {}\n",
+      "client frame  blend {}  GPU priority {}  nice {}  RPC thread on {}\n",
       s.displayWorkUs.p50, s.displayWakeDelayUs.p99, s.daemonCpuUsPerDisplayFrame.p50, s.daemonCpuUsPerClientFrame,
       xrc::blendModeName(s.environmentBlendMode), s.gpuQueuePriority, s.rpcThreadNice,
-      s.rpcThreadCpu >= 0 ? std::to_string(s.rpcThreadCpu) : std::string("any"));
+      s.rpcThreadCpu >= 0 ? "CPU " + std::to_string(s.rpcThreadCpu) : std::string("any CPU"));
   if (!s.limitsHit.empty()) {
     std::string hits;
     for (const auto& h : s.limitsHit) {
