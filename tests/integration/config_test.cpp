@@ -104,23 +104,23 @@ std::vector<ThreadNice> threadNiceValues(pid_t pid) {
   return out;
 }
 
-// The RPC thread's nice value as the status of the daemon at `socket` reports it (none: no status).
-std::optional<int> reportedNice(const std::string& socket) {
+// One field of the status of the daemon at `socket` (none: no status).
+std::optional<int> reportedStatusField(const std::string& socket, int32_t control::DaemonStatus::*field) {
   auto control = control::ControlClient::connect(socket);
   if (!control) return std::nullopt;
   auto status = control.value()->status();
   if (!status) return std::nullopt;
-  return status.value().rpcThreadNice;
+  return status.value().*field;
 }
 
-// The CPU the RPC thread is kept on as the status of the daemon at `socket` reports it (-1:
-// several; none: no status).
+// The RPC thread's nice value as status reports it.
+std::optional<int> reportedNice(const std::string& socket) {
+  return reportedStatusField(socket, &control::DaemonStatus::rpcThreadNice);
+}
+
+// The CPU the RPC thread is kept on as status reports it (-1: several).
 std::optional<int> reportedRpcCpu(const std::string& socket) {
-  auto control = control::ControlClient::connect(socket);
-  if (!control) return std::nullopt;
-  auto status = control.value()->status();
-  if (!status) return std::nullopt;
-  return status.value().rpcThreadCpu;
+  return reportedStatusField(socket, &control::DaemonStatus::rpcThreadCpu);
 }
 
 // This test process's nice value, which the daemons it starts inherit.
