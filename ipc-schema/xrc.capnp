@@ -6,7 +6,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("xrc::wire");
 
 const protocolMajor :UInt16 = 1;
-const protocolMinor :UInt16 = 21;
+const protocolMinor :UInt16 = 22;
 # Minor 1: view poses/fovs, head pose with waitFrame, locateHead.
 # Minor 2: overlay sessions, session roles, per-frame stats, Control.setPrimary/kick.
 # Minor 3: environment blend modes (system description, endFrame, status); LOCAL space changes
@@ -46,6 +46,7 @@ const protocolMinor :UInt16 = 21;
 # Minor 19: DaemonStatus.rpcThreadNice.
 # Minor 20: DaemonStatus.copyBatchLeadUs.
 # Minor 21: DaemonStatus.rpcThreadCpu.
+# Minor 22: DaemonStatus.rpcThreadMoves (rpc_cpu auto).
 
 # --- errors -------------------------------------------------------------------------------------
 # Every call answers with an Error; code `none` means success. Errors are data, not exceptions, so
@@ -588,6 +589,10 @@ struct DaemonStatus {
   # 1.21: the CPU the daemon's RPC thread is kept on (--rpc-cpu, or an affinity of one CPU the
   # daemon was started with); -1 where it may run on several, and from daemons before 1.21.
   rpcThreadCpu @31 :Int32 = -1;
+  # 1.22: times the daemon moved its RPC thread off a CPU that kept it waiting, left it to the
+  # scheduler for want of an idle one, or kept it on a CPU again after that (rpc_cpu auto).
+  # 0 from daemons before 1.22.
+  rpcThreadMoves @32 :UInt32;
 }
 
 # 1.10: the desktop window the display is also presented in (seed 003's present semaphores).

@@ -41,6 +41,7 @@
 #include "rpc/end_frame_copies.hpp"
 #include "rpc/frame_wakes.hpp"
 #include "rpc/listener.hpp"
+#include "rpc/rpc_cpu_keeper.hpp"
 #include "rpc/state_changes.hpp"
 #include "xrc/monotonic_clock.hpp"
 #include "xrc/socket_path.hpp"
@@ -282,6 +283,10 @@ int run(const Options& options) {
       return 2;
     }
   }
+  // rpc_cpu auto: the load on each CPU is sampled from here, so that the first choice, once the
+  // daemon is ready, sees how busy each was while it started.
+  std::optional<RpcCpuKeeper> rpcCpuKeeper;
+  if (config.rpcCpu == kRpcCpuAuto) rpcCpuKeeper.emplace();
   // Before any thread starts (the GPU driver's too): they all inherit it.
   if (const auto nice = platform::applyNice(int(config.nice)); !nice.refusal.empty()) {
     log::warn("{}; running at nice {}", nice.refusal, nice.applied);
@@ -520,6 +525,7 @@ int run(const Options& options) {
         const int64_t wakeNs = housekeepingWakeNs(ctx.backend.clock(), monotonicNowNs(), intervalNs);
         return atMonotonicNs(io.provider->getTimer(), wakeNs).then([&] {
           if (hungWatch.check(monotonicNowNs())) stateChanges.changed();
+          if (rpcCpuKeeper) rpcCpuKeeper->tick(monotonicNowNs(), !ctx.clients.empty());
           return watchHung();
         });
       };
@@ -531,7 +537,10 @@ int run(const Options& options) {
                 system.views.empty() ? 0 : system.views[0].recommendedWidth,
                 system.views.empty() ? 0 : system.views[0].recommendedHeight);
       // Kept on its CPU only now that the daemon's other threads run: they would inherit it.
-      if (config.rpcCpu >= 0) {
+      if (rpcCpuKeeper) {
+        rpcCpuKeeper->start();
+        ctx.rpcCpuKeeper = &*rpcCpuKeeper;
+      } else if (config.rpcCpu >= 0) {
         if (auto kept = platform::keepCallingThreadOn(int(config.rpcCpu)); !kept) {
           log::warn("rpc_cpu: {}; the RPC thread runs wherever the scheduler puts it", kept.error().message);
         } else {
@@ -653,10 +662,17 @@ int main(int argc, char** argv) {
               "busy processes than cores; where refused, the lowest RLIMIT_NICE allows")
            ->capture_default_str(),
        "nice"},
-      {app.add_option("--rpc-cpu", cli.rpcCpu,
-                      "Keep the RPC thread (the one that answers the clients) on this CPU; -1: wherever the scheduler "
-                      "puts it. Saves CPU with many clients on an otherwise idle CPU; a busy one delays every answer")
-           ->capture_default_str(),
+      {app.add_option_function<std::string>(
+              "--rpc-cpu",
+              [&cli](const std::string& text) {
+                auto parsed = xrc::parseRpcCpu(text);
+                if (!parsed) throw CLI::ValidationError("--rpc-cpu", parsed.error().message);
+                cli.rpcCpu = parsed.value();
+              },
+              "Where the RPC thread (the one that answers the clients) runs: auto keeps it on the idlest CPU and "
+              "moves it off one that keeps it waiting; any leaves it to the scheduler; a CPU number keeps it "
+              "there whatever else runs on it")
+           ->default_str("auto"),
        "rpc_cpu"},
       {app.add_option("--host-copies", cli.hostCopies,
                       "Host sync mode on Mesa's llvmpipe (lavapipe) with VK_EXT_host_image_copy: auto copies "

@@ -96,6 +96,7 @@ Result<DaemonStatus> ControlClient::status() {
               out.gpuQueuePriority = in.getGpuQueuePriority().cStr();
               out.rpcThreadNice = in.getRpcThreadNice();
               out.rpcThreadCpu = in.getRpcThreadCpu();
+              out.rpcThreadMoves = in.getRpcThreadMoves();
               out.copyBatchLeadUs = in.getCopyBatchLeadUs();
               out.missedDisplayFrames = in.getMissedDisplayFrames();
               out.displayWorkUs = fromWire(in.getDisplayWorkUs());

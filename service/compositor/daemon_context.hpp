@@ -20,6 +20,7 @@
 namespace xrc {
 
 class CopyBatch;
+class RpcCpuKeeper;
 class LetGoCopies;
 class StateChanges;
 
@@ -52,6 +53,8 @@ struct DaemonContext {
   bool stopping = false;
   // KJ thread only: accept() calls that failed (fds exhausted); status `accept_failures`.
   uint64_t acceptFailures = 0;
+  // KJ thread only: rpc_cpu auto's keeper, once started (status `rpc_thread_moves`); null otherwise.
+  const RpcCpuKeeper* rpcCpuKeeper = nullptr;
 };
 
 }  // namespace xrc

@@ -8,6 +8,7 @@
 
 #include <toml++/toml.h>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -57,6 +58,25 @@ bool parseViewSize(const std::string& text, uint32_t& width, uint32_t& height) {
   return true;
 }
 
+Result<int64_t> parseRpcCpu(std::string_view text) {
+  if (text == "auto") return kRpcCpuAuto;
+  if (text == "any") return kRpcCpuAny;
+  int64_t cpu = 0;
+  const char* end = text.data() + text.size();
+  auto [rest, ec] = std::from_chars(text.data(), end, cpu);
+  if (text.empty() || ec != std::errc{} || rest != end || cpu < kRpcCpuAny || cpu >= kMaxCpus) {
+    return makeError(ErrorCode::invalidArgument, "rpc_cpu must be auto, any or a CPU number below {} (got '{}')",
+                     kMaxCpus, std::string(text.substr(0, 40)));
+  }
+  return cpu;
+}
+
+std::string rpcCpuText(int64_t rpcCpu) {
+  if (rpcCpu == kRpcCpuAuto) return "auto";
+  if (rpcCpu == kRpcCpuAny) return "any";
+  return std::to_string(rpcCpu);
+}
+
 Status validateConfig(const DaemonConfig& c, std::string_view p) {
   auto name = [&](const char* cli, const char* file) { return fmt::format("{}{}", p, p == "--" ? cli : file); };
   if (c.backend != "headless" && c.backend != "window" && c.backend != "openxr") {
@@ -103,8 +123,8 @@ Status validateConfig(const DaemonConfig& c, std::string_view p) {
     return makeError(ErrorCode::invalidArgument, "{} must be within {}..{} (got {})", name("nice", "nice"),
                      platform::kLowestNice, platform::kHighestNice, c.nice);
   }
-  if (c.rpcCpu < -1 || c.rpcCpu >= kMaxCpus) {
-    return makeError(ErrorCode::invalidArgument, "{} must be -1 (any) or a CPU number below {} (got {})",
+  if (c.rpcCpu < kRpcCpuAuto || c.rpcCpu >= kMaxCpus) {
+    return makeError(ErrorCode::invalidArgument, "{} must be auto, any or a CPU number below {} (got {})",
                      name("rpc-cpu", "rpc_cpu"), kMaxCpus, c.rpcCpu);
   }
   if (!oneOf(c.hostCopies, {"auto", "off"})) {
@@ -208,7 +228,20 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
     } else if (k == "nice") {
       s = integer(next.nice);
     } else if (k == "rpc_cpu") {
-      s = integer(next.rpcCpu);
+      if (node.is_string()) {
+        auto parsed = parseRpcCpu(*node.value<std::string>());
+        if (!parsed)
+          return makeError(ErrorCode::invalidArgument, "{}: {}", where(source, node), parsed.error().message);
+        next.rpcCpu = parsed.value();
+      } else if (node.is_integer() && *node.value<int64_t>() < kRpcCpuAny) {
+        return makeError(ErrorCode::invalidArgument, "{}: rpc_cpu must be auto, any or a CPU number below {} (got {})",
+                         where(source, node), kMaxCpus, *node.value<int64_t>());
+      } else if (!node.is_integer()) {
+        return makeError(ErrorCode::invalidArgument, "{}: 'rpc_cpu' must be \"auto\", \"any\" or an integer",
+                         where(source, node));
+      } else {
+        next.rpcCpu = *node.value<int64_t>();
+      }
     } else if (k == "host_copy_max_kib") {
       s = integer(next.hostCopyMaxKib);
     } else if (k == "copy_batch_before_latch_us") {

@@ -24,6 +24,10 @@ inline constexpr int64_t kMaxCopiesPerSubmission = 256;
 inline constexpr int64_t kMaxHostCopyKib = 65536;
 // rpc_cpu's bound: glibc's CPU_SETSIZE, the CPUs its cpu_set_t can name (checked in daemon_config.cpp).
 inline constexpr int64_t kMaxCpus = 1024;
+// rpc_cpu's two values that are not a CPU: kept on the idlest CPU and moved off a busy one (auto),
+// or left to the scheduler (any).
+inline constexpr int64_t kRpcCpuAuto = -2;
+inline constexpr int64_t kRpcCpuAny = -1;
 
 struct DaemonConfig {
   std::string backend = "headless";
@@ -57,10 +61,10 @@ struct DaemonConfig {
   // this one is refused. 0 by default: below the clients' it gained nothing measurable with 64
   // clients on 16 cores, where run-to-run spread dominates (docs/BENCHMARKS.md, "CPU priority").
   int64_t nice = 0;
-  // The CPU the RPC thread is kept on (platform/cpu_affinity.hpp), -1: wherever the scheduler
-  // puts it. Off by default: a thread kept on one CPU waits when that CPU is busy, which only an
-  // operator who knows the machine's load can rule out.
-  int64_t rpcCpu = -1;
+  // Where the RPC thread runs: kRpcCpuAuto (auto, the default) keeps it on the idlest CPU and
+  // moves it off one that keeps it waiting (rpc/rpc_cpu_policy.hpp); kRpcCpuAny (any) leaves it to
+  // the scheduler; a CPU number keeps it there whatever else runs on it.
+  int64_t rpcCpu = kRpcCpuAuto;
   // auto: host-mode copies run on the daemon's thread (VK_EXT_host_image_copy) where the device is
   // Mesa's llvmpipe (lavapipe) with it; off: always on the copy queue.
   std::string hostCopies = "auto";
@@ -76,6 +80,11 @@ struct DaemonConfig {
 
 // "WxH" with each side 1..8192 (view_size / --view-size); nothing else may follow.
 bool parseViewSize(const std::string& text, uint32_t& width, uint32_t& height);
+
+// rpc_cpu's text: auto, any or a CPU number (-1: any); an error naming what it may be.
+Result<int64_t> parseRpcCpu(std::string_view text);
+// auto, any or the CPU's number.
+std::string rpcCpuText(int64_t rpcCpu);
 
 // Every value within its documented range. `prefix` is how options are named in messages
 // ("--" for the command line, "" for files).

@@ -61,6 +61,19 @@ Status keepCallingThreadOn(int cpu) {
   return {};
 }
 
+Status letCallingThreadRunOn(const std::vector<int>& cpus) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int cpu : cpus) {
+    if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &set);
+  }
+  if (CPU_COUNT(&set) == 0 || ::sched_setaffinity(0, sizeof(set), &set) != 0) {
+    return makeError(ErrorCode::internal, "letting the thread run on CPUs {}: {}", describe(cpus),
+                     CPU_COUNT(&set) == 0 ? "none given" : std::strerror(errno));
+  }
+  return {};
+}
+
 int keptCpu() {
   auto allowed = allowedCpus();
   return allowed && allowed.value().size() == 1 ? allowed.value().front() : -1;

@@ -23,6 +23,9 @@ Status cpuAllowed(int cpu);
 // one the thread may run on (a cgroup's cpuset, taskset, systemd's CPUAffinity=).
 Status keepCallingThreadOn(int cpu);
 
+// Lets the calling thread run on any of `cpus` again (those the process may use).
+Status letCallingThreadRunOn(const std::vector<int>& cpus);
+
 // The CPU the calling thread is kept on, or -1 where it may run on several (or the kernel would
 // not say): what status reports as the RPC thread's CPU.
 int keptCpu();

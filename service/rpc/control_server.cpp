@@ -10,6 +10,7 @@
 #include "../platform/cpu_affinity.hpp"
 #include "../platform/cpu_priority.hpp"
 #include "copy_batch.hpp"
+#include "rpc_cpu_keeper.hpp"
 #include "state_changes.hpp"
 #include "xrc/wire_convert.hpp"
 
@@ -87,6 +88,7 @@ kj::Promise<void> ControlServer::status(StatusContext context) {
   status.setGpuQueuePriority(gpu::toString(ctx_.gpu.queuePriority()));
   status.setRpcThreadNice(platform::currentNice());  // status is answered on the RPC thread
   status.setRpcThreadCpu(platform::keptCpu());
+  status.setRpcThreadMoves(ctx_.rpcCpuKeeper != nullptr ? ctx_.rpcCpuKeeper->moves() : 0);
   const DisplayStats display = ctx_.scheduler.displayStats();
   status.setMissedDisplayFrames(display.missedFrames);
   status.initDisplayWorkUs().setP50(float(display.workUsP50));

@@ -8,11 +8,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <regex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "harness.hpp"
 
@@ -210,12 +213,13 @@ TEST(Config, TheRpcThreadAloneIsKeptOnTheCpuAskedForAndServesFrames) {
   const std::string ours = cpusAllowedList(::getpid(), ::getpid());  // what the daemon inherits
   ASSERT_NE(ours, std::to_string(cpu));
   {
-    // Left to the scheduler by default, and status says so. A directory of its own: its socket
+    // Left to the scheduler with `any`, and status says so. A directory of its own: its socket
     // and log are not the kept daemon's.
     TempDir unkeptDir;
-    Daemon unkept(unkeptDir);
+    Daemon unkept(unkeptDir, {"--rpc-cpu", "any"});
     ASSERT_TRUE(unkept.ready()) << unkept.process().output();
     EXPECT_EQ(reportedRpcCpu(unkept.socket()), -1);
+    EXPECT_EQ(cpusAllowedList(unkept.process().pid(), unkept.process().pid()), ours);
   }
   Daemon daemon(dir, {"--rpc-cpu", std::to_string(cpu)});
   ASSERT_TRUE(daemon.ready()) << daemon.process().output();
@@ -234,6 +238,59 @@ TEST(Config, TheRpcThreadAloneIsKeptOnTheCpuAskedForAndServesFrames) {
   for (const char* name : {"xrc-display", "xrc-frames", "xrc-signals"}) EXPECT_EQ(seen.count(name), 1u) << name;
   auto demo = startDemo(daemon, dir, DemoSpec{"kept-on-a-cpu", 2, 60});
   EXPECT_TRUE(demo->waitForOutput("connected", 20s)) << demo->output();
+  demo->closeStdin();
+  EXPECT_EQ(demo->wait(30s), 0) << demo->output();
+  EXPECT_TRUE(daemon.process().running());
+}
+
+// rpc_cpu auto, the default: the RPC thread is kept on one CPU the daemon may use, and status
+// says which. When a busy thread takes that CPU (the daemon runs at nice 19, the busy thread at
+// this test's nice value), the daemon moves its RPC thread off it within a few one-second windows,
+// logs why and counts it in status, and the client's frames go on.
+TEST(Config, TheRpcThreadKeptByDefaultLeavesACpuThatABusyThreadTakes) {
+  TempDir dir;
+  const std::vector<int> cpus = ourCpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "one CPU: nowhere to move to";
+  if (ourNice() > 14) GTEST_SKIP() << "this test runs at nice " << ourNice() << ": the daemon cannot run below it";
+  Daemon daemon(dir, {"--nice", "19"});
+  ASSERT_TRUE(daemon.ready()) << daemon.process().output();
+  if (daemon.process().output().find("this kernel does not say how long a thread waits") != std::string::npos) {
+    GTEST_SKIP() << "this kernel keeps no per-thread scheduling counts";
+  }
+  ASSERT_TRUE(daemon.process().waitForOutput("RPC thread kept on CPU ", 5s)) << daemon.process().output();
+  const std::optional<int> first = reportedRpcCpu(daemon.socket());
+  ASSERT_TRUE(first && *first >= 0) << daemon.process().output();
+  const pid_t pid = daemon.process().pid();
+  EXPECT_EQ(cpusAllowedList(pid, pid), std::to_string(*first));
+  auto demo = startDemo(daemon, dir, DemoSpec{"beside-a-busy-thread", 2, 900});
+  ASSERT_TRUE(demo->waitForOutput("connected", 20s)) << demo->output();
+  std::atomic<bool> spinning{true};
+  std::thread busy([&] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(*first, &set);
+    ASSERT_EQ(::sched_setaffinity(0, sizeof(set), &set), 0);
+    while (spinning.load(std::memory_order_relaxed)) {
+    }
+  });
+  const bool moved = daemon.waitForStatus([](const control::DaemonStatus& s) { return s.rpcThreadMoves >= 1; }, 10s);
+  spinning = false;
+  busy.join();
+  ASSERT_TRUE(moved) << daemon.process().output();
+  const std::optional<int> after = reportedRpcCpu(daemon.socket());
+  ASSERT_TRUE(after);
+  EXPECT_NE(*after, *first);
+  const std::string log = daemon.process().output();
+  const std::string from = "CPU " + std::to_string(*first);
+  EXPECT_TRUE(log.find("RPC thread moved from " + from + " to CPU " + std::to_string(*after) + ": it waited") !=
+                  std::string::npos ||
+              (*after == -1 && log.find("RPC thread left to the scheduler: it waited") != std::string::npos))
+      << log;
+  EXPECT_NE(log.find("turns for " + from), std::string::npos) << log;
+  const CtlResult r = runCtl(dir, {"--socket", daemon.socket(), "status", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"("rpc_thread_moves": [1-9])"))) << r.output;
+  EXPECT_TRUE(demo->waitForOutput("frames 900 ok", 30s)) << demo->output();
   demo->closeStdin();
   EXPECT_EQ(demo->wait(30s), 0) << demo->output();
   EXPECT_TRUE(daemon.process().running());

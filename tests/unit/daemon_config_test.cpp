@@ -202,27 +202,44 @@ TEST(DaemonConfig, NiceIsZeroByDefaultWithinLinuxsRangeAndNeedsARestart) {
   EXPECT_EQ(changedKeys(DaemonConfig{}, other), std::vector<std::string>{"nice"});
 }
 
-TEST(DaemonConfig, RpcCpuIsAnyByDefaultACpuNumberOrMinusOneAndNeedsARestart) {
+TEST(DaemonConfig, RpcCpuIsAutoByDefaultAnyOrACpuNumberAndNeedsARestart) {
   DaemonConfig c;
-  EXPECT_EQ(c.rpcCpu, -1);
+  EXPECT_EQ(c.rpcCpu, kRpcCpuAuto);
   ASSERT_TRUE(applyToml("rpc_cpu = 3\n", "test.toml", c));
   EXPECT_EQ(c.rpcCpu, 3);
-  ASSERT_TRUE(applyToml("rpc_cpu = -1\n", "test.toml", c));
+  ASSERT_TRUE(applyToml("rpc_cpu = \"any\"\n", "test.toml", c));
+  EXPECT_EQ(c.rpcCpu, kRpcCpuAny);
+  ASSERT_TRUE(applyToml("rpc_cpu = \"auto\"\n", "test.toml", c));
+  EXPECT_EQ(c.rpcCpu, kRpcCpuAuto);
+  ASSERT_TRUE(applyToml("rpc_cpu = -1\n", "test.toml", c));  // any, as before "any" was a word
+  EXPECT_EQ(c.rpcCpu, kRpcCpuAny);
+  ASSERT_TRUE(applyToml("rpc_cpu = \"7\"\n", "test.toml", c));
+  EXPECT_EQ(c.rpcCpu, 7);
   ASSERT_TRUE(applyToml("rpc_cpu = 1023\n", "test.toml", c));
-  for (const char* bad : {"rpc_cpu = -2\n", "rpc_cpu = 1024\n"}) {
+  for (const char* bad :
+       {"rpc_cpu = -2\n", "rpc_cpu = 1024\n", "rpc_cpu = \"sometimes\"\n", "rpc_cpu = \"3x\"\n", "rpc_cpu = \"\"\n"}) {
     auto s = applyToml(bad, "test.toml", c);
     ASSERT_FALSE(s) << bad;
-    EXPECT_NE(s.error().message.find("test.toml:1: rpc_cpu must be -1 (any) or a CPU number below 1024"),
+    EXPECT_NE(s.error().message.find("test.toml:1: rpc_cpu must be auto, any or a CPU number below 1024"),
               std::string::npos)
         << s.error().message;
   }
+  auto wrongType = applyToml("rpc_cpu = 1.5\n", "test.toml", c);
+  ASSERT_FALSE(wrongType);
+  EXPECT_NE(wrongType.error().message.find("'rpc_cpu' must be \"auto\", \"any\" or an integer"), std::string::npos)
+      << wrongType.error().message;
   EXPECT_EQ(c.rpcCpu, 1023);  // a refused value changes nothing
   c.rpcCpu = 5000;
   auto s = validateConfig(c);
   ASSERT_FALSE(s);
-  EXPECT_NE(s.error().message.find("--rpc-cpu must be -1 (any) or a CPU number below 1024 (got 5000)"),
+  EXPECT_NE(s.error().message.find("--rpc-cpu must be auto, any or a CPU number below 1024 (got 5000)"),
             std::string::npos)
       << s.error().message;
+  EXPECT_EQ(parseRpcCpu("auto").value(), kRpcCpuAuto);
+  EXPECT_EQ(parseRpcCpu("12").value(), 12);
+  EXPECT_EQ(rpcCpuText(kRpcCpuAuto), "auto");
+  EXPECT_EQ(rpcCpuText(kRpcCpuAny), "any");
+  EXPECT_EQ(rpcCpuText(5), "5");
   DaemonConfig other;
   other.rpcCpu = 2;
   EXPECT_EQ(changedKeys(DaemonConfig{}, other), std::vector<std::string>{"rpc_cpu"});

@@ -206,6 +206,7 @@ nlohmann::json runScenario(const Options& o, uint32_t clients) {
     result["gpu_queue_priority"] = after->gpuQueuePriority;
     result["rpc_thread_nice"] = after->rpcThreadNice;
     result["rpc_thread_cpu"] = after->rpcThreadCpu;
+    result["rpc_thread_moves"] = after->rpcThreadMoves;
     result["copy_batch_lead_us"] = after->copyBatchLeadUs;
     result["display_work_us"] = xrc::tools::percentilesJson(after->displayWorkUs);
     result["display_wake_delay_us"] = xrc::tools::percentilesJson(after->displayWakeDelayUs);

@@ -95,6 +95,7 @@ nlohmann::json toJson(const xrc::control::DaemonStatus& s) {
           {"gpu_queue_priority", s.gpuQueuePriority},
           {"rpc_thread_nice", s.rpcThreadNice},
           {"rpc_thread_cpu", s.rpcThreadCpu},
+          {"rpc_thread_moves", s.rpcThreadMoves},
           {"display_work_us", percentilesJson(s.displayWorkUs)},
           {"display_wake_delay_us", percentilesJson(s.displayWakeDelayUs)},
           {"daemon_cpu_us_per_display_frame", percentilesJson(s.daemonCpuUsPerDisplayFrame)},
@@ -124,10 +125,11 @@ std::string formatTable(const xrc::control::DaemonStatus& s) {
       s.missedDisplayFrames, s.displayFramesGpuLate);
   out += fmt::format(
       "display work p50 {:.0f} us  wake delay p99 {:.0f} us  daemon CPU {:.0f} us per display frame, {:.1f} us per "
-      "client frame  blend {}  GPU priority {}  nice {}  RPC thread on {}\n",
+      "client frame  blend {}  GPU priority {}  nice {}  RPC thread on {}{}\n",
       s.displayWorkUs.p50, s.displayWakeDelayUs.p99, s.daemonCpuUsPerDisplayFrame.p50, s.daemonCpuUsPerClientFrame,
       xrc::blendModeName(s.environmentBlendMode), s.gpuQueuePriority, s.rpcThreadNice,
-      s.rpcThreadCpu >= 0 ? "CPU " + std::to_string(s.rpcThreadCpu) : std::string("any CPU"));
+      s.rpcThreadCpu >= 0 ? "CPU " + std::to_string(s.rpcThreadCpu) : std::string("any CPU"),
+      s.rpcThreadMoves > 0 ? fmt::format(" (moved {}x)", s.rpcThreadMoves) : std::string());
   if (!s.limitsHit.empty()) {
     std::string hits;
     for (const auto& h : s.limitsHit) {

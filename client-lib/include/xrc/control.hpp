@@ -79,6 +79,7 @@ struct DaemonStatus {
   std::string gpuQueuePriority;        // the daemon's GPU queues' global priority (1.4)
   int32_t rpcThreadNice = 0;           // the CPU nice value of the daemon's RPC thread (1.19)
   int32_t rpcThreadCpu = -1;           // the CPU it is kept on, -1: several (1.21)
+  uint32_t rpcThreadMoves = 0;         // rpc_cpu auto: moved off a busy CPU, left, kept again (1.22)
   uint32_t copyBatchLeadUs = 0;        // the let-go's lead before the latch now, 0: not batching (1.20)
   std::vector<ClientStatus> clients;
   uint64_t missedDisplayFrames = 0;

@@ -15,7 +15,7 @@
 namespace xrc {
 
 inline constexpr uint16_t kProtocolMajor = 1;
-inline constexpr uint16_t kProtocolMinor = 21;  // = protocolMinor in xrc.capnp (checked)
+inline constexpr uint16_t kProtocolMinor = 22;  // = protocolMinor in xrc.capnp (checked)
 
 // Documented limits (docs/PROTOCOL.md).
 inline constexpr uint32_t kMaxLayersPerFrame = 16;

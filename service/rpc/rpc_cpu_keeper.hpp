@@ -1,0 +1,52 @@
+// `rpc_cpu = auto` on the RPC thread: reads the kernel's counts (platform/cpu_load.hpp), asks
+// RpcCpuPolicy where the thread goes, and keeps it there. RPC thread only.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "../platform/cpu_load.hpp"
+#include "rpc_cpu_policy.hpp"
+
+namespace xrc {
+
+class RpcCpuKeeper {
+ public:
+  static constexpr int64_t kWindowNs = 1'000'000'000;
+
+  // On the thread that will answer the clients, as the daemon starts: the CPUs it may use, and a
+  // first sample of their load (the first choice looks at the load while the daemon started).
+  explicit RpcCpuKeeper(RpcCpuSettings settings = {});
+  RpcCpuKeeper(const RpcCpuKeeper&) = delete;
+  RpcCpuKeeper& operator=(const RpcCpuKeeper&) = delete;
+
+  // Once the daemon's other threads run (they would inherit the CPU): keeps the calling thread on
+  // the idlest CPU. Does nothing, and says why in the log, where the daemon may use one CPU only or
+  // the kernel does not count a thread's waits for a CPU.
+  void start();
+  // Called often (the daemon's housekeeping wakes); looks once a window while `watching` (while
+  // clients are connected: an idle daemon's thread hardly runs, and reading costs it wake-ups).
+  void tick(int64_t nowNs, bool watching);
+
+  bool active() const { return active_; }
+  uint32_t moves() const { return policy_.moves(); }
+
+ private:
+  struct Sample {
+    int64_t ns = 0;
+    platform::ThreadSchedule thread;
+    std::vector<platform::CpuTimes> cpus;
+  };
+  static std::optional<Sample> sample(int64_t nowNs);
+  // False where the thread could not be put there (then it is left where it was, unwatched).
+  bool apply(const RpcCpuPolicy::Choice& choice);
+
+  std::vector<int> allowed_;
+  RpcCpuPolicy policy_;
+  std::vector<platform::CpuTimes> atStart_;
+  std::optional<Sample> last_;
+  bool active_ = false;
+};
+
+}  // namespace xrc
