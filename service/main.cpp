@@ -666,7 +666,7 @@ int main(int argc, char** argv) {
               "--rpc-cpu",
               [&cli](const std::string& text) {
                 auto parsed = xrc::parseRpcCpu(text);
-                if (!parsed) throw CLI::ValidationError("--rpc-cpu", parsed.error().message);
+                if (!parsed) throw CLI::ValidationError("--rpc-cpu " + parsed.error().message);
                 cli.rpcCpu = parsed.value();
               },
               "Where the RPC thread (the one that answers the clients) runs: auto keeps it on the idlest CPU and "

@@ -58,6 +58,13 @@ bool parseViewSize(const std::string& text, uint32_t& width, uint32_t& height) {
   return true;
 }
 
+namespace {
+
+// What rpc_cpu may be, for every message that refuses a value.
+std::string rpcCpuRule() { return fmt::format("must be auto, any or a CPU number below {}", kMaxCpus); }
+
+}  // namespace
+
 Result<int64_t> parseRpcCpu(std::string_view text) {
   if (text == "auto") return kRpcCpuAuto;
   if (text == "any") return kRpcCpuAny;
@@ -65,16 +72,9 @@ Result<int64_t> parseRpcCpu(std::string_view text) {
   const char* end = text.data() + text.size();
   auto [rest, ec] = std::from_chars(text.data(), end, cpu);
   if (text.empty() || ec != std::errc{} || rest != end || cpu < kRpcCpuAny || cpu >= kMaxCpus) {
-    return makeError(ErrorCode::invalidArgument, "rpc_cpu must be auto, any or a CPU number below {} (got '{}')",
-                     kMaxCpus, std::string(text.substr(0, 40)));
+    return makeError(ErrorCode::invalidArgument, "{} (got '{}')", rpcCpuRule(), std::string(text.substr(0, 40)));
   }
   return cpu;
-}
-
-std::string rpcCpuText(int64_t rpcCpu) {
-  if (rpcCpu == kRpcCpuAuto) return "auto";
-  if (rpcCpu == kRpcCpuAny) return "any";
-  return std::to_string(rpcCpu);
 }
 
 Status validateConfig(const DaemonConfig& c, std::string_view p) {
@@ -124,8 +124,7 @@ Status validateConfig(const DaemonConfig& c, std::string_view p) {
                      platform::kLowestNice, platform::kHighestNice, c.nice);
   }
   if (c.rpcCpu < kRpcCpuAuto || c.rpcCpu >= kMaxCpus) {
-    return makeError(ErrorCode::invalidArgument, "{} must be auto, any or a CPU number below {} (got {})",
-                     name("rpc-cpu", "rpc_cpu"), kMaxCpus, c.rpcCpu);
+    return makeError(ErrorCode::invalidArgument, "{} {} (got {})", name("rpc-cpu", "rpc_cpu"), rpcCpuRule(), c.rpcCpu);
   }
   if (!oneOf(c.hostCopies, {"auto", "off"})) {
     return makeError(ErrorCode::invalidArgument, "{} must be auto or off (got '{}')",
@@ -228,20 +227,15 @@ Status applyToml(std::string_view text, const std::string& source, DaemonConfig&
     } else if (k == "nice") {
       s = integer(next.nice);
     } else if (k == "rpc_cpu") {
-      if (node.is_string()) {
-        auto parsed = parseRpcCpu(*node.value<std::string>());
-        if (!parsed)
-          return makeError(ErrorCode::invalidArgument, "{}: {}", where(source, node), parsed.error().message);
-        next.rpcCpu = parsed.value();
-      } else if (node.is_integer() && *node.value<int64_t>() < kRpcCpuAny) {
-        return makeError(ErrorCode::invalidArgument, "{}: rpc_cpu must be auto, any or a CPU number below {} (got {})",
-                         where(source, node), kMaxCpus, *node.value<int64_t>());
-      } else if (!node.is_integer()) {
+      // A word or a number, read by the rules --rpc-cpu's text is (-1 still says any).
+      if (!node.is_string() && !node.is_integer()) {
         return makeError(ErrorCode::invalidArgument, "{}: 'rpc_cpu' must be \"auto\", \"any\" or an integer",
                          where(source, node));
-      } else {
-        next.rpcCpu = *node.value<int64_t>();
       }
+      auto parsed = parseRpcCpu(node.is_string() ? *node.value<std::string>() : std::to_string(*node.value<int64_t>()));
+      if (!parsed)
+        return makeError(ErrorCode::invalidArgument, "{}: rpc_cpu {}", where(source, node), parsed.error().message);
+      next.rpcCpu = parsed.value();
     } else if (k == "host_copy_max_kib") {
       s = integer(next.hostCopyMaxKib);
     } else if (k == "copy_batch_before_latch_us") {

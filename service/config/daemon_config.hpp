@@ -81,10 +81,9 @@ struct DaemonConfig {
 // "WxH" with each side 1..8192 (view_size / --view-size); nothing else may follow.
 bool parseViewSize(const std::string& text, uint32_t& width, uint32_t& height);
 
-// rpc_cpu's text: auto, any or a CPU number (-1: any); an error naming what it may be.
+// rpc_cpu's text: auto, any or a CPU number (-1: any); an error saying what it may be, to follow
+// the option's name.
 Result<int64_t> parseRpcCpu(std::string_view text);
-// auto, any or the CPU's number.
-std::string rpcCpuText(int64_t rpcCpu);
 
 // Every value within its documented range. `prefix` is how options are named in messages
 // ("--" for the command line, "" for files).

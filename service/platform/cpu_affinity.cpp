@@ -51,14 +51,7 @@ Status cpuAllowed(int cpu) {
 
 Status keepCallingThreadOn(int cpu) {
   if (auto allowed = cpuAllowed(cpu); !allowed) return allowed;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  // pid 0: the calling thread alone (Linux keeps an affinity mask per thread).
-  if (::sched_setaffinity(0, sizeof(set), &set) != 0) {
-    return makeError(ErrorCode::internal, "keeping the thread on CPU {}: {}", cpu, std::strerror(errno));
-  }
-  return {};
+  return letCallingThreadRunOn({cpu});
 }
 
 Status letCallingThreadRunOn(const std::vector<int>& cpus) {
@@ -67,6 +60,7 @@ Status letCallingThreadRunOn(const std::vector<int>& cpus) {
   for (int cpu : cpus) {
     if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &set);
   }
+  // pid 0: the calling thread alone (Linux keeps an affinity mask per thread).
   if (CPU_COUNT(&set) == 0 || ::sched_setaffinity(0, sizeof(set), &set) != 0) {
     return makeError(ErrorCode::internal, "letting the thread run on CPUs {}: {}", describe(cpus),
                      CPU_COUNT(&set) == 0 ? "none given" : std::strerror(errno));

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "../platform/cpu_load.hpp"
@@ -38,9 +39,12 @@ class RpcCpuKeeper {
     platform::ThreadSchedule thread;
     std::vector<platform::CpuTimes> cpus;
   };
-  static std::optional<Sample> sample(int64_t nowNs);
-  // False where the thread could not be put there (then it is left where it was, unwatched).
+  static Result<Sample> sample(int64_t nowNs);
+  // Puts the thread where `choice` says and tells the policy; false, with the reason logged and
+  // the keeper stopped, where the kernel refused.
   bool apply(const RpcCpuPolicy::Choice& choice);
+  // Stops moving the thread, saying why and where it stays.
+  void stop(const std::string& why);
 
   std::vector<int> allowed_;
   RpcCpuPolicy policy_;

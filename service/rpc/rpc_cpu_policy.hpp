@@ -26,7 +26,8 @@ struct RpcCpuSettings {
   // idle CPU the wait is a few µs; beside a CPU-bound process of the same nice value, 4-40 µs
   // (2-core VM, 2026-12-03).
   std::chrono::microseconds takenMeanWait{200};
-  // Fewer turns in a window say too little about the CPU (an idle daemon's thread).
+  // Fewer turns in a window say too little about the CPU (an idle daemon's thread), unless they
+  // waited minRuns x takenMeanWait in all: a CPU taken outright leaves the thread few turns.
   uint64_t minRuns = 10;
   // A CPU busier than this over the last window does not take the thread.
   double idleEnoughBusy = 0.5;
@@ -40,7 +41,7 @@ struct CpuBusy {
   double busy = 0;
 };
 
-// Each CPU's busy share between two samples of /proc/stat (CPUs in both; 0 where no tick passed).
+// Each CPU's busy share between two samples of /proc/stat: CPUs in both whose clock ticked.
 std::vector<CpuBusy> busyBetween(std::span<const platform::CpuTimes> before, std::span<const platform::CpuTimes> after);
 
 class RpcCpuPolicy {
@@ -48,20 +49,26 @@ class RpcCpuPolicy {
   // `allowed`: the CPUs the daemon may run on.
   RpcCpuPolicy(std::vector<int> allowed, RpcCpuSettings settings);
 
+  // Where the thread should go. The policy follows it only once it is there (moved()): a move
+  // the kernel refused changes nothing.
   struct Choice {
     int cpu = -1;  // the CPU to keep the thread on; -1: left to the scheduler
     bool changed = false;
     std::string why;  // for the log, where changed
   };
 
-  // The first CPU: the idlest allowed one in `busy` (within 5 points of it, `current`, where the
-  // thread already is and its caches are warm).
+  // The first CPU: the idlest allowed one that is idle enough in `busy`, or `current`, where the
+  // thread already is and its caches are warm, where that is within 5 points of it (or `busy`
+  // says nothing: a start too short for a clock tick).
   Choice start(int current, std::span<const CpuBusy> busy);
   // One window: how the thread waited (the counts' difference over the window) and how busy each
   // CPU was.
   Choice step(const platform::ThreadSchedule& waited, std::span<const CpuBusy> busy);
+  // The thread went where `choice` said.
+  void moved(const Choice& choice);
 
   int cpu() const { return cpu_; }
+  const RpcCpuSettings& settings() const { return settings_; }
   // Times the thread was moved or left to the scheduler after it started, and kept again.
   uint32_t moves() const { return moves_; }
 
@@ -69,12 +76,14 @@ class RpcCpuPolicy {
   // The idlest allowed CPU other than `except` that is idle enough, or -1.
   int idlest(std::span<const CpuBusy> busy, int except) const;
   bool allowed(int cpu) const;
+  bool taken(const platform::ThreadSchedule& waited) const;
 
   std::vector<int> allowed_;
   RpcCpuSettings settings_;
   int cpu_ = -1;
+  bool started_ = false;
   uint32_t moves_ = 0;
-  uint32_t windowsLeft_ = 0;  // windows left to the scheduler since it was last kept
+  uint32_t windowsUnkept_ = 0;  // windows the thread was left to the scheduler since it was kept
 };
 
 }  // namespace xrc
