@@ -115,7 +115,7 @@ void RpcCpuKeeper::tick(int64_t nowNs, bool watching) {
       if (choice.cpu >= 0 && from >= 0) {
         log::info("RPC thread moved from CPU {} to CPU {}: {}", from, choice.cpu, choice.why);
       } else if (choice.cpu >= 0) {
-        log::info("RPC thread kept on CPU {} again: {}", choice.cpu, choice.why);
+        log::info("RPC thread kept on CPU {} (it ran wherever the scheduler put it): {}", choice.cpu, choice.why);
       } else {
         log::warn(
             "RPC thread left to the scheduler: {}; looked at again after {} s with clients, and kept on a CPU "
