@@ -24,7 +24,7 @@ std::vector<int> daemonCpus() {
 
 }  // namespace
 
-RpcCpuKeeper::RpcCpuKeeper(RpcCpuSettings settings) : allowed_(daemonCpus()), policy_(allowed_, settings) {
+RpcCpuKeeper::RpcCpuKeeper(RpcCpuSettings settings) : policy_(daemonCpus(), settings) {
   if (auto cpus = platform::readCpuTimes()) atStart_ = std::move(cpus).value();
 }
 
@@ -37,10 +37,10 @@ Result<RpcCpuKeeper::Sample> RpcCpuKeeper::sample(int64_t nowNs) {
 }
 
 void RpcCpuKeeper::start() {
-  if (allowed_.size() == 1) {
+  if (policy_.allowed().size() == 1) {
     log::debug("rpc_cpu auto: the daemon may use one CPU only; the RPC thread runs there");
   }
-  if (allowed_.size() < 2) return;
+  if (policy_.allowed().size() < 2) return;
   auto now = sample(monotonicNowNs());
   if (!now) {
     log::info("rpc_cpu auto: {}; the RPC thread runs wherever the scheduler puts it", now.error().message);
@@ -72,7 +72,7 @@ void RpcCpuKeeper::stop(const std::string& why) {
 
 bool RpcCpuKeeper::apply(const RpcCpuPolicy::Choice& choice) {
   // Not keepCallingThreadOn: that checks the CPU against the thread's own set, one CPU once kept.
-  Status applied = platform::letCallingThreadRunOn(choice.cpu >= 0 ? std::vector<int>{choice.cpu} : allowed_);
+  Status applied = platform::letCallingThreadRunOn(choice.cpu >= 0 ? std::vector<int>{choice.cpu} : policy_.allowed());
   if (!applied && choice.cpu < 0) {
     // The daemon's cpuset shrank past every CPU it started with: every CPU, as the kernel allows.
     std::vector<int> every(CPU_SETSIZE);

@@ -30,7 +30,6 @@ class RpcCpuKeeper {
   // clients are connected: an idle daemon's thread hardly runs, and reading costs it wake-ups).
   void tick(int64_t nowNs, bool watching);
 
-  bool active() const { return active_; }
   uint32_t moves() const { return policy_.moves(); }
 
  private:
@@ -46,7 +45,6 @@ class RpcCpuKeeper {
   // Stops moving the thread, saying why and where it stays.
   void stop(const std::string& why);
 
-  std::vector<int> allowed_;
   RpcCpuPolicy policy_;
   std::vector<platform::CpuTimes> atStart_;
   std::optional<Sample> last_;

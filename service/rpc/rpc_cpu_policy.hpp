@@ -68,6 +68,7 @@ class RpcCpuPolicy {
   void moved(const Choice& choice);
 
   int cpu() const { return cpu_; }
+  const std::vector<int>& allowed() const { return allowed_; }
   const RpcCpuSettings& settings() const { return settings_; }
   // Times the thread was moved or left to the scheduler after it started, and kept again.
   uint32_t moves() const { return moves_; }
